@@ -1,0 +1,24 @@
+// Proto <-> JSON with SageMaker's member names (the json_name of every field).
+#ifndef AMT_COMMON_JSON_H_
+#define AMT_COMMON_JSON_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "google/protobuf/message.h"
+
+namespace amt {
+
+// Parses a SageMaker request body into `message`. Unknown members are ignored (SageMaker shapes
+// have members amt-local does not model, e.g. ExperimentConfig); a type mismatch is
+// InvalidArgument with protobuf's description of where.
+absl::Status JsonToProto(std::string_view json, google::protobuf::Message* message);
+
+// Prints `message` as SageMaker does: PascalCase members, zero counters included, unset optional
+// members left out. `pretty` indents by 4 spaces, like the aws cli.
+std::string ProtoToJson(const google::protobuf::Message& message, bool pretty = false);
+
+}  // namespace amt
+
+#endif  // AMT_COMMON_JSON_H_

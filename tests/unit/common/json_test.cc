@@ -1,0 +1,54 @@
+#include "common/json.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "amt/v1/tuning.pb.h"
+
+namespace amt {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(Json, ParsesSageMakerRequestBodyWithPascalCaseMembers) {
+  v1::CreateHyperParameterTuningJobRequest req;
+  ASSERT_TRUE(JsonToProto(R"({
+    "HyperParameterTuningJobName": "demo-tune",
+    "HyperParameterTuningJobConfig": {
+      "Strategy": "Random",
+      "ResourceLimits": {"MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 2},
+      "ParameterRanges": {"ContinuousParameterRanges": [
+        {"Name": "lr", "MinValue": "0.0001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]}
+    },
+    "TrainingJobDefinition": {"StaticHyperParameters": {"epochs": "10"},
+      "ResourceConfig": {"VolumeSizeInGB": 10}},
+    "ExperimentConfig": {"ExperimentName": "unknown members are ignored"}
+  })", &req).ok());
+  EXPECT_EQ(req.hyper_parameter_tuning_job_name(), "demo-tune");
+  EXPECT_EQ(req.hyper_parameter_tuning_job_config().resource_limits().max_parallel_training_jobs(), 2);
+  EXPECT_EQ(req.hyper_parameter_tuning_job_config().parameter_ranges().continuous_parameter_ranges(0).scaling_type(),
+            "Logarithmic");
+  EXPECT_EQ(req.training_job_definition().static_hyper_parameters().at("epochs"), "10");
+  EXPECT_EQ(req.training_job_definition().resource_config().volume_size_in_gb(), 10);
+}
+
+TEST(Json, RejectsWrongTypeWithInvalidArgument) {
+  v1::CreateHyperParameterTuningJobRequest req;
+  const auto status = JsonToProto(R"({"HyperParameterTuningJobName": 7})", &req);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(Json, PrintsZeroCountersButNotUnsetOptionalMembers) {
+  v1::DescribeHyperParameterTuningJobResponse resp;
+  resp.set_hyper_parameter_tuning_job_name("t");
+  resp.mutable_training_job_status_counters();
+  const std::string json = ProtoToJson(resp);
+  EXPECT_THAT(json, HasSubstr(R"("HyperParameterTuningJobName":"t")"));
+  EXPECT_THAT(json, HasSubstr(R"("NonRetryableError":0)"));
+  EXPECT_THAT(json, Not(HasSubstr("FailureReason")));
+  EXPECT_THAT(json, Not(HasSubstr("BestTrainingJob")));
+}
+
+}  // namespace
+}  // namespace amt
