@@ -1,0 +1,291 @@
+#include "orchestrator/api/tuning_service.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include "orchestrator/validation/validation.h"
+
+namespace amt::api {
+namespace {
+
+// A wake-up flag shared between a streaming handler thread and the loop's change listener.
+struct Signal {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool changed = true;  // the first snapshot is sent at once
+
+  void Set() {
+    std::lock_guard lock(mu);
+    changed = true;
+    cv.notify_one();
+  }
+  // Waits until set, or 100 ms (to notice cancellation and shutdown). Returns whether set.
+  bool WaitAndClear() {
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, std::chrono::milliseconds(100), [this] { return changed; });
+    const bool was = changed;
+    changed = false;
+    return was;
+  }
+};
+
+bool TuningTerminal(const std::string& s) {
+  return s == "Completed" || s == "Failed" || s == "Stopped";
+}
+
+bool TrainingTerminal(const std::string& s) {
+  return s == "Completed" || s == "Failed" || s == "Stopped";
+}
+
+}  // namespace
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+grpc::Status TuningServiceImpl::CreateHyperParameterTuningJob(
+    grpc::ServerContext*, const v1::CreateHyperParameterTuningJobRequest* request,
+    v1::CreateHyperParameterTuningJobResponse* response) {
+  if (auto s = validation::ValidateCreateHyperParameterTuningJob(*request); !s.ok()) return ToGrpc(s);
+  auto result = loop_.Call([&] { return orchestrator_.CreateTuningJob(*request); });
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::DescribeHyperParameterTuningJob(
+    grpc::ServerContext*, const v1::DescribeHyperParameterTuningJobRequest* request,
+    v1::DescribeHyperParameterTuningJobResponse* response) {
+  const std::optional<std::string> name =
+      request->has_hyper_parameter_tuning_job_name()
+          ? std::optional<std::string>(request->hyper_parameter_tuning_job_name())
+          : std::nullopt;
+  if (auto s = validation::ValidateTuningJobName(name, "hyperParameterTuningJobName"); !s.ok()) {
+    return ToGrpc(s);
+  }
+  auto result = loop_.Call([&] { return orchestrator_.DescribeTuningJob(*name); });
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ListHyperParameterTuningJobs(
+    grpc::ServerContext*, const v1::ListHyperParameterTuningJobsRequest* request,
+    v1::ListHyperParameterTuningJobsResponse* response) {
+  if (auto s = validation::ValidateListHyperParameterTuningJobs(*request); !s.ok()) return ToGrpc(s);
+  auto result = loop_.Call([&] { return orchestrator_.ListTuningJobs(*request); });
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ListTrainingJobsForHyperParameterTuningJob(
+    grpc::ServerContext*, const v1::ListTrainingJobsForHyperParameterTuningJobRequest* request,
+    v1::ListTrainingJobsForHyperParameterTuningJobResponse* response) {
+  if (auto s = validation::ValidateListTrainingJobsForHyperParameterTuningJob(*request); !s.ok()) {
+    return ToGrpc(s);
+  }
+  auto result = loop_.Call([&] { return orchestrator_.ListTrainingJobsForTuningJob(*request); });
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::StopHyperParameterTuningJob(
+    grpc::ServerContext*, const v1::StopHyperParameterTuningJobRequest* request,
+    v1::StopHyperParameterTuningJobResponse*) {
+  const std::optional<std::string> name =
+      request->has_hyper_parameter_tuning_job_name()
+          ? std::optional<std::string>(request->hyper_parameter_tuning_job_name())
+          : std::nullopt;
+  if (auto s = validation::ValidateTuningJobName(name, "hyperParameterTuningJobName"); !s.ok()) {
+    return ToGrpc(s);
+  }
+  return ToGrpc(loop_.Call([&] { return orchestrator_.StopTuningJob(*name); }));
+}
+
+grpc::Status TuningServiceImpl::CreateTrainingJob(grpc::ServerContext*,
+                                                  const v1::CreateTrainingJobRequest* request,
+                                                  v1::CreateTrainingJobResponse* response) {
+  if (auto s = validation::ValidateCreateTrainingJob(*request); !s.ok()) return ToGrpc(s);
+  auto result = loop_.Call([&] { return orchestrator_.CreateTrainingJob(*request); });
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::DescribeTrainingJob(grpc::ServerContext*,
+                                                    const v1::DescribeTrainingJobRequest* request,
+                                                    v1::DescribeTrainingJobResponse* response) {
+  const std::optional<std::string> name =
+      request->has_training_job_name() ? std::optional<std::string>(request->training_job_name())
+                                       : std::nullopt;
+  if (auto s = validation::ValidateTrainingJobName(name, "trainingJobName"); !s.ok()) return ToGrpc(s);
+  auto result = loop_.Call([&] { return orchestrator_.DescribeTrainingJob(*name); });
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::ListTrainingJobs(grpc::ServerContext*,
+                                                 const v1::ListTrainingJobsRequest* request,
+                                                 v1::ListTrainingJobsResponse* response) {
+  if (auto s = validation::ValidateListTrainingJobs(*request); !s.ok()) return ToGrpc(s);
+  auto result = loop_.Call([&] { return orchestrator_.ListTrainingJobs(*request); });
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
+grpc::Status TuningServiceImpl::StopTrainingJob(grpc::ServerContext*,
+                                                const v1::StopTrainingJobRequest* request,
+                                                v1::StopTrainingJobResponse*) {
+  const std::optional<std::string> name =
+      request->has_training_job_name() ? std::optional<std::string>(request->training_job_name())
+                                       : std::nullopt;
+  if (auto s = validation::ValidateTrainingJobName(name, "trainingJobName"); !s.ok()) return ToGrpc(s);
+  return ToGrpc(loop_.Call([&] { return orchestrator_.StopTrainingJob(*name); }));
+}
+
+grpc::Status TuningServiceImpl::GetTrainingJobLogs(
+    grpc::ServerContext* context, const v1::GetTrainingJobLogsRequest* request,
+    grpc::ServerWriter<v1::GetTrainingJobLogsResponse>* writer) {
+  const std::optional<std::string> name =
+      request->has_training_job_name() ? std::optional<std::string>(request->training_job_name())
+                                       : std::nullopt;
+  if (auto s = validation::ValidateTrainingJobName(name, "trainingJobName"); !s.ok()) return ToGrpc(s);
+  auto signal = std::make_shared<Signal>();
+  const std::string wanted = *name;
+  uint64_t subscription = 0;
+  if (request->follow()) {
+    subscription = loop_.Call([&] {
+      return orchestrator_.Subscribe([signal, wanted](const std::string&, const std::string& job) {
+        if (job.empty() || job == wanted) signal->Set();
+      });
+    });
+  }
+  int64_t next = request->start_sequence();
+  grpc::Status result = grpc::Status::OK;
+  constexpr int kPage = 1000;
+  while (true) {
+    const bool changed = signal->WaitAndClear();
+    if (context->IsCancelled() || shutting_down_) break;
+    if (!changed) continue;
+    bool terminal = false;
+    // Read everything available, then note whether the job has ended: lines written before the
+    // end were committed before the status changed, so nothing is missed.
+    while (true) {
+      auto page = loop_.Call([&]() -> absl::StatusOr<std::pair<std::vector<store::LogEntry>, bool>> {
+        auto job = orchestrator_.DescribeTrainingJob(wanted);
+        if (!job.ok()) return job.status();
+        auto lines = orchestrator_.ReadLogs(wanted, next, kPage);
+        if (!lines.ok()) return lines.status();
+        return std::make_pair(std::move(*lines), TrainingTerminal(job->training_job_status()));
+      });
+      if (!page.ok()) {
+        result = ToGrpc(page.status());
+        break;
+      }
+      terminal = page->second;
+      if (!page->first.empty()) {
+        v1::GetTrainingJobLogsResponse response;
+        for (const auto& e : page->first) {
+          auto* line = response.add_lines();
+          line->set_sequence(e.sequence);
+          line->set_timestamp(e.timestamp);
+          line->set_message(e.message);
+          next = e.sequence + 1;
+        }
+        if (!writer->Write(response)) {
+          terminal = true;
+          break;
+        }
+      }
+      if (static_cast<int>(page->first.size()) < kPage) break;
+    }
+    if (!result.ok() || !request->follow() || terminal) break;
+  }
+  if (subscription != 0) loop_.Call([&] { orchestrator_.Unsubscribe(subscription); });
+  return result;
+}
+
+grpc::Status TuningServiceImpl::WatchHyperParameterTuningJob(
+    grpc::ServerContext* context, const v1::WatchHyperParameterTuningJobRequest* request,
+    grpc::ServerWriter<v1::WatchHyperParameterTuningJobResponse>* writer) {
+  const std::optional<std::string> name =
+      request->has_hyper_parameter_tuning_job_name()
+          ? std::optional<std::string>(request->hyper_parameter_tuning_job_name())
+          : std::nullopt;
+  if (auto s = validation::ValidateTuningJobName(name, "hyperParameterTuningJobName"); !s.ok()) {
+    return ToGrpc(s);
+  }
+  auto signal = std::make_shared<Signal>();
+  const std::string wanted = *name;
+  const uint64_t subscription = loop_.Call([&] {
+    return orchestrator_.Subscribe([signal](const std::string&, const std::string&) { signal->Set(); });
+  });
+  grpc::Status result = grpc::Status::OK;
+  std::string last_sent;
+  while (true) {
+    const bool changed = signal->WaitAndClear();
+    if (context->IsCancelled() || shutting_down_) break;
+    if (!changed) continue;
+    auto snapshot = loop_.Call([&] { return orchestrator_.Snapshot(wanted); });
+    if (!snapshot.ok()) {
+      result = ToGrpc(snapshot.status());
+      break;
+    }
+    // RuntimeInSeconds ticks on its own; send only real changes.
+    auto comparable = *snapshot;
+    comparable.mutable_tuning_job()->clear_consumed_resources();
+    std::string bytes;
+    comparable.SerializeToString(&bytes);
+    if (bytes != last_sent) {
+      last_sent = std::move(bytes);
+      if (!writer->Write(*snapshot)) break;
+    }
+    if (TuningTerminal(snapshot->tuning_job().hyper_parameter_tuning_job_status())) break;
+  }
+  loop_.Call([&] { orchestrator_.Unsubscribe(subscription); });
+  return result;
+}
+
+grpc::Status TuningServiceImpl::WatchTrainingJob(grpc::ServerContext* context,
+                                                 const v1::WatchTrainingJobRequest* request,
+                                                 grpc::ServerWriter<v1::DescribeTrainingJobResponse>* writer) {
+  const std::optional<std::string> name =
+      request->has_training_job_name() ? std::optional<std::string>(request->training_job_name())
+                                       : std::nullopt;
+  if (auto s = validation::ValidateTrainingJobName(name, "trainingJobName"); !s.ok()) return ToGrpc(s);
+  auto signal = std::make_shared<Signal>();
+  const std::string wanted = *name;
+  const uint64_t subscription = loop_.Call([&] {
+    return orchestrator_.Subscribe([signal](const std::string&, const std::string&) { signal->Set(); });
+  });
+  grpc::Status result = grpc::Status::OK;
+  std::string last_sent;
+  while (true) {
+    const bool changed = signal->WaitAndClear();
+    if (context->IsCancelled() || shutting_down_) break;
+    if (!changed) continue;
+    auto job = loop_.Call([&] { return orchestrator_.DescribeTrainingJob(wanted); });
+    if (!job.ok()) {
+      result = ToGrpc(job.status());
+      break;
+    }
+    std::string bytes;
+    job->SerializeToString(&bytes);
+    if (bytes != last_sent) {
+      last_sent = std::move(bytes);
+      if (!writer->Write(*job)) break;
+    }
+    if (TrainingTerminal(job->training_job_status())) break;
+  }
+  loop_.Call([&] { orchestrator_.Unsubscribe(subscription); });
+  return result;
+}
+
+}  // namespace amt::api

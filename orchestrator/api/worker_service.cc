@@ -1,0 +1,94 @@
+#include "orchestrator/api/worker_service.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace amt::api {
+namespace {
+
+// The orchestrator's handle on one worker stream: Send queues, a writer thread drains.
+class StreamLink final : public core::WorkerLink {
+ public:
+  explicit StreamLink(grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream)
+      : stream_(stream), writer_([this] { WriteLoop(); }) {}
+
+  ~StreamLink() override { Close(); }
+
+  void Send(const v1::OrchestratorMessage& message) override {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    queue_.push_back(message);
+    cv_.notify_one();
+  }
+
+  // Stops the writer; later Sends are dropped (the worker re-reports on reconnect). Idempotent;
+  // called by the handler thread before the stream goes away.
+  void Close() {
+    {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      cv_.notify_one();
+    }
+    if (writer_.joinable()) writer_.join();
+  }
+
+ private:
+  void WriteLoop() {
+    while (true) {
+      v1::OrchestratorMessage message;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return closed_ || !queue_.empty(); });
+        if (closed_) return;
+        message = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      if (!stream_->Write(message)) return;
+    }
+  }
+
+  grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<v1::OrchestratorMessage> queue_;
+  bool closed_ = false;
+  std::thread writer_;
+};
+
+}  // namespace
+
+grpc::Status WorkerServiceImpl::Connect(
+    grpc::ServerContext*, grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream) {
+  v1::WorkerMessage first;
+  if (!stream->Read(&first)) return grpc::Status::OK;
+  if (!first.has_hello()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message must be WorkerHello");
+  }
+  const std::string worker_id = first.hello().worker_id();
+  auto link = std::make_shared<StreamLink>(stream);
+  loop_.Post([this, hello = first.hello(), link] { orchestrator_.OnWorkerConnected(hello, link); });
+  v1::WorkerMessage message;
+  while (stream->Read(&message)) {
+    switch (message.body_case()) {
+      case v1::WorkerMessage::kStarted:
+        loop_.Post([this, m = message.started()] { orchestrator_.OnJobStarted(m); });
+        break;
+      case v1::WorkerMessage::kLogs:
+        loop_.Post([this, m = message.logs()] { orchestrator_.OnLogs(m); });
+        break;
+      case v1::WorkerMessage::kExited:
+        loop_.Post([this, m = message.exited()] { orchestrator_.OnJobExited(m); });
+        break;
+      default:
+        break;
+    }
+  }
+  link->Close();
+  // The orchestrator may still hold the link; it only compares its address from now on.
+  loop_.Call([&] { orchestrator_.OnWorkerDisconnected(worker_id, link.get()); });
+  return grpc::Status::OK;
+}
+
+}  // namespace amt::api

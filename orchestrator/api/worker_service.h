@@ -1,0 +1,29 @@
+// WorkerServiceImpl: amt.v1.WorkerService, the stream each amt-worker keeps open. The handler
+// thread reads the worker's reports and posts them to the orchestrator loop; a writer thread per
+// connection sends assignments, so the loop never blocks on a slow worker.
+#ifndef AMT_ORCHESTRATOR_API_WORKER_SERVICE_H_
+#define AMT_ORCHESTRATOR_API_WORKER_SERVICE_H_
+
+#include "amt/v1/worker.grpc.pb.h"
+#include "orchestrator/api/loop.h"
+#include "orchestrator/core/orchestrator.h"
+
+namespace amt::api {
+
+class WorkerServiceImpl final : public v1::WorkerService::Service {
+ public:
+  WorkerServiceImpl(Loop& loop, core::Orchestrator& orchestrator)
+      : loop_(loop), orchestrator_(orchestrator) {}
+
+  grpc::Status Connect(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream) override;
+
+ private:
+  Loop& loop_;
+  core::Orchestrator& orchestrator_;
+};
+
+}  // namespace amt::api
+
+#endif  // AMT_ORCHESTRATOR_API_WORKER_SERVICE_H_

@@ -1,0 +1,54 @@
+// How a training job becomes a process on a worker: TrainingImage -> argv through the image map,
+// s3:// URIs -> folders under the local S3 root, and the StartJob message that carries it all.
+// Pure functions (file checks are injected).
+#ifndef AMT_ORCHESTRATOR_CORE_LAUNCH_PLAN_H_
+#define AMT_ORCHESTRATOR_CORE_LAUNCH_PLAN_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "amt/v1/state.pb.h"
+#include "amt/v1/worker.pb.h"
+
+namespace amt::core {
+
+// Image URI -> argv prefix. A real ECR URI in a job file runs a local trainer this way.
+using ImageMap = std::map<std::string, std::vector<std::string>>;
+
+// Parses an image-map JSON object {"image": ["/path/to/exe", "arg", ...] | "/path/to/exe"}.
+// `${IMAGE_MAP_DIR}` in a value is replaced by `map_dir` (the folder of the map file) and
+// `${AMT_BIN}` by `bin_dir` (the folder of the amt executables). InvalidArgument on bad JSON.
+absl::StatusOr<ImageMap> ParseImageMap(const std::string& json, const std::string& map_dir,
+                                       const std::string& bin_dir);
+
+struct LaunchOptions {
+  // Folder standing for S3: s3://bucket/key is <s3_root>/bucket/key.
+  std::string s3_root;
+  ImageMap image_map;
+  // Whether a path names an executable file (injected: the real check is a stat()).
+  std::function<bool(const std::string&)> is_executable;
+};
+
+// s3://bucket/key -> <s3_root>/bucket/key; file:///x and plain paths are kept as they are.
+std::string MapUri(const std::string& uri, const std::string& s3_root);
+
+// argv for the job: the image map entry for TrainingImage (exact match), else TrainingImage
+// itself when it names an executable file; ContainerEntrypoint replaces that command and
+// ContainerArguments replace the default argument `train`. InvalidArgument (a ClientError for
+// the job) when the image cannot be resolved.
+absl::StatusOr<std::vector<std::string>> ResolveCommand(const v1::AlgorithmSpecification& spec,
+                                                        const LaunchOptions& options);
+
+// <S3OutputPath>/<job>/output/model.tar.gz, as SageMaker names it.
+std::string ModelArtifactUri(const v1::DescribeTrainingJobResponse& job);
+
+// The StartJob for the record's current attempt. Errors as ResolveCommand.
+absl::StatusOr<v1::StartJob> PlanLaunch(const v1::TrainingJobRecord& job,
+                                        const LaunchOptions& options);
+
+}  // namespace amt::core
+
+#endif  // AMT_ORCHESTRATOR_CORE_LAUNCH_PLAN_H_

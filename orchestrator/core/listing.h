@@ -1,0 +1,33 @@
+// Sorting, filtering and pagination of the List* operations, as SageMaker does them: MaxResults
+// default 10, opaque NextToken, the documented SortBy/SortOrder defaults. Pure functions over
+// snapshots of records.
+#ifndef AMT_ORCHESTRATOR_CORE_LISTING_H_
+#define AMT_ORCHESTRATOR_CORE_LISTING_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "amt/v1/state.pb.h"
+
+namespace amt::core {
+
+// Requests are validated (enums, ranges) before these are called. A NextToken not made by us is
+// InvalidArgument "Invalid pagination token".
+absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> ListTuningJobs(
+    const std::vector<v1::HyperParameterTuningJobSummary>& all,
+    const v1::ListHyperParameterTuningJobsRequest& request);
+
+// Jobs without an objective are left out when sorting by FinalObjectiveMetricValue, as SageMaker
+// documents.
+absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTuningTrainingJobs(
+    const std::vector<v1::HyperParameterTrainingJobSummary>& all,
+    const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request);
+
+// Filters first, then takes MaxResults (SageMaker's documented quirk of taking MaxResults before
+// filtering by StatusEquals is not reproduced: see README).
+absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(
+    const std::vector<v1::TrainingJobSummary>& all, const v1::ListTrainingJobsRequest& request);
+
+}  // namespace amt::core
+
+#endif  // AMT_ORCHESTRATOR_CORE_LISTING_H_

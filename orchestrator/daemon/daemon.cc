@@ -1,0 +1,191 @@
+#include "orchestrator/daemon/daemon.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "orchestrator/api/loop.h"
+#include "orchestrator/api/tuning_service.h"
+#include "orchestrator/api/worker_service.h"
+#include "orchestrator/core/orchestrator.h"
+#include "orchestrator/store/store.h"
+
+extern char** environ;
+
+namespace amt::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// Starts the local worker with posix_spawn (amtd may be large; spawn does not copy it), its
+// output going to <data_dir>/worker.log.
+absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, const std::string& log_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // The worker must receive signals: amtd's main thread blocks SIGINT/SIGTERM for sigwait.
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return absl::FailedPreconditionError("cannot start " + argv[0] + ": " + std::strerror(rc));
+  }
+  return pid;
+}
+
+class DaemonImpl final : public Daemon {
+ public:
+  ~DaemonImpl() override { Shutdown(); }
+
+  absl::Status Init(const DaemonOptions& options) {
+    options_ = options;
+    std::error_code ec;
+    fs::create_directories(options.data_dir, ec);
+    if (ec) return absl::InternalError("cannot create data dir " + options.data_dir + ": " + ec.message());
+    data_dir_ = fs::absolute(options.data_dir).string();
+
+    core::OrchestratorOptions orch;
+    orch.arn.region = options.region;
+    orch.arn.account = options.account;
+    orch.time_scale = options.time_scale;
+    orch.stop_grace_seconds = options.stop_grace_seconds;
+    orch.worker_lost_timeout_seconds = options.worker_lost_timeout_seconds;
+    orch.launch.s3_root = options.s3_root.empty() ? data_dir_ + "/s3" : fs::absolute(options.s3_root).string();
+    orch.launch.is_executable = IsExecutableFile;
+    if (!options.image_map_file.empty()) {
+      std::ifstream in(options.image_map_file);
+      if (!in) return absl::InvalidArgumentError("cannot read image map " + options.image_map_file);
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string map_dir = fs::absolute(options.image_map_file).parent_path().string();
+      auto map = core::ParseImageMap(text.str(), map_dir, ExecutableDir());
+      if (!map.ok()) return map.status();
+      orch.launch.image_map = std::move(*map);
+    }
+    orch.seed_source = [] { return std::random_device{}(); };
+
+    auto store = store::OpenSqliteStore(data_dir_);
+    if (!store.ok()) return store.status();
+    store_ = std::move(*store);
+    loop_ = std::make_unique<api::Loop>();
+    timers_ = std::make_unique<api::AsioTimers>(*loop_, clock_);
+    orchestrator_ = std::make_unique<core::Orchestrator>(orch, *store_, clock_, *timers_);
+    loop_->Start();
+    if (auto s = loop_->Call([this] { return orchestrator_->Load(); }); !s.ok()) return s;
+
+    tuning_service_ = std::make_unique<api::TuningServiceImpl>(*loop_, *orchestrator_);
+    worker_service_ = std::make_unique<api::WorkerServiceImpl>(*loop_, *orchestrator_);
+    grpc::ServerBuilder builder;
+    int selected_port = 0;
+    builder.AddListeningPort(options.host + ":" + std::to_string(options.port),
+                             grpc::InsecureServerCredentials(), &selected_port);
+    builder.RegisterService(tuning_service_.get());
+    builder.RegisterService(worker_service_.get());
+    builder.SetMaxReceiveMessageSize(64 << 20);
+    server_ = builder.BuildAndStart();
+    if (server_ == nullptr || selected_port == 0) {
+      return absl::FailedPreconditionError("cannot listen on " + options.host + ":" +
+                                           std::to_string(options.port) + " (in use?)");
+    }
+    endpoint_ = options.host + ":" + std::to_string(selected_port);
+
+    if (options.start_local_worker) {
+      const std::string binary =
+          options.worker_binary.empty() ? ExecutableDir() + "/amt-worker" : options.worker_binary;
+      int slots = options.local_worker_slots;
+      if (slots <= 0) slots = std::max(1u, std::thread::hardware_concurrency());
+      auto pid = SpawnWorker({binary, "--orchestrator", endpoint_, "--slots", std::to_string(slots),
+                              "--work-dir", data_dir_ + "/jobs", "--worker-id", "local"},
+                             data_dir_ + "/worker.log");
+      if (!pid.ok()) return pid.status();
+      worker_pid_ = *pid;
+    }
+    return absl::OkStatus();
+  }
+
+  std::string endpoint() const override { return endpoint_; }
+
+  void Shutdown() override {
+    if (shut_down_) return;
+    shut_down_ = true;
+    // Stop listening first, so reports of jobs ended by the shutdown itself are not taken for
+    // real outcomes: jobs that were running stay InProgress in the store and are settled on the
+    // next start (their worker re-adopts them, or they fail as RetryableError).
+    if (tuning_service_) tuning_service_->Shutdown();
+    if (server_) server_->Shutdown(std::chrono::system_clock::now());
+    if (worker_pid_ > 0) {
+      ::kill(worker_pid_, SIGTERM);  // amt-worker stops its jobs on SIGTERM and exits
+      int status = 0;
+      ::waitpid(worker_pid_, &status, 0);
+      worker_pid_ = 0;
+    }
+    if (loop_) {
+      // The orchestrator cancels its timers on destruction: both go on the loop, in that order.
+      loop_->Call([this] {
+        orchestrator_.reset();
+        timers_.reset();
+      });
+      loop_->Stop();
+    }
+  }
+
+ private:
+  DaemonOptions options_;
+  std::string data_dir_;
+  SystemClock clock_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<api::Loop> loop_;
+  std::unique_ptr<api::AsioTimers> timers_;
+  std::unique_ptr<core::Orchestrator> orchestrator_;
+  std::unique_ptr<api::TuningServiceImpl> tuning_service_;
+  std::unique_ptr<api::WorkerServiceImpl> worker_service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string endpoint_;
+  pid_t worker_pid_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace
+
+std::string ExecutableDir() {
+  std::error_code ec;
+  const auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options) {
+  auto daemon = std::make_unique<DaemonImpl>();
+  if (auto s = daemon->Init(options); !s.ok()) return s;
+  return daemon;
+}
+
+}  // namespace amt::daemon

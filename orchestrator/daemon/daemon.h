@@ -1,0 +1,48 @@
+// Daemon: amtd assembled. Opens the SQLite store, loads the orchestrator on its loop, serves
+// TuningService and WorkerService over gRPC, and starts a local amt-worker unless told not to.
+// Used by amtd's main.cc and, embedded, by `amt run`.
+#ifndef AMT_ORCHESTRATOR_DAEMON_DAEMON_H_
+#define AMT_ORCHESTRATOR_DAEMON_DAEMON_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace amt::daemon {
+
+struct DaemonOptions {
+  std::string host = "127.0.0.1";  // loopback by default
+  int port = 7070;                 // 0 picks a free port
+  std::string data_dir = ".amt";   // amt.db, the local S3 folder, job folders, worker.log
+  bool start_local_worker = true;
+  int local_worker_slots = 0;      // 0: the number of CPUs
+  std::string worker_binary;       // default: amt-worker next to the running executable
+  double time_scale = 1.0;         // multiplies SageMaker's waits (see OrchestratorOptions)
+  double stop_grace_seconds = 120;
+  double worker_lost_timeout_seconds = 60;
+  std::string image_map_file;      // JSON image -> command; empty: none
+  std::string s3_root;             // default: <data_dir>/s3
+  std::string region = "us-east-1";
+  std::string account = "000000000000";
+};
+
+class Daemon {
+ public:
+  // Starts everything; returns once amtd accepts requests. FailedPrecondition when the port is
+  // taken, InvalidArgument for a bad image map, Internal for store errors.
+  static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options);
+  virtual ~Daemon() = default;
+
+  // host:port amtd listens on (the real port when 0 was asked for).
+  virtual std::string endpoint() const = 0;
+  // Stops the local worker (its jobs get SIGTERM), the server and the loop. Idempotent.
+  virtual void Shutdown() = 0;
+};
+
+// Folder of the running executable (/proc/self/exe), for finding amt-worker and trainers.
+std::string ExecutableDir();
+
+}  // namespace amt::daemon
+
+#endif  // AMT_ORCHESTRATOR_DAEMON_DAEMON_H_

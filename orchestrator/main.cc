@@ -1,0 +1,67 @@
+// amtd: the amt-local orchestrator. Flags map onto DaemonOptions; see `amtd --help`.
+#include <signal.h>
+
+#include <csignal>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "orchestrator/daemon/daemon.h"
+
+int main(int argc, char** argv) {
+  amt::daemon::DaemonOptions options;
+  bool no_local_worker = false;
+  CLI::App app{
+      "amtd: runs Amazon SageMaker Automatic Model Tuning jobs locally.\n"
+      "Serves amt.v1.TuningService (the SageMaker operations) and amt.v1.WorkerService over gRPC,\n"
+      "keeps every job in SQLite under --data-dir, and starts a local amt-worker unless told not to."};
+  app.add_option("--host", options.host, "Address to listen on (loopback by default)")->capture_default_str();
+  app.add_option("--port", options.port, "Port to listen on; 0 picks a free one (printed at start)")
+      ->capture_default_str();
+  app.add_option("--data-dir", options.data_dir, "State folder: amt.db, s3/, jobs/, worker.log")
+      ->capture_default_str();
+  app.add_flag("--no-local-worker", no_local_worker,
+               "Do not start a local amt-worker; workers join with amt-worker --orchestrator HOST:PORT");
+  app.add_option("--slots", options.local_worker_slots,
+                 "Training jobs the local worker runs at once (0: number of CPUs)")
+      ->capture_default_str();
+  app.add_option("--worker-binary", options.worker_binary,
+                 "amt-worker executable (default: next to amtd)");
+  app.add_option("--time-scale", options.time_scale,
+                 "Multiplies SageMaker's waits (120 s stop grace, MaxRuntimeInSeconds, worker-lost "
+                 "timeout); 0.01 makes them 100x shorter")
+      ->capture_default_str();
+  app.add_option("--stop-grace", options.stop_grace_seconds,
+                 "Seconds between SIGTERM and SIGKILL when a job is stopped (before --time-scale)")
+      ->capture_default_str();
+  app.add_option("--worker-lost-timeout", options.worker_lost_timeout_seconds,
+                 "Seconds a running job may go without its worker before it fails as RetryableError")
+      ->capture_default_str();
+  app.add_option("--image-map", options.image_map_file,
+                 "JSON file mapping TrainingImage URIs to local commands (see examples/image-map.json)");
+  app.add_option("--s3-root", options.s3_root, "Folder standing for S3 (default: DATA_DIR/s3)");
+  app.add_option("--region", options.region, "Region written into ARNs")->capture_default_str();
+  app.add_option("--account", options.account, "Account id written into ARNs")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  options.start_local_worker = !no_local_worker;
+
+  std::signal(SIGPIPE, SIG_IGN);  // a closed stdout or client must not kill amtd
+  // Block SIGINT/SIGTERM in every thread (gRPC's included), then wait for them here.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto daemon = amt::daemon::Daemon::Start(options);
+  if (!daemon.ok()) {
+    std::cerr << "amtd: " << daemon.status().message() << "\n";
+    return 1;
+  }
+  std::cout << "amtd listening on " << (*daemon)->endpoint() << std::endl;
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cerr << "amtd: shutting down\n";
+  (*daemon)->Shutdown();
+  return 0;
+}

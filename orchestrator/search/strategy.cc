@@ -1,0 +1,31 @@
+#include "orchestrator/search/strategy.h"
+
+#include <utility>
+
+#include "common/status_macros.h"
+#include "orchestrator/search/grid.h"
+#include "orchestrator/search/random.h"
+
+namespace amt::search {
+
+absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, SearchSpace space,
+                                                       uint64_t seed) {
+  const std::string strategy(name);
+  if (strategy == "Random") {
+    ASSIGN_OR_RETURN(std::unique_ptr<RandomStrategy> random,
+                     RandomStrategy::Create(std::move(space), seed));
+    return std::unique_ptr<Strategy>(std::move(random));
+  }
+  if (strategy == "Grid") {
+    ASSIGN_OR_RETURN(std::unique_ptr<GridStrategy> grid, GridStrategy::Create(std::move(space)));
+    return std::unique_ptr<Strategy>(std::move(grid));
+  }
+  if (strategy == "Bayesian" || strategy == "Hyperband") {
+    return absl::UnimplementedError("The " + strategy +
+                                    " strategy is not implemented yet in amt-local.");
+  }
+  return absl::InvalidArgumentError("Unknown strategy '" + strategy +
+                                    "'; expected Bayesian, Random, Hyperband or Grid.");
+}
+
+}  // namespace amt::search

@@ -1,0 +1,152 @@
+#include "tests/integration/harness.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/json.h"
+
+extern char** environ;
+
+namespace amt::testing {
+
+namespace fs = std::filesystem;
+
+std::string BinDir() { return AMT_BIN_DIR; }
+std::string SourceDir() { return AMT_SOURCE_DIR; }
+
+std::string MakeTempDir(const std::string& prefix) {
+  static std::atomic<int> counter{0};
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  if (info != nullptr) name += std::string("-") + info->name();
+  const fs::path dir = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+std::string WriteImageMap(const std::string& dir) {
+  const std::string path = dir + "/image-map.json";
+  WriteFile(path, "{\n"
+                  "  \"amt-local/toy-trainer:latest\": [\"" + BinDir() + "/amt-toy-trainer\"],\n"
+                  "  \"amt-local/python-trainer:latest\": [\"" + SourceDir() + "/examples/python_trainer/train\"],\n"
+                  "  \"amt-local/failing-trainer:latest\": [\"" + SourceDir() + "/examples/failing_trainer/train\"]\n"
+                  "}\n");
+  return path;
+}
+
+Amtd::Amtd(const std::string& data_dir, const std::vector<std::string>& extra) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe");
+  std::vector<std::string> args = {BinDir() + "/amtd", "--port", "0", "--data-dir", data_dir};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) throw std::runtime_error("cannot start amtd");
+  // Blocks until amtd prints its endpoint (an event, not a sleep).
+  FILE* out = ::fdopen(fds[0], "r");
+  char line[512];
+  const std::string prefix = "amtd listening on ";
+  while (std::fgets(line, sizeof line, out) != nullptr) {
+    std::string s(line);
+    if (s.rfind(prefix, 0) == 0) {
+      endpoint_ = s.substr(prefix.size());
+      while (!endpoint_.empty() && (endpoint_.back() == '\n' || endpoint_.back() == '\r')) endpoint_.pop_back();
+      break;
+    }
+  }
+  std::fclose(out);  // amtd's later stdout writes go nowhere (SIGPIPE is not raised: it prints once)
+  if (endpoint_.empty()) throw std::runtime_error("amtd did not print its endpoint");
+  stub_ = v1::TuningService::NewStub(grpc::CreateChannel(endpoint_, grpc::InsecureChannelCredentials()));
+}
+
+Amtd::~Amtd() {
+  if (pid_ > 0) Kill(SIGTERM);
+}
+
+void Amtd::Kill(int signal) {
+  if (pid_ <= 0) return;
+  ::kill(pid_, signal);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = 0;
+}
+
+v1::WatchHyperParameterTuningJobResponse WaitForTuningSnapshot(
+    v1::TuningService::Stub& stub, const std::string& name,
+    const std::function<bool(const v1::WatchHyperParameterTuningJobResponse&)>& done) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
+  v1::WatchHyperParameterTuningJobRequest request;
+  request.set_hyper_parameter_tuning_job_name(name);
+  auto reader = stub.WatchHyperParameterTuningJob(&context, request);
+  v1::WatchHyperParameterTuningJobResponse snapshot, last;
+  while (reader->Read(&snapshot)) {
+    last = snapshot;
+    if (done(snapshot)) {
+      context.TryCancel();
+      break;
+    }
+  }
+  reader->Finish();
+  return last;
+}
+
+v1::WatchHyperParameterTuningJobResponse WaitForTuningJob(v1::TuningService::Stub& stub,
+                                                          const std::string& name) {
+  return WaitForTuningSnapshot(stub, name, [](const auto& s) {
+    const auto& status = s.tuning_job().hyper_parameter_tuning_job_status();
+    return status == "Completed" || status == "Failed" || status == "Stopped";
+  });
+}
+
+v1::DescribeTrainingJobResponse WaitForTrainingJob(
+    v1::TuningService::Stub& stub, const std::string& name,
+    const std::function<bool(const v1::DescribeTrainingJobResponse&)>& done) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
+  v1::WatchTrainingJobRequest request;
+  request.set_training_job_name(name);
+  auto reader = stub.WatchTrainingJob(&context, request);
+  v1::DescribeTrainingJobResponse snapshot, last;
+  while (reader->Read(&snapshot)) {
+    last = snapshot;
+    if (done(snapshot)) {
+      context.TryCancel();
+      break;
+    }
+  }
+  reader->Finish();
+  return last;
+}
+
+v1::CreateHyperParameterTuningJobRequest TuningRequestFromJson(const std::string& json) {
+  v1::CreateHyperParameterTuningJobRequest request;
+  const auto status = JsonToProto(json, &request);
+  EXPECT_TRUE(status.ok()) << status;
+  return request;
+}
+
+}  // namespace amt::testing

@@ -1,0 +1,70 @@
+// Integration-test harness: runs the real amtd executable (which starts the real amt-worker) on
+// port 0 in a fresh data dir, and talks to it over real gRPC on loopback. Waiting is done on
+// server-side events (Watch* streams), never by sleeping.
+#ifndef AMT_TESTS_INTEGRATION_HARNESS_H_
+#define AMT_TESTS_INTEGRATION_HARNESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "amt/v1/tuning.grpc.pb.h"
+
+namespace amt::testing {
+
+// Paths baked in by CMake.
+std::string BinDir();
+std::string SourceDir();
+
+// A fresh folder under the test temp dir.
+std::string MakeTempDir(const std::string& prefix);
+
+// Writes `text` to `path`.
+void WriteFile(const std::string& path, const std::string& text);
+
+// The examples' image map with real paths, written to <dir>/image-map.json; returns its path.
+std::string WriteImageMap(const std::string& dir);
+
+class Amtd {
+ public:
+  // Starts build/bin/amtd --port 0 --data-dir DIR plus `extra` flags; waits for its
+  // "amtd listening on HOST:PORT" line.
+  Amtd(const std::string& data_dir, const std::vector<std::string>& extra);
+  ~Amtd();
+
+  const std::string& endpoint() const { return endpoint_; }
+  v1::TuningService::Stub& stub() { return *stub_; }
+  // Sends `signal` and waits for the process to end.
+  void Kill(int signal);
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = 0;
+  std::string endpoint_;
+  std::unique_ptr<v1::TuningService::Stub> stub_;
+};
+
+// Follows WatchHyperParameterTuningJob until the tuning job is terminal; returns the last snapshot.
+v1::WatchHyperParameterTuningJobResponse WaitForTuningJob(v1::TuningService::Stub& stub,
+                                                          const std::string& name);
+
+// Follows WatchTrainingJob until `done(snapshot)` is true or the job ends; returns that snapshot.
+v1::DescribeTrainingJobResponse WaitForTrainingJob(
+    v1::TuningService::Stub& stub, const std::string& name,
+    const std::function<bool(const v1::DescribeTrainingJobResponse&)>& done);
+
+// Follows a tuning job's watch stream until `done(snapshot)`; returns that snapshot.
+v1::WatchHyperParameterTuningJobResponse WaitForTuningSnapshot(
+    v1::TuningService::Stub& stub, const std::string& name,
+    const std::function<bool(const v1::WatchHyperParameterTuningJobResponse&)>& done);
+
+// Reads a JSON request body from examples/ (or a string) into a proto; fails the test on error.
+v1::CreateHyperParameterTuningJobRequest TuningRequestFromJson(const std::string& json);
+
+}  // namespace amt::testing
+
+#endif  // AMT_TESTS_INTEGRATION_HARNESS_H_

@@ -1,0 +1,435 @@
+#include "orchestrator/core/orchestrator.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/json.h"
+#include "tests/unit/core/fakes.h"
+
+namespace amt::core {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kTuningJson[] = R"j({
+  "HyperParameterTuningJobName": "demo",
+  "HyperParameterTuningJobConfig": {
+    "Strategy": "Random",
+    "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val:loss"},
+    "ResourceLimits": {"MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 2},
+    "ParameterRanges": {
+      "ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.0001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}],
+      "CategoricalParameterRanges": [{"Name": "opt", "Values": ["sgd", "adam"]}]
+    },
+    "RandomSeed": 7
+  },
+  "TrainingJobDefinition": {
+    "StaticHyperParameters": {"epochs": "3"},
+    "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
+      "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+    "RoleArn": "arn:aws:iam::123456789012:role/R",
+    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
+    "StoppingCondition": {"MaxRuntimeInSeconds": 600}
+  }
+})j";
+
+v1::CreateHyperParameterTuningJobRequest TuningRequest() {
+  v1::CreateHyperParameterTuningJobRequest r;
+  EXPECT_TRUE(JsonToProto(kTuningJson, &r).ok());
+  return r;
+}
+
+class OrchestratorTest : public ::testing::Test {
+ protected:
+  OrchestratorTest() : store_(store::NewInMemoryStore()), timers_(clock_) { Rebuild(); }
+
+  void Rebuild() {
+    OrchestratorOptions options;
+    options.launch.s3_root = "/s3";
+    options.launch.image_map = {{"toy:latest", {"/bin/toy"}}};
+    options.launch.is_executable = [](const std::string&) { return false; };
+    options.seed_source = [] { return 1234u; };
+    orch_ = std::make_unique<Orchestrator>(options, *store_, clock_, timers_);
+  }
+
+  std::shared_ptr<FakeWorkerLink> Connect(int slots, std::vector<v1::JobRef> running = {}) {
+    auto link = std::make_shared<FakeWorkerLink>();
+    v1::WorkerHello hello;
+    hello.set_worker_id("w1");
+    hello.set_slots(slots);
+    for (auto& r : running) *hello.add_running() = r;
+    orch_->OnWorkerConnected(hello, link);
+    return link;
+  }
+
+  void Started(const v1::StartJob& s) {
+    v1::JobStarted m;
+    m.set_training_job_name(s.training_job_name());
+    m.set_attempt(s.attempt());
+    orch_->OnJobStarted(m);
+  }
+
+  void Log(const v1::StartJob& s, const std::vector<std::string>& lines) {
+    v1::LogBatch b;
+    b.set_training_job_name(s.training_job_name());
+    b.set_attempt(s.attempt());
+    for (const auto& l : lines) {
+      auto* r = b.add_lines();
+      r->set_text(l);
+      r->set_timestamp(clock_.Now());
+    }
+    orch_->OnLogs(b);
+  }
+
+  void Exit(const v1::StartJob& s, int code, std::string failure = "") {
+    v1::JobExited m;
+    m.set_training_job_name(s.training_job_name());
+    m.set_attempt(s.attempt());
+    m.set_exit_code(code);
+    m.set_failure_reason(std::move(failure));
+    m.set_model_uploaded(code == 0);
+    orch_->OnJobExited(m);
+  }
+
+  // Runs one job to completion with the given objective values.
+  void Succeed(const v1::StartJob& s, std::vector<double> losses) {
+    Started(s);
+    std::vector<std::string> lines;
+    for (double l : losses) lines.push_back("epoch val_loss=" + std::to_string(l));
+    Log(s, lines);
+    clock_.Advance(1);
+    Exit(s, 0);
+  }
+
+  v1::DescribeHyperParameterTuningJobResponse Describe(const std::string& name = "demo") {
+    auto d = orch_->DescribeTuningJob(name);
+    EXPECT_TRUE(d.ok()) << d.status();
+    return *d;
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<store::Store> store_;
+  FakeTimers timers_;
+  std::unique_ptr<Orchestrator> orch_;
+};
+
+TEST_F(OrchestratorTest, RandomJobHonoursParallelismBudgetAndCounters) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(8);
+  auto starts = link->Starts();
+  ASSERT_EQ(starts.size(), 2u);  // MaxParallelTrainingJobs
+  EXPECT_THAT(starts[0].training_job_name(), ::testing::MatchesRegex("demo-001-[0-9a-f]{8}"));
+  EXPECT_THAT(starts[1].training_job_name(), ::testing::MatchesRegex("demo-002-[0-9a-f]{8}"));
+  EXPECT_THAT(starts[0].command(), ElementsAre("/bin/toy", "train"));
+  EXPECT_EQ(starts[0].hyperparameters().at("_tuning_objective_metric"), "val:loss");
+  EXPECT_EQ(starts[0].hyperparameters().at("epochs"), "3");
+  EXPECT_EQ(starts[0].model_output_path(), "/s3/bucket/out/" + starts[0].training_job_name() +
+                                               "/output/model.tar.gz");
+  auto d = Describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "InProgress");
+  EXPECT_EQ(d.training_job_status_counters().in_progress(), 2);
+  EXPECT_EQ(d.objective_status_counters().pending(), 2);
+  EXPECT_FALSE(d.has_best_training_job());
+
+  Succeed(starts[0], {0.9, 0.5});
+  starts = link->Starts();
+  ASSERT_EQ(starts.size(), 3u);  // a slot freed, the third trial starts
+  Succeed(starts[1], {0.8, 0.3});
+  Succeed(starts[2], {0.7});
+  starts = link->Starts();
+  ASSERT_EQ(starts.size(), 4u);
+  Succeed(starts[3], {0.6, 0.4});
+  EXPECT_EQ(link->Starts().size(), 4u);  // MaxNumberOfTrainingJobs, exactly
+
+  d = Describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Completed");
+  EXPECT_EQ(d.training_job_status_counters().completed(), 4);
+  EXPECT_EQ(d.training_job_status_counters().in_progress(), 0);
+  EXPECT_EQ(d.objective_status_counters().succeeded(), 4);
+  EXPECT_EQ(d.best_training_job().training_job_name(), starts[1].training_job_name());
+  EXPECT_FLOAT_EQ(d.best_training_job().final_hyper_parameter_tuning_job_objective_metric().value(), 0.3f);
+  EXPECT_TRUE(d.has_hyper_parameter_tuning_end_time());
+  EXPECT_EQ(d.training_job_definition().static_hyper_parameters().at("_tuning_objective_metric"),
+            "val:loss");
+  // The objective is the latest emitted value, not the best one.
+  auto job = orch_->DescribeTrainingJob(starts[0].training_job_name());
+  ASSERT_TRUE(job.ok());
+  ASSERT_EQ(job->final_metric_data_list_size(), 1);
+  EXPECT_FLOAT_EQ(job->final_metric_data_list(0).value(), 0.5f);
+  EXPECT_EQ(job->tuning_job_arn(), d.hyper_parameter_tuning_job_arn());
+}
+
+TEST_F(OrchestratorTest, SameRandomSeedGivesSameHyperparameters) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto first = Connect(8)->Starts();
+  auto other_store = store::NewInMemoryStore();
+  OrchestratorOptions options;
+  options.launch.image_map = {{"toy:latest", {"/bin/toy"}}};
+  Orchestrator other(options, *other_store, clock_, timers_);
+  ASSERT_TRUE(other.CreateTuningJob(TuningRequest()).ok());
+  auto link = std::make_shared<FakeWorkerLink>();
+  v1::WorkerHello hello;
+  hello.set_worker_id("w2");
+  hello.set_slots(8);
+  other.OnWorkerConnected(hello, link);
+  auto second = link->Starts();
+  ASSERT_EQ(first.size(), second.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(first[i].hyperparameters().at("lr"), second[i].hyperparameters().at("lr"));
+    EXPECT_EQ(first[i].hyperparameters().at("opt"), second[i].hyperparameters().at("opt"));
+  }
+}
+
+TEST_F(OrchestratorTest, GridInfersBudgetFromCombinations) {
+  auto r = TuningRequest();
+  auto* c = r.mutable_hyper_parameter_tuning_job_config();
+  c->set_strategy("Grid");
+  c->mutable_resource_limits()->clear_max_number_of_training_jobs();
+  c->mutable_resource_limits()->set_max_parallel_training_jobs(10);
+  c->mutable_parameter_ranges()->clear_continuous_parameter_ranges();
+  auto* cat = c->mutable_parameter_ranges()->add_categorical_parameter_ranges();
+  cat->set_name("layers");
+  for (auto v : {"1", "2", "3"}) cat->add_values(v);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
+  auto link = Connect(10);
+  auto starts = link->Starts();
+  ASSERT_EQ(starts.size(), 6u);
+  std::set<std::pair<std::string, std::string>> combos;
+  for (const auto& s : starts) combos.emplace(s.hyperparameters().at("opt"), s.hyperparameters().at("layers"));
+  EXPECT_EQ(combos.size(), 6u);
+  for (const auto& s : starts) Succeed(s, {1.0});
+  EXPECT_EQ(Describe().hyper_parameter_tuning_job_status(), "Completed");
+  EXPECT_EQ(link->Starts().size(), 6u);
+}
+
+TEST_F(OrchestratorTest, FirstFiveFailuresFailTheTuningJob) {
+  auto r = TuningRequest();
+  r.mutable_hyper_parameter_tuning_job_config()->mutable_resource_limits()->set_max_number_of_training_jobs(10);
+  r.mutable_hyper_parameter_tuning_job_config()->mutable_resource_limits()->set_max_parallel_training_jobs(1);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
+  auto link = Connect(1);
+  for (int i = 0; i < 5; ++i) {
+    auto starts = link->Starts();
+    ASSERT_EQ(starts.size(), static_cast<size_t>(i + 1));
+    Started(starts.back());
+    Exit(starts.back(), 1, "ClientError: the training data is empty");
+  }
+  EXPECT_EQ(link->Starts().size(), 5u);
+  auto d = Describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Failed");
+  EXPECT_EQ(d.failure_reason(),
+            "No training job succeeded after 5 attempts. Please take a look at the training job "
+            "failures to get more details.");
+  EXPECT_EQ(d.training_job_status_counters().non_retryable_error(), 5);
+  EXPECT_EQ(d.objective_status_counters().failed(), 5);
+  auto job = orch_->DescribeTrainingJob(link->Starts()[0].training_job_name());
+  EXPECT_EQ(job->failure_reason(), "ClientError: the training data is empty");
+}
+
+TEST_F(OrchestratorTest, AllJobsFailedWithSmallBudget) {
+  auto r = TuningRequest();
+  r.mutable_hyper_parameter_tuning_job_config()->mutable_resource_limits()->set_max_number_of_training_jobs(2);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
+  auto link = Connect(2);
+  for (const auto& s : link->Starts()) Exit(s, 1);
+  auto d = Describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Failed");
+  EXPECT_EQ(d.failure_reason(),
+            "All training jobs failed. Please take a look at the training jobs failures to get "
+            "more details.");
+}
+
+TEST_F(OrchestratorTest, StopTuningJobStopsRunningJobsThenEndsStopped) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(2);
+  auto starts = link->Starts();
+  Started(starts[0]);
+  Started(starts[1]);
+  Log(starts[0], {"val_loss=0.42"});
+  ASSERT_TRUE(orch_->StopTuningJob("demo").ok());
+  EXPECT_EQ(Describe().hyper_parameter_tuning_job_status(), "Stopping");
+  auto stops = link->Stops();
+  ASSERT_EQ(stops.size(), 2u);
+  EXPECT_DOUBLE_EQ(stops[0].grace_seconds(), 120);
+  Exit(starts[0], 0);
+  EXPECT_EQ(Describe().hyper_parameter_tuning_job_status(), "Stopping");
+  Exit(starts[1], 143);
+  auto d = Describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Stopped");
+  EXPECT_EQ(d.training_job_status_counters().stopped(), 2);
+  EXPECT_EQ(d.objective_status_counters().succeeded(), 1);  // job 1 had emitted an objective
+  EXPECT_EQ(d.objective_status_counters().failed(), 1);
+  EXPECT_EQ(link->Starts().size(), 2u);  // nothing launched after the stop
+  auto job = orch_->DescribeTrainingJob(starts[1].training_job_name());
+  EXPECT_EQ(job->training_job_status(), "Stopped");
+  EXPECT_EQ(job->secondary_status(), "Stopped");
+}
+
+TEST_F(OrchestratorTest, MaxRuntimeStopsTheJobAndReportsMaxRuntimeExceeded) {
+  v1::CreateTrainingJobRequest r;
+  ASSERT_TRUE(JsonToProto(R"j({"TrainingJobName": "solo",
+      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
+        "MetricDefinitions": [{"Name": "loss", "Regex": "loss=(\\S+)"}]},
+      "RoleArn": "arn:aws:iam::123456789012:role/R",
+      "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
+      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 30}})j", &r).ok());
+  ASSERT_TRUE(orch_->CreateTrainingJob(r).ok());
+  auto described = orch_->DescribeTrainingJob("solo");
+  EXPECT_EQ(described->secondary_status(), "Starting");  // no worker yet
+  auto link = Connect(1);
+  auto starts = link->Starts();
+  ASSERT_EQ(starts.size(), 1u);
+  Started(starts[0]);
+  Log(starts[0], {"loss=1.5e-03 step", "loss=cat"});
+  timers_.Advance(29);
+  EXPECT_TRUE(link->Stops().empty());
+  timers_.Advance(2);
+  ASSERT_EQ(link->Stops().size(), 1u);
+  Exit(starts[0], 0);
+  auto job = orch_->DescribeTrainingJob("solo");
+  EXPECT_EQ(job->training_job_status(), "Stopped");
+  EXPECT_EQ(job->secondary_status(), "MaxRuntimeExceeded");
+  ASSERT_EQ(job->final_metric_data_list_size(), 1);
+  EXPECT_FLOAT_EQ(job->final_metric_data_list(0).value(), 1.5e-3f);
+  auto logs = orch_->ReadLogs("solo", 0, 10);
+  ASSERT_TRUE(logs.ok());
+  ASSERT_EQ(logs->size(), 2u);
+  EXPECT_EQ((*logs)[1].message, "loss=cat");
+}
+
+TEST_F(OrchestratorTest, RestartReadoptsRunningJobsAndCarriesOn) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(2);
+  auto starts = link->Starts();
+  Succeed(starts[0], {0.5});
+  starts = link->Starts();
+  ASSERT_EQ(starts.size(), 3u);
+  Started(starts[1]);
+  // amtd goes away; a new one loads the same store and the worker comes back with its jobs.
+  orch_.reset();
+  Rebuild();
+  ASSERT_TRUE(orch_->Load().ok());
+  v1::JobRef r1, r2;
+  r1.set_training_job_name(starts[1].training_job_name());
+  r1.set_attempt(starts[1].attempt());
+  r2.set_training_job_name(starts[2].training_job_name());
+  r2.set_attempt(starts[2].attempt());
+  auto link2 = Connect(2, {r1, r2});
+  EXPECT_TRUE(link2->Starts().empty());  // both slots are taken by the re-adopted jobs
+  Succeed(starts[1], {0.4});
+  auto more = link2->Starts();
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_THAT(more[0].training_job_name(), ::testing::StartsWith("demo-004-"));
+  Succeed(starts[2], {0.45});
+  Succeed(more[0], {0.6});
+  auto d = Describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Completed");
+  EXPECT_EQ(d.training_job_status_counters().completed(), 4);
+  EXPECT_EQ(d.best_training_job().training_job_name(), starts[1].training_job_name());
+}
+
+TEST_F(OrchestratorTest, JobsTheWorkerNoLongerRunsFailAsRetryable) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto starts = Connect(2)->Starts();
+  Started(starts[0]);
+  orch_.reset();
+  Rebuild();
+  ASSERT_TRUE(orch_->Load().ok());
+  auto link = Connect(2);  // reconnects with no running jobs
+  auto job = orch_->DescribeTrainingJob(starts[0].training_job_name());
+  EXPECT_EQ(job->training_job_status(), "Failed");
+  EXPECT_THAT(job->failure_reason(), ::testing::StartsWith("InternalServerError: "));
+  auto d = Describe();
+  EXPECT_EQ(d.training_job_status_counters().retryable_error(), 2);
+  EXPECT_EQ(link->Starts().size(), 2u);  // the tuning job carries on with new trials
+}
+
+TEST_F(OrchestratorTest, LostWorkerTimesOutRunningJobs) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(2);
+  auto starts = link->Starts();
+  Started(starts[0]);
+  orch_->OnWorkerDisconnected("w1", link.get());
+  timers_.Advance(59);
+  EXPECT_EQ(orch_->DescribeTrainingJob(starts[0].training_job_name())->training_job_status(), "InProgress");
+  timers_.Advance(2);
+  EXPECT_EQ(orch_->DescribeTrainingJob(starts[0].training_job_name())->training_job_status(), "Failed");
+}
+
+TEST_F(OrchestratorTest, ErrorsUseSageMakerNamesAndTexts) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto dup = orch_->CreateTuningJob(TuningRequest());
+  EXPECT_EQ(dup.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(dup.status().message(),
+            "A hyperparameter tuning job with the name, demo, already exists. Choose a different name.");
+  auto upper = TuningRequest();
+  upper.set_hyper_parameter_tuning_job_name("DEMO");  // names are unique case-insensitively
+  EXPECT_EQ(orch_->CreateTuningJob(upper).status().code(), absl::StatusCode::kAlreadyExists);
+  auto missing = orch_->DescribeTuningJob("nope");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(),
+            "Amazon SageMaker can't find a tuning job called nope. Type another name.");
+  auto no_job = orch_->DescribeTrainingJob("nope");
+  EXPECT_EQ(no_job.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(no_job.status().message(), "Requested resource not found.");
+}
+
+TEST_F(OrchestratorTest, UnknownImageFailsTheJobAsClientError) {
+  auto r = TuningRequest();
+  r.mutable_training_job_definition()->mutable_algorithm_specification()->set_training_image(
+      "123456789012.dkr.ecr.us-east-1.amazonaws.com/unknown:1");
+  r.mutable_hyper_parameter_tuning_job_config()->mutable_resource_limits()->set_max_number_of_training_jobs(2);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
+  auto link = Connect(2);
+  EXPECT_TRUE(link->Starts().empty());
+  auto d = Describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Failed");
+  auto jobs = orch_->Snapshot("demo");
+  ASSERT_EQ(jobs->training_jobs_size(), 2);
+  EXPECT_THAT(jobs->training_jobs(0).failure_reason(),
+              HasSubstr("ClientError: Cannot run the training image "
+                        "'123456789012.dkr.ecr.us-east-1.amazonaws.com/unknown:1'"));
+}
+
+TEST_F(OrchestratorTest, TargetObjectiveEndsTheTuningJobCompleted) {
+  auto r = TuningRequest();
+  r.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_tuning_job_completion_criteria()
+      ->set_target_objective_metric_value(0.2f);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
+  auto link = Connect(2);
+  auto starts = link->Starts();
+  Started(starts[1]);
+  Succeed(starts[0], {0.1});
+  ASSERT_EQ(link->Stops().size(), 1u);  // the other running job is stopped
+  Exit(starts[1], 0);
+  auto d = Describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Completed");
+  EXPECT_EQ(link->Starts().size(), 2u);
+}
+
+TEST_F(OrchestratorTest, ListsPaginateWithNextToken) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(2);
+  v1::ListTrainingJobsForHyperParameterTuningJobRequest req;
+  req.set_hyper_parameter_tuning_job_name("demo");
+  req.set_max_results(1);
+  auto page1 = orch_->ListTrainingJobsForTuningJob(req);
+  ASSERT_TRUE(page1.ok());
+  ASSERT_EQ(page1->training_job_summaries_size(), 1);
+  ASSERT_TRUE(page1->has_next_token());
+  req.set_next_token(page1->next_token());
+  auto page2 = orch_->ListTrainingJobsForTuningJob(req);
+  ASSERT_EQ(page2->training_job_summaries_size(), 1);
+  EXPECT_FALSE(page2->has_next_token());
+  EXPECT_NE(page1->training_job_summaries(0).training_job_name(),
+            page2->training_job_summaries(0).training_job_name());
+  req.set_next_token("garbage");
+  EXPECT_EQ(orch_->ListTrainingJobsForTuningJob(req).status().message(), "Invalid pagination token");
+}
+
+}  // namespace
+}  // namespace amt::core

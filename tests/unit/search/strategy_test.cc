@@ -1,0 +1,75 @@
+#include "orchestrator/search/strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace amt::search {
+namespace {
+
+SearchSpace CategoricalSpace() {
+  SearchSpace space;
+  space.categorical.push_back({"booster", {"gbtree", "dart"}});
+  space.categorical.push_back({"objective", {"reg:squarederror", "reg:tweedie", "reg:gamma"}});
+  return space;
+}
+
+TEST(MakeStrategy, CreatesRandomWithoutTrialLimit) {
+  SearchSpace space = CategoricalSpace();
+  space.continuous.push_back({"eta", 0.01, 0.3, Scaling::kLogarithmic});
+  absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Random", space, 1);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  EXPECT_EQ((*strategy)->MaxTrials(), std::nullopt);
+  absl::StatusOr<Assignment> params = (*strategy)->Suggest(History{}, 0);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ(params->size(), 3u);
+}
+
+TEST(MakeStrategy, CreatesGridWithCombinationCount) {
+  absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Grid", CategoricalSpace(), 1);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  EXPECT_EQ((*strategy)->MaxTrials(), 6);
+}
+
+TEST(MakeStrategy, ReturnsUnimplementedForBayesianAndHyperband) {
+  absl::StatusOr<std::unique_ptr<Strategy>> bayesian =
+      MakeStrategy("Bayesian", CategoricalSpace(), 1);
+  EXPECT_EQ(bayesian.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(bayesian.status().message(),
+            "The Bayesian strategy is not implemented yet in amt-local.");
+  absl::StatusOr<std::unique_ptr<Strategy>> hyperband =
+      MakeStrategy("Hyperband", CategoricalSpace(), 1);
+  EXPECT_EQ(hyperband.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(hyperband.status().message(),
+            "The Hyperband strategy is not implemented yet in amt-local.");
+}
+
+TEST(MakeStrategy, RejectsUnknownOrMiscasedName) {
+  absl::StatusOr<std::unique_ptr<Strategy>> strategy =
+      MakeStrategy("random", CategoricalSpace(), 1);
+  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(strategy.status().message(),
+            "Unknown strategy 'random'; expected Bayesian, Random, Hyperband or Grid.");
+}
+
+TEST(MakeStrategy, RejectsInvalidSpace) {
+  SearchSpace space;
+  space.integers.push_back({"n", 10, 1, Scaling::kLinear});
+  absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Random", space, 1);
+  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(strategy.status().message(),
+            "Integer parameter range 'n': MinValue is greater than MaxValue.");
+}
+
+TEST(MakeStrategy, RejectsGridOverNumericRanges) {
+  SearchSpace space = CategoricalSpace();
+  space.integers.push_back({"max_depth", 1, 10, Scaling::kAuto});
+  absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Grid", space, 1);
+  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(strategy.status().message(),
+            "The Grid strategy supports only categorical parameter ranges; 'max_depth' is an "
+            "integer or continuous range.");
+}
+
+}  // namespace
+}  // namespace amt::search

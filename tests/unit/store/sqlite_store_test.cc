@@ -1,0 +1,253 @@
+// What only the SQLite store promises: durability across reopen and process death, WAL mode,
+// the schema version, and the data directory.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "orchestrator/store/store.h"
+#include "tests/unit/store/store_test_util.h"
+
+namespace amt::store {
+namespace {
+
+using ::amt::store::testing::EqualsProto;
+using ::amt::store::testing::IsOk;
+using ::amt::store::testing::Point;
+using ::amt::store::testing::ScopedTempDir;
+using ::amt::store::testing::StatusIs;
+using ::amt::store::testing::TrainingRecord;
+using ::amt::store::testing::TuningRecord;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A second, independent connection to the store's database file.
+class RawConnection {
+ public:
+  explicit RawConnection(const std::filesystem::path& file) {
+    if (sqlite3_open_v2(file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+        SQLITE_OK) {
+      ADD_FAILURE() << "cannot open " << file << ": " << sqlite3_errmsg(db_);
+    }
+  }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+  ~RawConnection() { sqlite3_close(db_); }
+
+  // The first column of the first row of `sql`, as text ("" when there is no row).
+  std::string QueryText(const std::string& sql) {
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
+      ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db_);
+      return "";
+    }
+    std::string result;
+    if (sqlite3_step(statement) == SQLITE_ROW) {
+      const unsigned char* text = sqlite3_column_text(statement, 0);
+      if (text != nullptr) result = reinterpret_cast<const char*>(text);
+    }
+    sqlite3_finalize(statement);
+    return result;
+  }
+
+  void Exec(const std::string& sql) {
+    ASSERT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sql << ": " << sqlite3_errmsg(db_);
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+std::unique_ptr<Store> OpenOrDie(const std::string& dir) {
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(dir);
+  EXPECT_THAT(store, IsOk());
+  return store.ok() ? std::move(store).value() : nullptr;
+}
+
+// Writes one of everything the store keeps.
+void WriteOneOfEverything(Store& store) {
+  ASSERT_THAT(store.PutTuningJob(TuningRecord("tune", 1)), IsOk());
+  v1::TrainingJobRecord job = TrainingRecord("tune-001", "tune", 1);
+  job.set_next_log_sequence(2);
+  job.set_objective(0.75);
+  ASSERT_THAT(store.CommitTrainingJobProgress(job, {{0, 10.0, "start"}, {1, 11.0, "acc=0.75"}},
+                                              {Point("acc", 0.75, 1)}),
+              IsOk());
+}
+
+void ExpectOneOfEverything(Store& store) {
+  v1::TrainingJobRecord job = TrainingRecord("tune-001", "tune", 1);
+  job.set_next_log_sequence(2);
+  job.set_objective(0.75);
+  EXPECT_THAT(store.GetTuningJob("tune").value(), EqualsProto(TuningRecord("tune", 1)));
+  EXPECT_THAT(store.ListTrainingJobsForTuningJob("tune").value(), ElementsAre(EqualsProto(job)));
+  EXPECT_EQ(store.ReadLogs("tune-001", 0, 10).value(),
+            (std::vector<LogEntry>{{0, 10.0, "start"}, {1, 11.0, "acc=0.75"}}));
+  EXPECT_THAT(store.ReadMetrics("tune-001").value(),
+              ElementsAre(EqualsProto(Point("acc", 0.75, 1))));
+}
+
+TEST(SqliteStore, DataSurvivesClosingAndReopening) {
+  ScopedTempDir dir;
+  {
+    std::unique_ptr<Store> store = OpenOrDie(dir.str());
+    ASSERT_NE(store, nullptr);
+    WriteOneOfEverything(*store);
+  }
+
+  std::unique_ptr<Store> reopened = OpenOrDie(dir.str());
+  ASSERT_NE(reopened, nullptr);
+  ExpectOneOfEverything(*reopened);
+}
+
+TEST(SqliteStore, CreationOrderContinuesAfterReopening) {
+  ScopedTempDir dir;
+  {
+    std::unique_ptr<Store> store = OpenOrDie(dir.str());
+    ASSERT_NE(store, nullptr);
+    ASSERT_THAT(store->PutTuningJob(TuningRecord("b")), IsOk());
+    ASSERT_THAT(store->PutTuningJob(TuningRecord("a")), IsOk());
+  }
+  std::unique_ptr<Store> store = OpenOrDie(dir.str());
+  ASSERT_NE(store, nullptr);
+  ASSERT_THAT(store->PutTuningJob(TuningRecord("0")), IsOk());
+  ASSERT_THAT(store->PutTuningJob(TuningRecord("B", 3)), IsOk());
+
+  std::vector<std::string> names;
+  const absl::StatusOr<std::vector<v1::TuningJobRecord>> records = store->ListTuningJobs();
+  for (const auto& record : records.value()) {
+    names.push_back(record.describe().hyper_parameter_tuning_job_name());
+  }
+  EXPECT_THAT(names, ElementsAre("B", "a", "0"));
+}
+
+TEST(SqliteStoreDeathTest, CommittedWritesSurviveKillOfTheProcess) {
+  // "fast" (fork at EXPECT_EXIT) so the child writes to the directory the parent then reads.
+  GTEST_FLAG_SET(death_test_style, "fast");
+  ScopedTempDir dir;
+  // The child writes, then dies by SIGKILL: no destructor, no close, no checkpoint.
+  EXPECT_EXIT(
+      {
+        absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(dir.str());
+        if (!store.ok()) std::_Exit(1);
+        WriteOneOfEverything(**store);
+        raise(SIGKILL);
+      },
+      ::testing::KilledBySignal(SIGKILL), "");
+
+  std::unique_ptr<Store> reopened = OpenOrDie(dir.str());
+  ASSERT_NE(reopened, nullptr);
+  ExpectOneOfEverything(*reopened);
+}
+
+TEST(SqliteStore, UsesWriteAheadLogging) {
+  ScopedTempDir dir;
+  std::unique_ptr<Store> store = OpenOrDie(dir.str());
+  ASSERT_NE(store, nullptr);
+
+  RawConnection other(dir.path() / kDatabaseFileName);
+  EXPECT_EQ(other.QueryText("PRAGMA journal_mode"), "wal");
+}
+
+TEST(SqliteStore, WritesAreCommittedWhenTheCallReturns) {
+  ScopedTempDir dir;
+  std::unique_ptr<Store> store = OpenOrDie(dir.str());
+  ASSERT_NE(store, nullptr);
+  RawConnection other(dir.path() / kDatabaseFileName);
+
+  ASSERT_THAT(store->PutTuningJob(TuningRecord("tune")), IsOk());
+  EXPECT_EQ(other.QueryText("SELECT name FROM tuning_jobs"), "tune");
+
+  ASSERT_THAT(store->CommitTrainingJobProgress(TrainingRecord("job"), {{0, 1.0, "a"}},
+                                               {Point("acc", 0.5, 0)}),
+              IsOk());
+  EXPECT_EQ(other.QueryText("SELECT count(*) FROM training_jobs"), "1");
+  EXPECT_EQ(other.QueryText("SELECT message FROM logs WHERE training_job = 'job'"), "a");
+  EXPECT_EQ(other.QueryText("SELECT count(*) FROM metrics"), "1");
+}
+
+TEST(SqliteStore, ReadsSeeWritesOfAnotherConnection) {
+  ScopedTempDir dir;
+  std::unique_ptr<Store> store = OpenOrDie(dir.str());
+  ASSERT_NE(store, nullptr);
+  ASSERT_THAT(store->PutTuningJob(TuningRecord("one")), IsOk());
+  ASSERT_THAT(store->ListTuningJobs(), IsOk());  // the cached statement has run once
+
+  RawConnection other(dir.path() / kDatabaseFileName);
+  other.Exec("DELETE FROM tuning_jobs");
+
+  EXPECT_THAT(store->GetTuningJob("one"),
+              StatusIs(absl::StatusCode::kNotFound, "tuning job 'one' not found"));
+}
+
+TEST(SqliteStore, NewDatabaseHasCurrentSchemaVersion) {
+  ScopedTempDir dir;
+  std::unique_ptr<Store> store = OpenOrDie(dir.str());
+  ASSERT_NE(store, nullptr);
+
+  RawConnection other(dir.path() / kDatabaseFileName);
+  EXPECT_EQ(other.QueryText("PRAGMA user_version"), std::to_string(kSchemaVersion));
+}
+
+TEST(SqliteStore, OpenRejectsNewerSchemaVersion) {
+  ScopedTempDir dir;
+  std::filesystem::create_directories(dir.path());
+  {
+    RawConnection other(dir.path() / kDatabaseFileName);
+    other.Exec("PRAGMA user_version = 2");
+  }
+
+  EXPECT_THAT(OpenSqliteStore(dir.str()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "amt.db has schema version 2, newer than this build supports (1)"));
+}
+
+TEST(SqliteStore, OpenCreatesMissingDataDirectories) {
+  ScopedTempDir dir;
+  const std::filesystem::path nested = dir.path() / "a" / "b";
+
+  std::unique_ptr<Store> store = OpenOrDie(nested.string());
+  ASSERT_NE(store, nullptr);
+
+  EXPECT_TRUE(std::filesystem::is_regular_file(nested / "amt.db"));
+}
+
+TEST(SqliteStore, OpenFailsWhenDataDirectoryIsAFile) {
+  ScopedTempDir dir;
+  std::filesystem::create_directories(dir.path());
+  const std::filesystem::path file = dir.path() / "not-a-dir";
+  std::ofstream(file) << "x";
+
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(file.string());
+
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(store.status().message()),
+              HasSubstr("cannot create store data directory '" + file.string() + "': "));
+}
+
+TEST(SqliteStore, OpenFailsWhenDatabaseIsNotSqlite) {
+  ScopedTempDir dir;
+  std::filesystem::create_directories(dir.path());
+  std::ofstream(dir.path() / kDatabaseFileName) << std::string(4096, 'x');
+
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(dir.str());
+
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("file is not a database"));
+}
+
+TEST(SqliteStore, OpenRejectsEmptyDataDirectory) {
+  EXPECT_THAT(OpenSqliteStore(""),
+              StatusIs(absl::StatusCode::kInvalidArgument, "store data directory is empty"));
+}
+
+}  // namespace
+}  // namespace amt::store
