@@ -48,7 +48,10 @@ absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, const st
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  // Its own process group: a Ctrl-C meant for `amt run` must not reach the worker directly (amt
+  // run turns it into a Stop request and the worker stops the jobs the SageMaker way).
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -124,7 +127,8 @@ class DaemonImpl final : public Daemon {
       int slots = options.local_worker_slots;
       if (slots <= 0) slots = std::max(1u, std::thread::hardware_concurrency());
       auto pid = SpawnWorker({binary, "--orchestrator", endpoint_, "--slots", std::to_string(slots),
-                              "--work-dir", data_dir_ + "/jobs", "--worker-id", "local"},
+                              "--work-dir", data_dir_ + "/jobs", "--worker-id", "local",
+                              "--exit-with-parent"},
                              data_dir_ + "/worker.log");
       if (!pid.ok()) return pid.status();
       worker_pid_ = *pid;

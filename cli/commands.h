@@ -1,0 +1,165 @@
+// The `amt` client commands, one per SageMaker operation plus `logs` and `watch`, over a
+// TuningService stub. They mirror `aws sagemaker ...`: the response is printed as JSON with
+// SageMaker member names (4-space indentation), list commands follow NextToken like the aws cli's
+// paginators, errors go to stderr in the aws cli's words with its exit codes (cli/errors.h).
+// main.cc maps flags (CLI11) onto the option structs below; nothing here parses argv.
+#ifndef AMT_CLI_COMMANDS_H_
+#define AMT_CLI_COMMANDS_H_
+
+#include <chrono>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "amt/v1/tuning.grpc.pb.h"
+#include "amt/v1/tuning.pb.h"
+
+namespace amt::cli {
+
+struct CreateHyperParameterTuningJobOptions {
+  std::string cli_input_json;  // file://path, a bare path, or inline JSON (cli/input.h)
+  std::optional<std::string> hyper_parameter_tuning_job_name;  // overrides the file's member
+};
+
+struct CreateTrainingJobOptions {
+  std::string cli_input_json;
+  std::optional<std::string> training_job_name;  // overrides the file's member
+};
+
+// The aws cli's paging arguments. `max_results` and `next_token` are the operation's own
+// members: giving either turns automatic pagination off, as in the aws cli (customizations/
+// paginate.py). `page_size` and `starting_token` are the aws cli's paginator arguments: MaxResults
+// of every call and the NextToken of the first call while paginating.
+struct PaginationOptions {
+  std::optional<int> max_results;
+  std::optional<std::string> next_token;
+  std::optional<int> page_size;
+  std::optional<std::string> starting_token;
+  bool no_paginate = false;
+};
+
+struct ListHyperParameterTuningJobsOptions {
+  PaginationOptions pagination;
+  std::optional<std::string> sort_by;
+  std::optional<std::string> sort_order;
+  std::optional<std::string> name_contains;
+  std::optional<std::string> status_equals;
+};
+
+struct ListTrainingJobsForHyperParameterTuningJobOptions {
+  std::string hyper_parameter_tuning_job_name;
+  PaginationOptions pagination;
+  std::optional<std::string> sort_by;
+  std::optional<std::string> sort_order;
+  std::optional<std::string> status_equals;
+};
+
+struct ListTrainingJobsOptions {
+  PaginationOptions pagination;
+  std::optional<std::string> sort_by;
+  std::optional<std::string> sort_order;
+  std::optional<std::string> name_contains;
+  std::optional<std::string> status_equals;
+};
+
+struct LogsOptions {
+  std::string training_job_name;
+  bool follow = false;  // keep printing new lines until the training job ends
+};
+
+struct WatchOptions {
+  std::string hyper_parameter_tuning_job_name;
+  bool tty = false;  // redraw a table in place (true) or print one line per change (false)
+  int width = 80;    // terminal columns; TTY lines are cut to fit
+};
+
+// --- Pure parts (flags -> requests), exposed for tests. ---
+
+// Whether the list command follows NextToken: not with --no-paginate, --max-results or
+// --next-token. InvalidArgument "Cannot specify --no-paginate along with pagination arguments:
+// --starting-token, --page-size" (the ones given) when pagination is off and the aws cli's
+// paginator arguments are given.
+absl::StatusOr<bool> ShouldPaginate(const PaginationOptions& options);
+
+// The request for the first page: MaxResults/NextToken from --page-size/--starting-token while
+// paginating, from --max-results/--next-token otherwise; unset flags leave members unset.
+v1::ListHyperParameterTuningJobsRequest BuildListHyperParameterTuningJobsRequest(
+    const ListHyperParameterTuningJobsOptions& options);
+v1::ListTrainingJobsForHyperParameterTuningJobRequest
+BuildListTrainingJobsForHyperParameterTuningJobRequest(
+    const ListTrainingJobsForHyperParameterTuningJobOptions& options);
+v1::ListTrainingJobsRequest BuildListTrainingJobsRequest(const ListTrainingJobsOptions& options);
+
+// The create requests: --cli-input-json parsed, then explicit flags override the file's members.
+// InvalidArgument with the text to print (cli/input.h) when the input cannot be read or parsed.
+absl::StatusOr<v1::CreateHyperParameterTuningJobRequest> BuildCreateHyperParameterTuningJobRequest(
+    const CreateHyperParameterTuningJobOptions& options);
+absl::StatusOr<v1::CreateTrainingJobRequest> BuildCreateTrainingJobRequest(
+    const CreateTrainingJobOptions& options);
+
+// --- The commands. ---
+
+// Every method returns the process exit code (cli/errors.h): 0, 252 for bad parameters, 254 for
+// a service error, 255 for no connection; Watch returns 1 when the tuning job did not complete.
+// Output goes to `out`, errors to `err`. Single-threaded; blocking calls.
+class Commands {
+ public:
+  // `stub`, `out` and `err` must outlive this object. `endpoint` is only quoted in errors.
+  // Unary calls time out after `call_timeout` (the aws cli's default read timeout is 60 s);
+  // the streams of `logs` and `watch` have no deadline.
+  Commands(v1::TuningService::StubInterface& stub, std::string endpoint, std::ostream& out,
+           std::ostream& err, std::chrono::seconds call_timeout = std::chrono::seconds(60));
+
+  int CreateHyperParameterTuningJob(const CreateHyperParameterTuningJobOptions& options);
+  int DescribeHyperParameterTuningJob(const std::string& hyper_parameter_tuning_job_name);
+  int ListHyperParameterTuningJobs(const ListHyperParameterTuningJobsOptions& options);
+  int ListTrainingJobsForHyperParameterTuningJob(
+      const ListTrainingJobsForHyperParameterTuningJobOptions& options);
+  int StopHyperParameterTuningJob(const std::string& hyper_parameter_tuning_job_name);
+  int CreateTrainingJob(const CreateTrainingJobOptions& options);
+  int DescribeTrainingJob(const std::string& training_job_name);
+  int ListTrainingJobs(const ListTrainingJobsOptions& options);
+  int StopTrainingJob(const std::string& training_job_name);
+
+  // Prints the Message of every log line, one per line, as the trainer printed it.
+  int Logs(const LogsOptions& options);
+
+  // Renders the WatchHyperParameterTuningJob stream with a ProgressRenderer until the tuning
+  // job ends, then its summary. 0 iff the tuning job ended Completed, else 1.
+  int Watch(const WatchOptions& options);
+
+ private:
+  using Stub = v1::TuningService::StubInterface;
+
+  // One call; prints the response (or the error). Defined in commands.cc.
+  template <typename Request, typename Response>
+  int Unary(const std::string& operation,
+            grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+            const Request& request);
+
+  // Calls until NextToken runs out (when `paginate`), concatenating the list that `list`
+  // selects, and prints the merged response without NextToken. Defined in commands.cc.
+  template <typename Request, typename Response, typename ListFn>
+  int List(const std::string& operation,
+           grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+           Request request, const PaginationOptions& pagination, ListFn list);
+
+  template <typename Request, typename Response>
+  grpc::Status Call(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                    const Request& request, Response* response);
+
+  int Fail(const grpc::Status& status, const std::string& operation);
+  int FailUsage(const absl::Status& status);
+
+  Stub& stub_;
+  const std::string endpoint_;
+  std::ostream& out_;
+  std::ostream& err_;
+  const std::chrono::seconds call_timeout_;
+};
+
+}  // namespace amt::cli
+
+#endif  // AMT_CLI_COMMANDS_H_

@@ -1,0 +1,272 @@
+// amt: the amt-local client. Argument parsing (CLI11) and production wiring only; the commands
+// live in amt_cli_lib (cli/commands.h) and `amt run` in cli/run.h.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "amt/v1/tuning.grpc.pb.h"
+#include "cli/commands.h"
+#include "cli/errors.h"
+#include "cli/run.h"
+#include "grpcpp/grpcpp.h"
+
+namespace {
+
+using amt::cli::Commands;
+
+constexpr char kDefaultEndpoint[] = "127.0.0.1:7070";
+
+constexpr char kUsage[] =
+    "usage: amt [--endpoint HOST:PORT] COMMAND [flags]\n"
+    "To see help text, you can run:\n"
+    "\n"
+    "  amt --help\n"
+    "  amt COMMAND --help\n"
+    "\n";
+
+// An optional flag: the optional stays empty unless the flag is given.
+template <typename T>
+CLI::Option* AddOptional(CLI::App* app, const std::string& name, std::optional<T>& target,
+                         const std::string& help) {
+  return app->add_option_function<T>(
+      name, [&target](const T& value) { target = value; }, help);
+}
+
+void AddPagination(CLI::App* app, amt::cli::PaginationOptions& options) {
+  AddOptional(app, "--max-results", options.max_results,
+              "MaxResults of the one call made: turns automatic pagination off (as in the aws "
+              "cli), so the response's NextToken is printed");
+  AddOptional(app, "--next-token", options.next_token,
+              "NextToken from a previous response: turns automatic pagination off and fetches "
+              "that one page");
+  AddOptional(app, "--page-size", options.page_size,
+              "MaxResults of each call while paginating (the output still has every item)");
+  AddOptional(app, "--starting-token", options.starting_token,
+              "NextToken to start paginating from");
+  app->add_flag("--no-paginate", options.no_paginate,
+                "Make one call and print that page with its NextToken, instead of following "
+                "NextToken and printing every item");
+}
+
+// Columns of the terminal on stdout: the window size, else $COLUMNS, else 80.
+int TerminalWidth() {
+  winsize size{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && std::atoi(columns) > 0) {
+    return std::atoi(columns);
+  }
+  return 80;
+}
+
+bool StdoutIsTerminal() {
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) == 1 && !(term != nullptr && std::string(term) == "dumb");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "amt: the amt-local client, shaped like `aws sagemaker ...`: each command sends one "
+      "SageMaker operation to amtd and prints the response as JSON with SageMaker's member "
+      "names.\nExit codes (as the aws cli's): 0 success, 252 bad usage or parameters, 254 the "
+      "service returned an error, 255 no connection.",
+      "amt"};
+  app.require_subcommand(1);
+  // Like the aws cli's global options, --endpoint may also come after the command.
+  app.fallthrough();
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string(kUsage) + "amt: error: " + e.what() + "\n";
+  });
+
+  std::string endpoint = kDefaultEndpoint;
+  app.add_option("--endpoint", endpoint,
+                 "amtd's gRPC address HOST:PORT; default: $AMT_ENDPOINT, else 127.0.0.1:7070")
+      ->envname("AMT_ENDPOINT");
+
+  // The chosen command; runs after parsing succeeded.
+  std::function<int(Commands&)> command;
+  std::function<int()> standalone;
+
+  // --- tuning jobs ---
+  amt::cli::CreateHyperParameterTuningJobOptions create_tuning;
+  CLI::App* sub = app.add_subcommand("create-hyper-parameter-tuning-job",
+                                     "Start a tuning job (CreateHyperParameterTuningJob)");
+  sub->add_option("--cli-input-json", create_tuning.cli_input_json,
+                  "The request as SageMaker JSON: file://path, a path, or inline {...}")
+      ->required();
+  AddOptional(sub, "--hyper-parameter-tuning-job-name",
+              create_tuning.hyper_parameter_tuning_job_name,
+              "HyperParameterTuningJobName; overrides the one in --cli-input-json");
+  sub->callback([&] {
+    command = [&](Commands& c) { return c.CreateHyperParameterTuningJob(create_tuning); };
+  });
+
+  std::string describe_tuning_name;
+  sub = app.add_subcommand("describe-hyper-parameter-tuning-job",
+                           "Show a tuning job (DescribeHyperParameterTuningJob)");
+  sub->add_option("--hyper-parameter-tuning-job-name", describe_tuning_name,
+                  "The tuning job's name")
+      ->required();
+  sub->callback([&] {
+    command = [&](Commands& c) { return c.DescribeHyperParameterTuningJob(describe_tuning_name); };
+  });
+
+  amt::cli::ListHyperParameterTuningJobsOptions list_tuning;
+  sub = app.add_subcommand("list-hyper-parameter-tuning-jobs",
+                           "List tuning jobs (ListHyperParameterTuningJobs); follows NextToken "
+                           "and prints every item unless told otherwise");
+  AddPagination(sub, list_tuning.pagination);
+  AddOptional(sub, "--sort-by", list_tuning.sort_by, "Name (default), Status or CreationTime");
+  AddOptional(sub, "--sort-order", list_tuning.sort_order, "Ascending (default) or Descending");
+  AddOptional(sub, "--name-contains", list_tuning.name_contains,
+              "Only tuning jobs whose name contains this string");
+  AddOptional(sub, "--status-equals", list_tuning.status_equals,
+              "Only tuning jobs in this status: Completed, InProgress, Failed, Stopped, Stopping");
+  sub->callback(
+      [&] { command = [&](Commands& c) { return c.ListHyperParameterTuningJobs(list_tuning); }; });
+
+  amt::cli::ListTrainingJobsForHyperParameterTuningJobOptions list_for_tuning;
+  sub = app.add_subcommand(
+      "list-training-jobs-for-hyper-parameter-tuning-job",
+      "List the training jobs a tuning job launched (ListTrainingJobsForHyperParameterTuningJob)");
+  sub->add_option("--hyper-parameter-tuning-job-name",
+                  list_for_tuning.hyper_parameter_tuning_job_name, "The tuning job's name")
+      ->required();
+  AddPagination(sub, list_for_tuning.pagination);
+  AddOptional(sub, "--sort-by", list_for_tuning.sort_by,
+              "Name (default), CreationTime, Status or FinalObjectiveMetricValue");
+  AddOptional(sub, "--sort-order", list_for_tuning.sort_order, "Ascending (default) or Descending");
+  AddOptional(sub, "--status-equals", list_for_tuning.status_equals,
+              "Only training jobs in this status: InProgress, Completed, Failed, Stopping, "
+              "Stopped");
+  sub->callback([&] {
+    command = [&](Commands& c) {
+      return c.ListTrainingJobsForHyperParameterTuningJob(list_for_tuning);
+    };
+  });
+
+  std::string stop_tuning_name;
+  sub = app.add_subcommand("stop-hyper-parameter-tuning-job",
+                           "Stop a tuning job and its running training jobs "
+                           "(StopHyperParameterTuningJob); prints nothing");
+  sub->add_option("--hyper-parameter-tuning-job-name", stop_tuning_name, "The tuning job's name")
+      ->required();
+  sub->callback([&] {
+    command = [&](Commands& c) { return c.StopHyperParameterTuningJob(stop_tuning_name); };
+  });
+
+  // --- training jobs ---
+  amt::cli::CreateTrainingJobOptions create_training;
+  sub = app.add_subcommand("create-training-job", "Start a training job (CreateTrainingJob)");
+  sub->add_option("--cli-input-json", create_training.cli_input_json,
+                  "The request as SageMaker JSON: file://path, a path, or inline {...}")
+      ->required();
+  AddOptional(sub, "--training-job-name", create_training.training_job_name,
+              "TrainingJobName; overrides the one in --cli-input-json");
+  sub->callback(
+      [&] { command = [&](Commands& c) { return c.CreateTrainingJob(create_training); }; });
+
+  std::string describe_training_name;
+  sub = app.add_subcommand("describe-training-job", "Show a training job (DescribeTrainingJob)");
+  sub->add_option("--training-job-name", describe_training_name, "The training job's name")
+      ->required();
+  sub->callback([&] {
+    command = [&](Commands& c) { return c.DescribeTrainingJob(describe_training_name); };
+  });
+
+  amt::cli::ListTrainingJobsOptions list_training;
+  sub = app.add_subcommand("list-training-jobs",
+                           "List training jobs (ListTrainingJobs); follows NextToken and prints "
+                           "every item unless told otherwise");
+  AddPagination(sub, list_training.pagination);
+  AddOptional(sub, "--sort-by", list_training.sort_by, "CreationTime (default), Name or Status");
+  AddOptional(sub, "--sort-order", list_training.sort_order, "Ascending (default) or Descending");
+  AddOptional(sub, "--name-contains", list_training.name_contains,
+              "Only training jobs whose name contains this string");
+  AddOptional(sub, "--status-equals", list_training.status_equals,
+              "Only training jobs in this status: InProgress, Completed, Failed, Stopping, "
+              "Stopped");
+  sub->callback([&] { command = [&](Commands& c) { return c.ListTrainingJobs(list_training); }; });
+
+  std::string stop_training_name;
+  sub = app.add_subcommand("stop-training-job",
+                           "Stop a training job (StopTrainingJob); prints "
+                           "nothing");
+  sub->add_option("--training-job-name", stop_training_name, "The training job's name")->required();
+  sub->callback(
+      [&] { command = [&](Commands& c) { return c.StopTrainingJob(stop_training_name); }; });
+
+  // --- amt-local extras ---
+  amt::cli::LogsOptions logs;
+  sub = app.add_subcommand("logs",
+                           "Print a training job's log lines exactly as the trainer printed them "
+                           "(tabs shown as #011, as in SageMaker's logs)");
+  sub->add_option("TRAINING_JOB", logs.training_job_name, "The training job's name")->required();
+  sub->add_flag("--follow,-f", logs.follow, "Keep printing new lines until the training job ends");
+  sub->callback([&] { command = [&](Commands& c) { return c.Logs(logs); }; });
+
+  amt::cli::WatchOptions watch;
+  sub = app.add_subcommand("watch",
+                           "Show a tuning job's training jobs live until the tuning job ends, "
+                           "then a summary. Exit code 0 iff the tuning job Completed, else 1. On "
+                           "a terminal: a table redrawn in place; otherwise one line per change");
+  sub->add_option("TUNING_JOB", watch.hyper_parameter_tuning_job_name, "The tuning job's name")
+      ->required();
+  sub->callback([&] {
+    watch.tty = StdoutIsTerminal();
+    watch.width = TerminalWidth();
+    command = [&](Commands& c) { return c.Watch(watch); };
+  });
+
+  amt::cli::RunOptions run;
+  sub = app.add_subcommand("run",
+                           "Run a job file on this machine with an embedded orchestrator and a "
+                           "local worker, showing progress; no amtd needed");
+  sub->add_option("JOB_FILE", run.job_file,
+                  "CreateHyperParameterTuningJob or CreateTrainingJob request JSON")
+      ->required();
+  sub->add_option("--data-dir", run.data_dir, "Where jobs, logs and the state database go")
+      ->capture_default_str();
+  sub->add_option("--slots", run.slots,
+                  "Training jobs run at once on this machine; 0 = MaxParallelTrainingJobs")
+      ->capture_default_str();
+  sub->add_option("--time-scale", run.time_scale,
+                  "Multiply SageMaker's waits (stop grace, runtime limits) by this, e.g. 0.01 "
+                  "in CI")
+      ->capture_default_str();
+  sub->add_option("--image-map", run.image_map,
+                  "JSON file mapping TrainingImage URIs to local commands (argv arrays)");
+  sub->add_option("--name", run.name,
+                  "Job name; default: the file's name, plus a -NNNN suffix if taken");
+  sub->add_flag("--quiet,-q", run.quiet, "Print only the final summary");
+  sub->callback([&] { standalone = [&] { return amt::cli::RunTuningJob(run); }; });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return amt::cli::kExitUsage;
+  }
+
+  if (standalone) return standalone();
+  if (endpoint.empty()) endpoint = kDefaultEndpoint;
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(64 << 20);  // a Describe of a big tuning job, a log batch
+  const std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(endpoint, grpc::InsecureChannelCredentials(), channel_args);
+  const std::unique_ptr<amt::v1::TuningService::Stub> stub =
+      amt::v1::TuningService::NewStub(channel);
+  Commands commands(*stub, endpoint, std::cout, std::cerr);
+  return command(commands);
+}

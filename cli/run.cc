@@ -1,0 +1,231 @@
+// `amt run`: an embedded orchestrator (amt::daemon::Daemon on a free loopback port, state in
+// --data-dir) with its local amt-worker, one job file, a live view, and an exit code.
+#include "cli/run.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <nlohmann/json.hpp>
+
+#include "amt/v1/tuning.grpc.pb.h"
+#include "cli/commands.h"
+#include "cli/errors.h"
+#include "cli/input.h"
+#include "common/json.h"
+#include "orchestrator/daemon/daemon.h"
+
+namespace amt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxNameTries = 1000;
+
+// A free variant of `name` (name, name-2, name-3, ...) within `max_length`, given an exists check.
+std::string FreeName(const std::string& name, size_t max_length,
+                     const std::function<bool(const std::string&)>& exists) {
+  if (!exists(name)) return name;
+  for (int i = 2; i < kMaxNameTries; ++i) {
+    const std::string suffix = "-" + std::to_string(i);
+    std::string candidate = name.substr(0, max_length - suffix.size()) + suffix;
+    if (!exists(candidate)) return candidate;
+  }
+  return name;  // let the service report the conflict
+}
+
+// Ctrl-C stops the job the SageMaker way (Stop*), and the view carries on until it has stopped.
+class InterruptStopper {
+ public:
+  explicit InterruptStopper(std::function<void()> stop) : stop_(std::move(stop)) {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGUSR1);  // used to wake the thread at exit
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    thread_ = std::thread([this] {
+      int sig = 0;
+      while (sigwait(&set_, &sig) == 0 && sig == SIGINT) {
+        std::cerr << "\namt run: stopping (Ctrl-C again to keep stopping)\n";
+        stop_();
+      }
+    });
+  }
+  ~InterruptStopper() {
+    pthread_kill(thread_.native_handle(), SIGUSR1);
+    thread_.join();
+  }
+
+ private:
+  sigset_t set_;
+  std::function<void()> stop_;
+  std::thread thread_;
+};
+
+int RunTrainingJob(v1::TuningService::Stub& stub, const std::string& endpoint,
+                   v1::CreateTrainingJobRequest request, const RunOptions& options) {
+  const auto exists = [&stub](const std::string& n) {
+    grpc::ClientContext ctx;
+    v1::DescribeTrainingJobRequest r;
+    r.set_training_job_name(n);
+    v1::DescribeTrainingJobResponse d;
+    return stub.DescribeTrainingJob(&ctx, r, &d).ok();
+  };
+  if (!options.name.empty()) request.set_training_job_name(options.name);
+  request.set_training_job_name(FreeName(request.training_job_name(), 63, exists));
+  grpc::ClientContext ctx;
+  v1::CreateTrainingJobResponse created;
+  const auto status = stub.CreateTrainingJob(&ctx, request, &created);
+  if (!status.ok()) {
+    const auto error = DescribeRpcError(status, "CreateTrainingJob", endpoint);
+    std::cerr << error.text;
+    return error.exit_code;
+  }
+  const std::string name = request.training_job_name();
+  std::cout << "Training job " << name << " (" << created.training_job_arn() << ")\n";
+  InterruptStopper stopper([&stub, name] {
+    grpc::ClientContext c;
+    v1::StopTrainingJobRequest r;
+    r.set_training_job_name(name);
+    v1::StopTrainingJobResponse none;
+    (void)stub.StopTrainingJob(&c, r, &none);
+  });
+  grpc::ClientContext wctx;
+  v1::WatchTrainingJobRequest watch;
+  watch.set_training_job_name(name);
+  auto reader = stub.WatchTrainingJob(&wctx, watch);
+  v1::DescribeTrainingJobResponse job;
+  int shown = 0;
+  while (reader->Read(&job)) {
+    for (; shown < job.secondary_status_transitions_size(); ++shown) {
+      const auto& t = job.secondary_status_transitions(shown);
+      if (!options.quiet) std::cout << t.status() << " - " << t.status_message() << "\n";
+    }
+  }
+  (void)reader->Finish();
+  std::cout << "\nTraining job " << name << " ended " << job.training_job_status() << "/"
+            << job.secondary_status() << "\n";
+  if (job.has_failure_reason()) std::cout << "FailureReason: " << job.failure_reason() << "\n";
+  for (const auto& m : job.final_metric_data_list()) {
+    std::cout << "  " << m.metric_name() << " = " << m.value() << "\n";
+  }
+  if (job.has_training_time_in_seconds()) {
+    std::cout << "Training seconds: " << job.training_time_in_seconds() << "\n"
+              << "Billable seconds: " << job.billable_time_in_seconds() << "\n";
+  }
+  return job.training_job_status() == "Completed" ? kExitSuccess : kExitNotCompleted;
+}
+
+int RunTuning(v1::TuningService::Stub& stub, const std::string& endpoint,
+              v1::CreateHyperParameterTuningJobRequest request, const RunOptions& options) {
+  const auto exists = [&stub](const std::string& n) {
+    grpc::ClientContext ctx;
+    v1::DescribeHyperParameterTuningJobRequest r;
+    r.set_hyper_parameter_tuning_job_name(n);
+    v1::DescribeHyperParameterTuningJobResponse d;
+    return stub.DescribeHyperParameterTuningJob(&ctx, r, &d).ok();
+  };
+  if (!options.name.empty()) request.set_hyper_parameter_tuning_job_name(options.name);
+  request.set_hyper_parameter_tuning_job_name(
+      FreeName(request.hyper_parameter_tuning_job_name(), 32, exists));
+  grpc::ClientContext ctx;
+  v1::CreateHyperParameterTuningJobResponse created;
+  const auto status = stub.CreateHyperParameterTuningJob(&ctx, request, &created);
+  if (!status.ok()) {
+    const auto error = DescribeRpcError(status, "CreateHyperParameterTuningJob", endpoint);
+    std::cerr << error.text;
+    return error.exit_code;
+  }
+  const std::string name = request.hyper_parameter_tuning_job_name();
+  std::cout << "Tuning job " << name << " (" << created.hyper_parameter_tuning_job_arn() << ")\n"
+            << "Strategy " << request.hyper_parameter_tuning_job_config().strategy() << ", objective "
+            << request.hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective().type()
+            << " "
+            << request.hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective().metric_name()
+            << "; state in " << fs::absolute(options.data_dir).string() << "\n\n";
+  InterruptStopper stopper([&stub, name] {
+    grpc::ClientContext c;
+    v1::StopHyperParameterTuningJobRequest r;
+    r.set_hyper_parameter_tuning_job_name(name);
+    v1::StopHyperParameterTuningJobResponse none;
+    (void)stub.StopHyperParameterTuningJob(&c, r, &none);
+  });
+  Commands commands(stub, endpoint, std::cout, std::cerr);
+  WatchOptions watch;
+  watch.hyper_parameter_tuning_job_name = name;
+  watch.tty = !options.quiet && ::isatty(STDOUT_FILENO) == 1;
+  return commands.Watch(watch);
+}
+
+}  // namespace
+
+int RunTuningJob(const RunOptions& options) {
+  auto text = ReadCliInputJson(options.job_file);
+  if (!text.ok()) {
+    std::cerr << "amt run: " << text.status().message() << "\n";
+    return kExitUsage;
+  }
+  const auto doc = nlohmann::json::parse(*text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    std::cerr << "amt run: " << options.job_file << " is not a JSON object\n";
+    return kExitUsage;
+  }
+  const bool is_tuning = doc.contains("HyperParameterTuningJobName") ||
+                         doc.contains("HyperParameterTuningJobConfig");
+  const bool is_training = doc.contains("TrainingJobName");
+  if (!is_tuning && !is_training) {
+    std::cerr << "amt run: " << options.job_file
+              << " is neither a CreateHyperParameterTuningJob nor a CreateTrainingJob request\n";
+    return kExitUsage;
+  }
+  v1::CreateHyperParameterTuningJobRequest tuning;
+  v1::CreateTrainingJobRequest training;
+  const auto parsed = is_tuning ? JsonToProto(*text, &tuning) : JsonToProto(*text, &training);
+  if (!parsed.ok()) {
+    std::cerr << "amt run: " << options.job_file << ": " << parsed.message() << "\n";
+    return kExitUsage;
+  }
+
+  daemon::DaemonOptions d;
+  d.port = 0;
+  d.data_dir = options.data_dir;
+  d.time_scale = options.time_scale;
+  d.image_map_file = options.image_map;
+  if (d.image_map_file.empty()) {
+    // A job file next to an image-map.json uses it, as the examples do.
+    std::string path = options.job_file;
+    if (path.rfind("file://", 0) == 0) path = path.substr(7);
+    const fs::path beside = fs::path(path).parent_path() / "image-map.json";
+    if (fs::exists(beside)) d.image_map_file = beside.string();
+  }
+  d.local_worker_slots = options.slots;
+  if (d.local_worker_slots <= 0) {
+    d.local_worker_slots =
+        is_tuning ? std::max(1, tuning.hyper_parameter_tuning_job_config().resource_limits().max_parallel_training_jobs())
+                  : 1;
+  }
+  // Block SIGINT before any thread starts, so only InterruptStopper sees it.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  auto daemon = daemon::Daemon::Start(d);
+  if (!daemon.ok()) {
+    std::cerr << "amt run: cannot start the orchestrator: " << daemon.status().message() << "\n";
+    return kExitOtherError;
+  }
+  const std::string endpoint = (*daemon)->endpoint();
+  auto stub = v1::TuningService::NewStub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()));
+  const int code = is_tuning ? RunTuning(*stub, endpoint, std::move(tuning), options)
+                             : RunTrainingJob(*stub, endpoint, std::move(training), options);
+  (*daemon)->Shutdown();
+  return code;
+}
+
+}  // namespace amt::cli

@@ -1,0 +1,26 @@
+// `amt run`: runs a tuning or training job file end to end on this machine (an embedded
+// orchestrator plus a local worker), showing progress with ProgressRenderer.
+#ifndef AMT_CLI_RUN_H_
+#define AMT_CLI_RUN_H_
+
+#include <string>
+
+namespace amt::cli {
+
+struct RunOptions {
+  std::string job_file;  // positional: CreateHyperParameterTuningJob or CreateTrainingJob JSON
+  std::string data_dir = ".amt";  // --data-dir, default ".amt" in the current directory
+  int slots = 0;                  // --slots, local worker slots; 0 = MaxParallelTrainingJobs
+  double time_scale = 1.0;        // --time-scale: multiply SageMaker's waits (stop grace, limits)
+  std::string image_map;          // --image-map FILE (JSON: image URI -> argv)
+  std::string
+      name;  // --name: override the job name (default: the file's name + a -NNNN suffix if taken)
+  bool quiet = false;  // --quiet: only the final summary
+};
+
+// Runs the job and returns the process exit code (0 iff the job ended Completed).
+int RunTuningJob(const RunOptions& options);
+
+}  // namespace amt::cli
+
+#endif  // AMT_CLI_RUN_H_

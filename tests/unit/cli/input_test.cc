@@ -1,0 +1,115 @@
+#include "cli/input.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <string>
+
+#include "amt/v1/tuning.pb.h"
+
+namespace amt::cli {
+namespace {
+
+std::string WriteTempFile(const std::string& name, const std::string& contents) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << contents;
+  return path;
+}
+
+TEST(ReadCliInputJson, ReturnsInlineJsonAsIs) {
+  const absl::StatusOr<std::string> json = ReadCliInputJson("  {\"TrainingJobName\": \"t\"}");
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(*json, "  {\"TrainingJobName\": \"t\"}");
+}
+
+TEST(ReadCliInputJson, ReadsFileUrl) {
+  const std::string path = WriteTempFile("cli_input_file_url.json", R"({"A": 1})");
+  const absl::StatusOr<std::string> json = ReadCliInputJson("file://" + path);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(*json, R"({"A": 1})");
+}
+
+TEST(ReadCliInputJson, ReadsBarePath) {
+  const std::string path = WriteTempFile("cli_input_bare.json", R"({"B": 2})");
+  const absl::StatusOr<std::string> json = ReadCliInputJson(path);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(*json, R"({"B": 2})");
+}
+
+TEST(ReadCliInputJson, ExpandsTildeToHome) {
+  WriteTempFile("cli_input_home.json", R"({"C": 3})");
+  const char* old_home = getenv("HOME");
+  const std::string saved = old_home == nullptr ? "" : old_home;
+  setenv("HOME", ::testing::TempDir().c_str(), 1);
+  const absl::StatusOr<std::string> json = ReadCliInputJson("file://~/cli_input_home.json");
+  setenv("HOME", saved.c_str(), 1);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(*json, R"({"C": 3})");
+}
+
+TEST(ReadCliInputJson, ReportsMissingFileLikeTheAwsCli) {
+  const absl::StatusOr<std::string> json = ReadCliInputJson("file:///no/such/job.json");
+  EXPECT_EQ(json.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(json.status().message(),
+            "Error parsing parameter 'cli-input-json': Unable to load paramfile "
+            "file:///no/such/job.json: No such file or directory");
+}
+
+TEST(ReadCliInputJson, ReportsDirectoryAsUnreadable) {
+  const absl::StatusOr<std::string> json = ReadCliInputJson("/");
+  EXPECT_EQ(json.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(json.status().message(),
+            "Error parsing parameter 'cli-input-json': Unable to load paramfile /: Is a "
+            "directory");
+}
+
+TEST(LoadCliInputJson, ParsesSageMakerMembersIgnoringUnknownOnes) {
+  v1::CreateTrainingJobRequest request;
+  ASSERT_TRUE(LoadCliInputJson(R"({"TrainingJobName": "t1", "HyperParameters": {"lr": "0.1"},
+                                   "ExperimentConfig": {"ExperimentName": "x"}})",
+                               &request)
+                  .ok());
+  EXPECT_EQ(request.training_job_name(), "t1");
+  EXPECT_EQ(request.hyper_parameters().at("lr"), "0.1");
+}
+
+TEST(LoadCliInputJson, ReportsSyntaxErrorWithTheJsonReceived) {
+  v1::CreateTrainingJobRequest request;
+  const absl::Status status = LoadCliInputJson("{x", &request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "Error parsing parameter 'cli-input-json': Invalid JSON: parse error at line 1, "
+            "column 2: syntax error while parsing object key - invalid literal; last read: '{x'; "
+            "expected string literal\nJSON received: {x");
+}
+
+TEST(LoadCliInputJson, RejectsJsonThatIsNotAnObject) {
+  v1::CreateTrainingJobRequest request;
+  const absl::Status status = LoadCliInputJson("[1, 2]", &request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "Error parsing parameter 'cli-input-json': Invalid JSON: the input must be a JSON "
+            "object\nJSON received: [1, 2]");
+}
+
+TEST(LoadCliInputJson, ReportsWrongMemberTypeAsParameterValidation) {
+  v1::CreateTrainingJobRequest request;
+  const absl::Status status = LoadCliInputJson(R"({"TrainingJobName": 3})", &request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "Parameter validation failed:\n(training_job_name): invalid value 3 for type "
+            "TYPE_STRING");
+}
+
+TEST(LoadCliInputJson, PassesOnFileErrors) {
+  v1::CreateTrainingJobRequest request;
+  const absl::Status status = LoadCliInputJson("missing-job.json", &request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "Error parsing parameter 'cli-input-json': Unable to load paramfile missing-job.json: "
+            "No such file or directory");
+}
+
+}  // namespace
+}  // namespace amt::cli

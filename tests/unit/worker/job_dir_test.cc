@@ -1,0 +1,277 @@
+#include "worker/job_dir.h"
+
+#include <filesystem>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/unit/worker/temp_dir.h"
+
+namespace amt::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using ::amt::worker::testing::ReadFile;
+using ::amt::worker::testing::TempDir;
+using ::amt::worker::testing::WriteFile;
+using nlohmann::json;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Key;
+using ::testing::Not;
+using ::testing::Pair;
+
+amt::v1::StartJob MakeJob(const fs::path& data_dir) {
+  amt::v1::StartJob job;
+  job.set_training_job_name("tune-001-abcdef12");
+  job.set_attempt(1);
+  job.set_training_job_arn(
+      "arn:aws:sagemaker:us-east-1:123456789012:training-job/tune-001-abcdef12");
+  job.add_command("/bin/true");
+  (*job.mutable_hyperparameters())["learning_rate"] = "0.01";
+  (*job.mutable_hyperparameters())["optimizer"] = "adam";
+  (*job.mutable_hyperparameters())["num-layers"] = "4";
+  (*job.mutable_hyperparameters())["_tuning_objective_metric"] = "val_loss";
+  (*job.mutable_environment())["MY_VAR"] = "hello";
+  (*job.mutable_environment())["SM_NUM_GPUS"] = "8";  // ours win
+  amt::v1::ChannelAssignment* train = job.add_channels();
+  train->set_channel_name("train");
+  train->set_local_path(data_dir.string());
+  train->set_input_config_json(
+      R"({"TrainingInputMode":"File","S3DistributionType":"FullyReplicated","RecordWrapperType":"None","ContentType":"text/csv"})");
+  amt::v1::ChannelAssignment* validation = job.add_channels();
+  validation->set_channel_name("validation");
+  job.set_instance_type("ml.m5.large");
+  job.set_instance_count(1);
+  job.set_input_mode("File");
+  return job;
+}
+
+class JobDirTest : public ::testing::Test {
+ protected:
+  JobDirTest() {
+    data_dir_ = temp_.path() / "data";
+    fs::create_directories(data_dir_);
+    WriteFile(data_dir_ / "train.csv", "1,2,3\n");
+    options_.work_dir = (temp_.path() / "work").string();
+    options_.num_cpus = 3;
+  }
+
+  TempDir temp_;
+  fs::path data_dir_;
+  JobDirOptions options_;
+};
+
+TEST_F(JobDirTest, CreatesTheOptMlLayout) {
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const fs::path root = temp_.path() / "work" / "tune-001-abcdef12";
+  EXPECT_EQ(dir->paths().root, root);
+  EXPECT_TRUE(fs::is_directory(root / "input" / "config"));
+  EXPECT_TRUE(fs::is_directory(root / "model"));
+  EXPECT_TRUE(fs::is_directory(root / "output" / "data"));
+  EXPECT_TRUE(fs::is_directory(root / "output" / "intermediate"));
+  EXPECT_FALSE(fs::exists(root / "output" / "failure"));
+  EXPECT_FALSE(fs::exists(root / "checkpoints"));
+  EXPECT_TRUE(dir->paths().checkpoints.empty());
+  ASSERT_TRUE(fs::is_symlink(root / "input" / "data" / "train"));
+  EXPECT_EQ(fs::read_symlink(root / "input" / "data" / "train"), data_dir_);
+  EXPECT_EQ(ReadFile(root / "input" / "data" / "train" / "train.csv"), "1,2,3\n");
+  // A channel without a local path gets an empty directory.
+  EXPECT_TRUE(fs::is_directory(root / "input" / "data" / "validation"));
+  EXPECT_FALSE(fs::is_symlink(root / "input" / "data" / "validation"));
+}
+
+TEST_F(JobDirTest, WritesHyperparametersAsStrings) {
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const json hps = json::parse(ReadFile(dir->paths().input_config / "hyperparameters.json"));
+  EXPECT_EQ(hps, json({{"learning_rate", "0.01"},
+                       {"optimizer", "adam"},
+                       {"num-layers", "4"},
+                       {"_tuning_objective_metric", "val_loss"}}));
+}
+
+TEST_F(JobDirTest, WritesResourceConfigForOneHost) {
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const json config = json::parse(ReadFile(dir->paths().input_config / "resourceconfig.json"));
+  EXPECT_EQ(config, json::parse(R"({
+    "current_host": "algo-1", "hosts": ["algo-1"], "network_interface_name": "eth0",
+    "current_instance_type": "ml.m5.large", "current_group_name": "homogeneousCluster",
+    "instance_groups": [{"instance_group_name": "homogeneousCluster",
+                         "instance_type": "ml.m5.large", "hosts": ["algo-1"]}]})"));
+}
+
+TEST_F(JobDirTest, WritesInputDataConfigPerChannel) {
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const json config = json::parse(ReadFile(dir->paths().input_config / "inputdataconfig.json"));
+  EXPECT_EQ(config, json::parse(R"({
+    "train": {"TrainingInputMode": "File", "S3DistributionType": "FullyReplicated",
+              "RecordWrapperType": "None", "ContentType": "text/csv"},
+    "validation": {"TrainingInputMode": "File", "S3DistributionType": "FullyReplicated",
+                   "RecordWrapperType": "None"}})"));
+}
+
+TEST_F(JobDirTest, BuildsTheSageMakerEnvironment) {
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string root = (temp_.path() / "work" / "tune-001-abcdef12").string();
+  const auto& env = dir->environment();
+  EXPECT_THAT(env, Contains(Pair("MY_VAR", "hello")));
+  EXPECT_THAT(env, Contains(Pair("TRAINING_JOB_NAME", "tune-001-abcdef12")));
+  EXPECT_THAT(env, Contains(Pair("TRAINING_JOB_ARN",
+                                 "arn:aws:sagemaker:us-east-1:123456789012:training-job/"
+                                 "tune-001-abcdef12")));
+  EXPECT_THAT(env, Contains(Pair("AMT_JOB_DIR", root)));
+  EXPECT_THAT(env, Contains(Pair("SM_MODEL_DIR", root + "/model")));
+  EXPECT_THAT(env, Contains(Pair("SM_INPUT_DIR", root + "/input")));
+  EXPECT_THAT(env, Contains(Pair("SM_INPUT_CONFIG_DIR", root + "/input/config")));
+  EXPECT_THAT(env, Contains(Pair("SM_OUTPUT_DIR", root + "/output")));
+  EXPECT_THAT(env, Contains(Pair("SM_OUTPUT_DATA_DIR", root + "/output/data")));
+  EXPECT_THAT(env, Contains(Pair("SM_OUTPUT_INTERMEDIATE_DIR", root + "/output/intermediate")));
+  EXPECT_THAT(env, Contains(Pair("SM_CHANNELS", R"(["train","validation"])")));
+  EXPECT_THAT(env, Contains(Pair("SM_CHANNEL_TRAIN", root + "/input/data/train")));
+  EXPECT_THAT(env, Contains(Pair("SM_CHANNEL_VALIDATION", root + "/input/data/validation")));
+  EXPECT_THAT(env, Contains(Pair("SM_CURRENT_HOST", "algo-1")));
+  EXPECT_THAT(env, Contains(Pair("SM_HOSTS", R"(["algo-1"])")));
+  EXPECT_THAT(env, Contains(Pair("SM_CURRENT_INSTANCE_TYPE", "ml.m5.large")));
+  EXPECT_THAT(env, Contains(Pair("SM_NUM_CPUS", "3")));
+  EXPECT_THAT(env, Contains(Pair("SM_NUM_GPUS", "0")));
+  // Hyperparameters: JSON-decoded where possible, names upper-cased with dashes kept, the
+  // tuning objective left out.
+  EXPECT_THAT(
+      env, Contains(Pair("SM_HPS", R"({"learning_rate":0.01,"num-layers":4,"optimizer":"adam"})")));
+  EXPECT_THAT(env, Contains(Pair("SM_HP_LEARNING_RATE", "0.01")));
+  EXPECT_THAT(env, Contains(Pair("SM_HP_NUM-LAYERS", "4")));
+  EXPECT_THAT(env, Contains(Pair("SM_HP_OPTIMIZER", "adam")));
+  EXPECT_THAT(env, Not(Contains(Key("SM_HP__TUNING_OBJECTIVE_METRIC"))));
+  EXPECT_EQ(json::parse(env.at("SM_RESOURCE_CONFIG")),
+            json::parse(ReadFile(dir->paths().input_config / "resourceconfig.json")));
+  EXPECT_EQ(json::parse(env.at("SM_INPUT_DATA_CONFIG")),
+            json::parse(ReadFile(dir->paths().input_config / "inputdataconfig.json")));
+  EXPECT_THAT(env, Not(Contains(Key("SM_CHECKPOINT_DIR"))));
+  EXPECT_THAT(env, Not(Contains(Key("PATH"))));
+}
+
+TEST_F(JobDirTest, RejectsAJobNameThatIsAPath) {
+  amt::v1::StartJob job = MakeJob(data_dir_);
+  job.set_training_job_name("../escape");
+  auto dir = JobDir::Create(options_, job);
+  EXPECT_EQ(dir.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(dir.status().message(), "invalid training job name '../escape'");
+}
+
+TEST_F(JobDirTest, RejectsAChannelNameThatIsAPath) {
+  amt::v1::StartJob job = MakeJob(data_dir_);
+  job.mutable_channels(0)->set_channel_name("..");
+  auto dir = JobDir::Create(options_, job);
+  EXPECT_EQ(dir.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(dir.status().message(), "invalid channel name '..'");
+}
+
+TEST_F(JobDirTest, RejectsInputConfigThatIsNotAJsonObject) {
+  amt::v1::StartJob job = MakeJob(data_dir_);
+  job.mutable_channels(0)->set_input_config_json("[1]");
+  auto dir = JobDir::Create(options_, job);
+  EXPECT_EQ(dir.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(dir.status().message(), "channel 'train': input_config_json is not a JSON object");
+}
+
+TEST_F(JobDirTest, FailsWithNotFoundWhenChannelDataIsMissing) {
+  amt::v1::StartJob job = MakeJob(data_dir_);
+  job.mutable_channels(0)->set_local_path((temp_.path() / "nope").string());
+  auto dir = JobDir::Create(options_, job);
+  EXPECT_EQ(dir.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(dir.status().message(),
+            "channel 'train': local path " + (temp_.path() / "nope").string() + " does not exist");
+}
+
+TEST_F(JobDirTest, RemovesWhatAPreviousAttemptLeft) {
+  const fs::path stale = temp_.path() / "work" / "tune-001-abcdef12" / "model" / "old.bin";
+  WriteFile(stale, "old");
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_FALSE(fs::exists(stale));
+}
+
+TEST_F(JobDirTest, CopiesCheckpointsInAndSyncsChangesBack) {
+  const fs::path sync = temp_.path() / "s3" / "checkpoints";
+  WriteFile(sync / "epoch-1.ckpt", "one");
+  WriteFile(sync / "sub" / "keep.ckpt", "keep");
+  WriteFile(sync / "delete-me.ckpt", "bye");
+  amt::v1::StartJob job = MakeJob(data_dir_);
+  job.set_checkpoint_local_sync_dir(sync.string());
+  job.set_checkpoint_container_path("/opt/ml/checkpoints");
+  auto dir = JobDir::Create(options_, job);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+
+  const fs::path local = dir->paths().checkpoints;
+  EXPECT_EQ(local, dir->paths().root / "checkpoints");
+  EXPECT_THAT(dir->environment(), Contains(Pair("SM_CHECKPOINT_DIR", local.string())));
+  EXPECT_EQ(ReadFile(local / "epoch-1.ckpt"), "one");
+  EXPECT_EQ(ReadFile(local / "sub" / "keep.ckpt"), "keep");
+
+  // The trainer writes a new file, changes one, deletes one.
+  WriteFile(local / "epoch-2.ckpt", "two");
+  WriteFile(local / "epoch-1.ckpt", "one, longer now");
+  fs::remove(local / "delete-me.ckpt");
+  // A file that appeared in "S3" after the start is not the trainer's to delete.
+  WriteFile(sync / "someone-else.ckpt", "theirs");
+
+  ASSERT_TRUE(dir->SyncCheckpointsOut().ok());
+  EXPECT_EQ(ReadFile(sync / "epoch-2.ckpt"), "two");
+  EXPECT_EQ(ReadFile(sync / "epoch-1.ckpt"), "one, longer now");
+  EXPECT_EQ(ReadFile(sync / "sub" / "keep.ckpt"), "keep");
+  EXPECT_FALSE(fs::exists(sync / "delete-me.ckpt"));
+  EXPECT_EQ(ReadFile(sync / "someone-else.ckpt"), "theirs");
+}
+
+TEST_F(JobDirTest, CreatesTheSyncDirWhenTheFirstAttemptHasNoCheckpointsYet) {
+  const fs::path sync = temp_.path() / "s3" / "new-checkpoints";
+  amt::v1::StartJob job = MakeJob(data_dir_);
+  job.set_checkpoint_local_sync_dir(sync.string());
+  auto dir = JobDir::Create(options_, job);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_THAT(fs::directory_iterator(dir->paths().checkpoints) == fs::directory_iterator(), true);
+  WriteFile(dir->paths().checkpoints / "a.ckpt", "a");
+  ASSERT_TRUE(dir->SyncCheckpointsOut().ok());
+  EXPECT_EQ(ReadFile(sync / "a.ckpt"), "a");
+}
+
+TEST_F(JobDirTest, ReadsNoFailureReasonWhenTheFileIsAbsent) {
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_THAT(dir->ReadFailureReason(), IsEmpty());
+}
+
+TEST_F(JobDirTest, ReadsTheFirst1024CharactersOfTheFailureFile) {
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  WriteFile(dir->paths().failure, std::string(3000, 'x'));
+  EXPECT_EQ(dir->ReadFailureReason(), std::string(1024, 'x'));
+  WriteFile(dir->paths().failure, "AlgorithmError: boom\n");
+  EXPECT_EQ(dir->ReadFailureReason(), "AlgorithmError: boom");
+}
+
+TEST_F(JobDirTest, ReportsOutputDataOnlyWhenPresent) {
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_FALSE(dir->HasOutputData());
+  WriteFile(dir->paths().output_data / "report.txt", "r");
+  EXPECT_TRUE(dir->HasOutputData());
+}
+
+TEST(TruncateFailureReason, CountsUtf8CharactersNotBytes) {
+  // "é" is two bytes; three characters fit, a fourth would not.
+  EXPECT_EQ(TruncateFailureReason("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9", 3),
+            "\xC3\xA9\xC3\xA9\xC3\xA9");
+  EXPECT_EQ(TruncateFailureReason("abc  \n", 10), "abc");
+  EXPECT_EQ(TruncateFailureReason("", 10), "");
+}
+
+}  // namespace
+}  // namespace amt::worker

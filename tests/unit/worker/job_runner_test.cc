@@ -1,0 +1,292 @@
+// Runs real short /bin/sh trainers through JobRunner with the posix_spawn launcher.
+#include "worker/job_runner.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/worker/temp_dir.h"
+
+namespace amt::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using ::amt::worker::testing::ReadFile;
+using ::amt::worker::testing::TempDir;
+using ::amt::worker::testing::WriteFile;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// Everything one runner reported, with waits on events (never on the clock).
+class Reports {
+ public:
+  JobRunner::ReportFn Fn() {
+    return [this](amt::v1::WorkerMessage message) {
+      std::lock_guard<std::mutex> lock(mu_);
+      messages_.push_back(std::move(message));
+      cv_.notify_all();
+    };
+  }
+
+  // Waits until `done` holds for the reports so far (fails the test after 20 s).
+  std::vector<amt::v1::WorkerMessage> WaitUntil(
+      const std::function<bool(const std::vector<amt::v1::WorkerMessage>&)>& done) {
+    std::unique_lock<std::mutex> lock(mu_);
+    EXPECT_TRUE(cv_.wait_for(lock, std::chrono::seconds(20), [&] { return done(messages_); }));
+    return messages_;
+  }
+
+  std::vector<amt::v1::WorkerMessage> WaitForExit() {
+    return WaitUntil(
+        [](const auto& messages) { return !messages.empty() && messages.back().has_exited(); });
+  }
+
+  // Waits until a log line equal to `text` was shipped.
+  void WaitForLine(const std::string& text) {
+    WaitUntil([&](const auto& messages) {
+      for (const auto& m : messages) {
+        for (const auto& line : m.logs().lines()) {
+          if (line.text() == text) return true;
+        }
+      }
+      return false;
+    });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<amt::v1::WorkerMessage> messages_;
+};
+
+std::vector<std::string> LogTexts(const std::vector<amt::v1::WorkerMessage>& messages,
+                                  bool want_stderr = false) {
+  std::vector<std::string> texts;
+  for (const auto& m : messages) {
+    for (const auto& line : m.logs().lines()) {
+      if (line.stderr() == want_stderr) texts.push_back(line.text());
+    }
+  }
+  return texts;
+}
+
+class JobRunnerTest : public ::testing::Test {
+ protected:
+  JobRunnerTest() : launcher_(NewPosixProcessLauncher()) {
+    options_.job_dir.work_dir = (temp_.path() / "work").string();
+    options_.base_environment = {{"PATH", "/usr/bin:/bin"}};
+  }
+
+  amt::v1::StartJob Job(const std::string& script) {
+    amt::v1::StartJob job;
+    job.set_training_job_name("job-1");
+    job.set_attempt(1);
+    job.set_training_job_arn("arn:aws:sagemaker:us-east-1:123456789012:training-job/job-1");
+    job.add_command("/bin/sh");
+    job.add_command("-c");
+    job.add_command(script);
+    job.add_command("train");
+    return job;
+  }
+
+  // Runs `job` to the end and returns its reports.
+  std::vector<amt::v1::WorkerMessage> RunToExit(const amt::v1::StartJob& job) {
+    JobRunner runner(options_, job, *launcher_, clock_, reports_.Fn());
+    runner.Start();
+    return reports_.WaitForExit();
+  }
+
+  TempDir temp_;
+  FakeClock clock_{1'700'000'000.0};
+  std::unique_ptr<ProcessLauncher> launcher_;
+  JobRunnerOptions options_;
+  Reports reports_;
+};
+
+TEST_F(JobRunnerTest, ReportsStartedThenLogsThenExited) {
+  const auto messages = RunToExit(Job("echo hello; echo oops >&2"));
+  ASSERT_GE(messages.size(), 3u);
+  ASSERT_TRUE(messages.front().has_started());
+  EXPECT_EQ(messages.front().started().training_job_name(), "job-1");
+  EXPECT_EQ(messages.front().started().attempt(), 1);
+  EXPECT_EQ(messages.front().started().job_dir(), (temp_.path() / "work" / "job-1").string());
+  for (size_t i = 1; i + 1 < messages.size(); ++i) {
+    EXPECT_TRUE(messages[i].has_logs());
+    EXPECT_EQ(messages[i].logs().training_job_name(), "job-1");
+    EXPECT_EQ(messages[i].logs().lines(0).timestamp(), 1'700'000'000.0);
+  }
+  EXPECT_THAT(LogTexts(messages), ElementsAre("hello"));
+  EXPECT_THAT(LogTexts(messages, /*want_stderr=*/true), ElementsAre("oops"));
+  const auto& exited = messages.back().exited();
+  EXPECT_EQ(exited.training_job_name(), "job-1");
+  EXPECT_EQ(exited.attempt(), 1);
+  EXPECT_EQ(exited.exit_code(), 0);
+  EXPECT_EQ(exited.signal(), 0);
+  EXPECT_FALSE(exited.launch_failed());
+  EXPECT_FALSE(exited.stop_requested());
+  EXPECT_EQ(exited.failure_reason(), "");
+}
+
+TEST_F(JobRunnerTest, ShowsTabsAsHash011) {
+  const auto messages =
+      RunToExit(Job("printf '[0]\\ttrain-rmse:0.47\\tvalidation-rmse:0.48\\r\\n'"));
+  EXPECT_THAT(LogTexts(messages), ElementsAre("[0]#011train-rmse:0.47#011validation-rmse:0.48"));
+}
+
+TEST_F(JobRunnerTest, LosesNoLinesOfAFastExitingTrainer) {
+  const auto messages =
+      RunToExit(Job("i=0; while [ $i -lt 500 ]; do echo line$i; i=$((i+1)); done"));
+  const auto texts = LogTexts(messages);
+  ASSERT_EQ(texts.size(), 500u);
+  for (int i = 0; i < 500; ++i) EXPECT_EQ(texts[i], "line" + std::to_string(i));
+  for (const auto& m : messages) {
+    if (m.has_logs()) {
+      EXPECT_LE(m.logs().lines_size(), 64);
+    }
+  }
+}
+
+TEST_F(JobRunnerTest, ReportsTheExitCodeAndTheFailureFileCutAt1024Characters) {
+  const auto messages =
+      RunToExit(Job("head -c 3000 /dev/zero | tr '\\0' x > \"$SM_OUTPUT_DIR/failure\"; exit 3"));
+  const auto& exited = messages.back().exited();
+  EXPECT_EQ(exited.exit_code(), 3);
+  EXPECT_EQ(exited.signal(), 0);
+  EXPECT_FALSE(exited.launch_failed());
+  EXPECT_EQ(exited.failure_reason(), std::string(1024, 'x'));
+}
+
+TEST_F(JobRunnerTest, GivesTheTrainerItsEnvironmentAndJobDirAsCwd) {
+  amt::v1::StartJob job =
+      Job("echo \"$TRAINING_JOB_NAME $SM_HP_LEARNING_RATE $PATH $0\"; pwd -P; "
+          "cat input/config/hyperparameters.json; echo");
+  (*job.mutable_hyperparameters())["learning_rate"] = "0.1";
+  const auto messages = RunToExit(job);
+  EXPECT_THAT(LogTexts(messages),
+              ElementsAre("job-1 0.1 /usr/bin:/bin train",
+                          fs::canonical(temp_.path() / "work" / "job-1").string(),
+                          R"({"learning_rate":"0.1"})"));
+}
+
+TEST_F(JobRunnerTest, TarsTheModelDirIntoModelOutputPath) {
+  amt::v1::StartJob job = Job("echo weights > \"$SM_MODEL_DIR/model.txt\"");
+  const fs::path tarball = temp_.path() / "s3" / "out" / "job-1" / "output" / "model.tar.gz";
+  job.set_model_output_path(tarball.string());
+  job.set_output_data_path(
+      (temp_.path() / "s3" / "out" / "job-1" / "output" / "output.tar.gz").string());
+  const auto messages = RunToExit(job);
+  EXPECT_TRUE(messages.back().exited().model_uploaded());
+  ASSERT_TRUE(fs::exists(tarball));
+  EXPECT_FALSE(fs::exists(tarball.string() + ".partial"));
+  // No output/data files, no output.tar.gz.
+  EXPECT_FALSE(fs::exists(tarball.parent_path() / "output.tar.gz"));
+
+  const fs::path unpacked = temp_.path() / "unpacked";
+  fs::create_directories(unpacked);
+  std::vector<std::string> ignored;
+  auto tar =
+      launcher_->Launch(LaunchSpec{{"tar", "-xzf", tarball.string(), "-C", unpacked.string()},
+                                   {{"PATH", "/usr/bin:/bin"}},
+                                   ""},
+                        [&](OutputStream, std::string line) { ignored.push_back(line); });
+  ASSERT_TRUE(tar.ok()) << tar.status();
+  ASSERT_EQ((*tar)->Wait().exit_code, 0);
+  EXPECT_EQ(ReadFile(unpacked / "model.txt"), "weights\n");
+}
+
+TEST_F(JobRunnerTest, TarsOutputDataWhenTheTrainerWroteSome) {
+  amt::v1::StartJob job = Job("echo report > \"$SM_OUTPUT_DATA_DIR/report.txt\"");
+  const fs::path tarball = temp_.path() / "s3" / "output.tar.gz";
+  job.set_output_data_path(tarball.string());
+  const auto messages = RunToExit(job);
+  EXPECT_TRUE(fs::exists(tarball));
+  EXPECT_FALSE(messages.back().exited().model_uploaded());  // no model_output_path given
+}
+
+TEST_F(JobRunnerTest, SyncsCheckpointsBackWhenTheJobExits) {
+  amt::v1::StartJob job =
+      Job("cat \"$SM_CHECKPOINT_DIR/in.ckpt\"; echo 2 > \"$SM_CHECKPOINT_DIR/out.ckpt\"");
+  const fs::path sync = temp_.path() / "s3" / "checkpoints";
+  WriteFile(sync / "in.ckpt", "resumed\n");
+  job.set_checkpoint_local_sync_dir(sync.string());
+  const auto messages = RunToExit(job);
+  EXPECT_THAT(LogTexts(messages), ElementsAre("resumed"));
+  EXPECT_EQ(ReadFile(sync / "out.ckpt"), "2\n");
+}
+
+TEST_F(JobRunnerTest, ReportsALaunchFailureForAMissingExecutable) {
+  amt::v1::StartJob job = Job("");
+  job.clear_command();
+  job.add_command("/nonexistent/train");
+  job.add_command("train");
+  const auto messages = RunToExit(job);
+  ASSERT_EQ(messages.size(), 1u);
+  const auto& exited = messages[0].exited();
+  EXPECT_TRUE(exited.launch_failed());
+  EXPECT_EQ(exited.failure_reason(), "/nonexistent/train: No such file or directory");
+  EXPECT_EQ(exited.training_job_name(), "job-1");
+}
+
+TEST_F(JobRunnerTest, ReportsALaunchFailureForABadJobDirectory) {
+  amt::v1::StartJob job = Job("true");
+  job.add_channels()->set_channel_name("bad/name");
+  const auto messages = RunToExit(job);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_TRUE(messages[0].exited().launch_failed());
+  EXPECT_EQ(messages[0].exited().failure_reason(), "invalid channel name 'bad/name'");
+}
+
+TEST_F(JobRunnerTest, StopSendsSigtermToTheWholeProcessGroup) {
+  // The grandchild traps TERM and reports it; the trainer waits for it, then exits 0.
+  const std::string grandchild =
+      "trap 'echo grandchild got TERM; exit 0' TERM; echo ready; sleep 30 & wait";
+  amt::v1::StartJob job = Job("trap 'wait $child; exit 0' TERM; /bin/sh -c \"" + grandchild +
+                              "\" & child=$!; wait $child");
+  JobRunner runner(options_, job, *launcher_, clock_, reports_.Fn());
+  runner.Start();
+  reports_.WaitForLine("ready");
+  runner.Stop(/*grace_seconds=*/30);
+  const auto messages = reports_.WaitForExit();
+  EXPECT_THAT(LogTexts(messages), Contains("grandchild got TERM"));
+  const auto& exited = messages.back().exited();
+  EXPECT_TRUE(exited.stop_requested());
+  EXPECT_EQ(exited.signal(), 0);
+  EXPECT_EQ(exited.exit_code(), 0);
+}
+
+TEST_F(JobRunnerTest, StopSendsSigkillAfterTheGraceWhenTermIsTrapped) {
+  amt::v1::StartJob job = Job(
+      "trap 'echo got TERM, ignoring it' TERM; echo ready; while :; do sleep 1 & wait $!; done");
+  JobRunner runner(options_, job, *launcher_, clock_, reports_.Fn());
+  runner.Start();
+  reports_.WaitForLine("ready");
+  runner.Stop(/*grace_seconds=*/0.2);
+  const auto messages = reports_.WaitForExit();
+  EXPECT_THAT(LogTexts(messages), Contains("got TERM, ignoring it"));
+  const auto& exited = messages.back().exited();
+  EXPECT_TRUE(exited.stop_requested());
+  EXPECT_EQ(exited.signal(), SIGKILL);
+  EXPECT_EQ(exited.exit_code(), 128 + SIGKILL);
+}
+
+TEST_F(JobRunnerTest, StopAfterExitIsANoOp) {
+  JobRunner runner(options_, Job("exit 0"), *launcher_, clock_, reports_.Fn());
+  runner.Start();
+  const auto messages = reports_.WaitForExit();
+  ASSERT_TRUE(runner.WaitForExit(std::chrono::milliseconds(0)));
+  runner.Stop(0);
+  EXPECT_FALSE(messages.back().exited().stop_requested());
+}
+
+}  // namespace
+}  // namespace amt::worker

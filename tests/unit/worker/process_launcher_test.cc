@@ -1,0 +1,192 @@
+// Runs real short processes through the posix_spawn launcher.
+#include "worker/process_launcher.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <future>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/worker/temp_dir.h"
+
+namespace amt::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using ::amt::worker::testing::ReadFile;
+using ::amt::worker::testing::TempDir;
+using ::amt::worker::testing::WriteFile;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+// Collects lines; can hand out a future for the first line equal to a given text.
+class Lines {
+ public:
+  LineCallback Fn() {
+    return [this](OutputStream stream, std::string line) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (waiting_ && line == awaited_) {
+        waiting_ = false;
+        seen_.set_value();
+      }
+      (stream == OutputStream::kStdout ? out_ : err_).push_back(std::move(line));
+    };
+  }
+  std::future<void> WhenSeen(const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu_);
+    awaited_ = line;
+    waiting_ = true;
+    return seen_.get_future();
+  }
+  std::vector<std::string> out() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return out_;
+  }
+  std::vector<std::string> err() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return err_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> out_;
+  std::vector<std::string> err_;
+  std::string awaited_;
+  bool waiting_ = false;
+  std::promise<void> seen_;
+};
+
+LaunchSpec Shell(const std::string& script, const std::string& cwd = "") {
+  return LaunchSpec{{"/bin/sh", "-c", script}, {{"PATH", "/usr/bin:/bin"}}, cwd};
+}
+
+TEST(PosixProcessLauncher, DeliversStdoutAndStderrLinesAndTheExitCode) {
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto process = launcher->Launch(
+      Shell("echo one; echo two >&2; printf 'three\\nno newline'; exit 3"), lines.Fn());
+  ASSERT_TRUE(process.ok()) << process.status();
+  const ExitStatus status = (*process)->Wait();
+  EXPECT_EQ(status.exit_code, 3);
+  EXPECT_EQ(status.signal, 0);
+  EXPECT_THAT(lines.out(), ElementsAre("one", "three", "no newline"));
+  EXPECT_THAT(lines.err(), ElementsAre("two"));
+}
+
+TEST(PosixProcessLauncher, PassesExactlyTheGivenEnvironmentAndCwd) {
+  TempDir temp;
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  LaunchSpec spec{{"/usr/bin/env"}, {{"A", "1"}, {"B", "two words"}}, temp.path().string()};
+  auto process = launcher->Launch(spec, lines.Fn());
+  ASSERT_TRUE(process.ok()) << process.status();
+  EXPECT_EQ((*process)->Wait().exit_code, 0);
+  EXPECT_THAT(lines.out(), ElementsAre("A=1", "B=two words"));
+
+  Lines pwd;
+  process = launcher->Launch(Shell("pwd -P", temp.path().string()), pwd.Fn());
+  ASSERT_TRUE(process.ok()) << process.status();
+  EXPECT_EQ((*process)->Wait().exit_code, 0);
+  EXPECT_THAT(pwd.out(), ElementsAre(fs::canonical(temp.path()).string()));
+}
+
+TEST(PosixProcessLauncher, GivesTheChildAnEmptyStdin) {
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto process = launcher->Launch(Shell("cat; echo done"), lines.Fn());
+  ASSERT_TRUE(process.ok()) << process.status();
+  EXPECT_EQ((*process)->Wait().exit_code, 0);
+  EXPECT_THAT(lines.out(), ElementsAre("done"));
+}
+
+TEST(PosixProcessLauncher, StartsTheChildInItsOwnProcessGroup) {
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto ready = lines.WhenSeen("ready");
+  auto process = launcher->Launch(Shell("echo ready; exec sleep 30"), lines.Fn());
+  ASSERT_TRUE(process.ok()) << process.status();
+  ready.wait();
+  EXPECT_EQ(::getpgid((*process)->pid()), (*process)->pid());
+  EXPECT_NE(::getpgid((*process)->pid()), ::getpgrp());
+  ASSERT_TRUE((*process)->SignalGroup(SIGKILL).ok());
+  const ExitStatus status = (*process)->Wait();
+  EXPECT_EQ(status.signal, SIGKILL);
+  EXPECT_EQ(status.exit_code, 128 + SIGKILL);
+}
+
+TEST(PosixProcessLauncher, KillsWhatIsLeftOfTheGroupWhenTheLeaderExits) {
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  // The background sleep keeps stdout open; Wait returns because the group is killed.
+  auto process = launcher->Launch(Shell("sleep 30 & echo $!; exit 0"), lines.Fn());
+  ASSERT_TRUE(process.ok()) << process.status();
+  EXPECT_EQ((*process)->Wait().exit_code, 0);
+  ASSERT_EQ(lines.out().size(), 1u);
+  // SIGKILL is delivered asynchronously: wait for the process's exit event through a pidfd
+  // (readable once it has exited) instead of reading its state at one instant.
+  const pid_t pid = std::stoi(lines.out()[0]);
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd >= 0) {  // -1: already reaped, so gone
+    pollfd p{pidfd, POLLIN, 0};
+    EXPECT_EQ(::poll(&p, 1, 10'000), 1) << "the background process outlived its group leader";
+    ::close(pidfd);
+  }
+}
+
+TEST(PosixProcessLauncher, SignalGroupAfterWaitIsANoOp) {
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto process = launcher->Launch(Shell("exit 0"), lines.Fn());
+  ASSERT_TRUE(process.ok()) << process.status();
+  EXPECT_EQ((*process)->Wait().exit_code, 0);
+  EXPECT_TRUE((*process)->SignalGroup(SIGTERM).ok());
+}
+
+TEST(PosixProcessLauncher, FailsWithNotFoundForAMissingExecutable) {
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto process = launcher->Launch(LaunchSpec{{"/nonexistent/train", "train"}, {}, ""}, lines.Fn());
+  EXPECT_EQ(process.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(process.status().message(), "/nonexistent/train: No such file or directory");
+}
+
+TEST(PosixProcessLauncher, FailsWithPermissionDeniedForAFileThatIsNotExecutable) {
+  TempDir temp;
+  const fs::path script = temp.path() / "train";
+  WriteFile(script, "#!/bin/sh\necho hi\n");
+  ::chmod(script.c_str(), 0644);
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto process = launcher->Launch(LaunchSpec{{script.string()}, {}, ""}, lines.Fn());
+  EXPECT_EQ(process.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(process.status().message(), script.string() + ": Permission denied");
+}
+
+TEST(PosixProcessLauncher, FailsWithNotFoundForAMissingWorkingDirectory) {
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto process = launcher->Launch(Shell("true", "/nonexistent/dir"), lines.Fn());
+  EXPECT_EQ(process.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(process.status().message(),
+            "working directory /nonexistent/dir: No such file or directory");
+}
+
+TEST(PosixProcessLauncher, FailsWithInvalidArgumentForAnEmptyCommand) {
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto process = launcher->Launch(LaunchSpec{}, lines.Fn());
+  EXPECT_EQ(process.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(process.status().message(), "empty command");
+  EXPECT_THAT(lines.out(), IsEmpty());
+}
+
+}  // namespace
+}  // namespace amt::worker

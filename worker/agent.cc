@@ -1,0 +1,243 @@
+#include "worker/agent.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace amt::worker {
+
+Agent::Agent(AgentOptions options, StreamConnector& connector, ProcessLauncher& launcher,
+             const Clock& clock)
+    : options_(std::move(options)), connector_(connector), launcher_(launcher), clock_(clock) {}
+
+Agent::~Agent() {
+  std::map<std::string, std::shared_ptr<JobRunner>> jobs;
+  std::vector<std::shared_ptr<JobRunner>> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+    exit_run_ = true;
+    jobs.swap(jobs_);
+    finished.swap(finished_);
+  }
+  // Destroyed without mu_ held: a dying runner's last report still takes it.
+  jobs.clear();
+  finished.clear();
+}
+
+void Agent::Diagnose(const std::string& message) const {
+  if (options_.diagnostics) options_.diagnostics(message);
+}
+
+void Agent::Run() {
+  auto backoff = options_.initial_backoff;
+  bool said_unreachable = false;  // say it once per outage, not on every try
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (exit_run_) break;
+    }
+    std::unique_ptr<WorkerStream> stream = ConnectOnce();
+    const bool connected = stream != nullptr;
+    if (connected) {
+      Diagnose("connected to amtd");
+      said_unreachable = false;
+      backoff = options_.initial_backoff;
+      amt::v1::OrchestratorMessage message;
+      while (stream->Read(&message)) {
+        Handle(message);
+        ReapFinished();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stream_ == stream.get()) stream_ = nullptr;
+      }
+      stream->Cancel();
+      stream.reset();
+    }
+    ReapFinished();
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cv_.wait_for(lock, backoff, [this] { return exit_run_; })) break;
+    if (connected) {
+      Diagnose("lost the stream to amtd; reconnecting");
+    } else if (!said_unreachable) {
+      Diagnose("cannot reach amtd; retrying");
+      said_unreachable = true;
+    }
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+  ReapFinished();
+}
+
+std::unique_ptr<WorkerStream> Agent::ConnectOnce() {
+  auto connected = connector_.Connect();
+  if (!connected.ok()) return nullptr;
+  std::unique_ptr<WorkerStream> stream = std::move(*connected);
+
+  std::lock_guard<std::mutex> lock(mu_);
+  if (exit_run_) {
+    stream->Cancel();
+    return nullptr;
+  }
+  amt::v1::WorkerMessage hello_message;
+  amt::v1::WorkerHello& hello = *hello_message.mutable_hello();
+  hello.set_worker_id(options_.worker_id);
+  hello.set_slots(options_.slots);
+  hello.set_host(options_.host);
+  // "Running" until amtd has its JobExited: a job that ended while we were away is reported
+  // right after the Hello, and amtd must not presume it lost in between.
+  std::set<JobKey> running = undelivered_exits_;
+  for (const auto& [name, runner] : jobs_) running.insert({name, runner->attempt()});
+  for (const auto& [name, attempt] : running) {
+    amt::v1::JobRef* ref = hello.add_running();
+    ref->set_training_job_name(name);
+    ref->set_attempt(attempt);
+  }
+  if (!stream->Write(hello_message)) {
+    stream->Cancel();
+    return nullptr;
+  }
+  while (!buffer_.empty()) {
+    auto& [message, runner_exit] = buffer_.front();
+    if (!stream->Write(message)) {
+      stream->Cancel();
+      return nullptr;
+    }
+    if (runner_exit) {
+      undelivered_exits_.erase({message.exited().training_job_name(), message.exited().attempt()});
+    }
+    buffer_.pop_front();
+  }
+  if (dropped_log_batches_ > 0) {
+    Diagnose(std::to_string(dropped_log_batches_) + " log batches were dropped while disconnected");
+    dropped_log_batches_ = 0;
+  }
+  stream_ = stream.get();
+  return stream;
+}
+
+void Agent::Handle(const amt::v1::OrchestratorMessage& message) {
+  switch (message.body_case()) {
+    case amt::v1::OrchestratorMessage::kStart:
+      HandleStart(message.start());
+      break;
+    case amt::v1::OrchestratorMessage::kStop:
+      HandleStop(message.stop());
+      break;
+    case amt::v1::OrchestratorMessage::BODY_NOT_SET:
+      Diagnose("ignoring an empty message from amtd");
+      break;
+  }
+}
+
+void Agent::HandleStart(const amt::v1::StartJob& start) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string refusal;
+  const auto existing = jobs_.find(start.training_job_name());
+  if (shutting_down_) {
+    refusal = "the worker is shutting down";
+  } else if (existing != jobs_.end()) {
+    if (existing->second->attempt() == start.attempt()) {
+      Diagnose("ignoring a repeated StartJob for " + start.training_job_name());
+      return;
+    }
+    refusal = "attempt " + std::to_string(existing->second->attempt()) + " of " +
+              start.training_job_name() + " is still running on this worker";
+  } else if (static_cast<int>(jobs_.size()) >= options_.slots) {
+    refusal = "no free slot: all " + std::to_string(options_.slots) + " slots are busy";
+  }
+  if (!refusal.empty()) {
+    amt::v1::WorkerMessage message;
+    amt::v1::JobExited& exited = *message.mutable_exited();
+    exited.set_training_job_name(start.training_job_name());
+    exited.set_attempt(start.attempt());
+    exited.set_launch_failed(true);
+    exited.set_failure_reason(refusal);
+    SendLocked(std::move(message), /*runner_exit=*/false);
+    return;
+  }
+  auto runner = std::make_shared<JobRunner>(
+      options_.runner, start, launcher_, clock_,
+      [this](amt::v1::WorkerMessage report) { OnRunnerReport(std::move(report)); });
+  jobs_[start.training_job_name()] = runner;
+  runner->Start();
+}
+
+void Agent::HandleStop(const amt::v1::StopJob& stop) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = jobs_.find(stop.training_job_name());
+  if (it == jobs_.end() || it->second->attempt() != stop.attempt()) {
+    // Usually a job that has just exited: its JobExited is on its way.
+    Diagnose("StopJob for " + stop.training_job_name() + " attempt " +
+             std::to_string(stop.attempt()) + ", which is not running here");
+    return;
+  }
+  it->second->Stop(stop.grace_seconds());
+}
+
+void Agent::OnRunnerReport(amt::v1::WorkerMessage message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool exit = message.has_exited();
+  if (exit) {
+    // The runner's thread is still inside this call, so it is joined later, on the agent thread.
+    const auto it = jobs_.find(message.exited().training_job_name());
+    if (it != jobs_.end() && it->second->attempt() == message.exited().attempt()) {
+      finished_.push_back(std::move(it->second));
+      jobs_.erase(it);
+    }
+  }
+  SendLocked(std::move(message), exit);
+}
+
+void Agent::SendLocked(amt::v1::WorkerMessage message, bool runner_exit) {
+  if (stream_ != nullptr) {
+    if (stream_->Write(message)) return;
+    // Broken: the agent thread's Read fails too and it reconnects.
+    stream_->Cancel();
+    stream_ = nullptr;
+  }
+  if (message.has_logs() && buffer_.size() >= options_.max_buffered_reports) {
+    ++dropped_log_batches_;
+    return;
+  }
+  if (runner_exit) {
+    undelivered_exits_.insert({message.exited().training_job_name(), message.exited().attempt()});
+  }
+  buffer_.emplace_back(std::move(message), runner_exit);
+}
+
+void Agent::ReapFinished() {
+  std::vector<std::shared_ptr<JobRunner>> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished.swap(finished_);
+  }
+  finished.clear();  // joins the runners' threads, which have made their last report
+}
+
+void Agent::Shutdown() {
+  std::vector<std::shared_ptr<JobRunner>> runners;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) return;
+    shutting_down_ = true;
+    for (const auto& [name, runner] : jobs_) runners.push_back(runner);
+  }
+  const double grace_seconds = static_cast<double>(options_.shutdown_grace.count()) / 1000.0;
+  for (const auto& runner : runners) runner->Stop(grace_seconds);
+  // The margin covers what a runner does after the kill: checkpoint sync and tar.
+  const auto deadline =
+      std::chrono::steady_clock::now() + options_.shutdown_grace + std::chrono::seconds(2);
+  for (const auto& runner : runners) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    runner->WaitForExit(std::max(left, std::chrono::milliseconds(0)));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    exit_run_ = true;
+    if (stream_ != nullptr) stream_->Cancel();
+  }
+  cv_.notify_all();
+}
+
+}  // namespace amt::worker

@@ -1,0 +1,313 @@
+#include "worker/job_dir.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace amt::worker {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr char kHost[] = "algo-1";
+constexpr char kGroupName[] = "homogeneousCluster";
+constexpr char kTuningObjectiveKey[] = "_tuning_objective_metric";
+
+absl::Status FsError(const std::string& what, const fs::path& path, const std::error_code& ec) {
+  return absl::InternalError(what + " " + path.string() + ": " + ec.message());
+}
+
+absl::Status MakeDirs(const fs::path& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) return FsError("cannot create", path, ec);
+  return absl::OkStatus();
+}
+
+absl::Status WriteFile(const fs::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out) return absl::InternalError("cannot write " + path.string());
+  return absl::OkStatus();
+}
+
+// SageMaker's training job name pattern ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}: the name becomes a
+// directory that is removed and recreated, so nothing path-like may get through.
+bool IsValidJobName(const std::string& name) {
+  if (name.empty() || name.size() > 63) return false;
+  if (!std::isalnum(static_cast<unsigned char>(name.front())) ||
+      !std::isalnum(static_cast<unsigned char>(name.back()))) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '-'; });
+}
+
+// SageMaker's ChannelName pattern [A-Za-z0-9\.\-_]+ (max 64), minus the names "." and "..".
+bool IsValidChannelName(const std::string& name) {
+  if (name.empty() || name.size() > 64 || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '-' || c == '_';
+  });
+}
+
+std::string Upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s;
+}
+
+// The training toolkit JSON-decodes each hyperparameter value and keeps the raw string when
+// that fails ("0.01" -> 0.01, "adam" -> "adam").
+json DecodeHyperparameter(const std::string& value) {
+  json decoded = json::parse(value, nullptr, /*allow_exceptions=*/false);
+  if (decoded.is_discarded()) return value;
+  return decoded;
+}
+
+// Hyperparameters the toolkit keeps out of the user's set (SM_HPS, SM_HP_*).
+bool IsReservedHyperparameter(const std::string& name) {
+  return name == kTuningObjectiveKey || name.rfind("sagemaker_", 0) == 0;
+}
+
+struct FileEntry {
+  fs::path relative;
+  fs::path absolute;
+};
+
+absl::StatusOr<std::vector<FileEntry>> ListFiles(const fs::path& root) {
+  std::vector<FileEntry> files;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, ec);
+  if (ec) return FsError("cannot list", root, ec);
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) return FsError("cannot list", root, ec);
+    if (it->is_regular_file(ec)) {
+      files.push_back({fs::relative(it->path(), root, ec), it->path()});
+    }
+  }
+  if (ec) return FsError("cannot list", root, ec);
+  return files;
+}
+
+absl::Status CopyFile(const fs::path& from, const fs::path& to) {
+  RETURN_IF_ERROR(MakeDirs(to.parent_path()));
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec) return FsError("cannot copy to", to, ec);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string TruncateFailureReason(const std::string& text, size_t max_chars) {
+  size_t chars = 0;
+  size_t end = 0;
+  for (; end < text.size(); ++end) {
+    const bool starts_char = (static_cast<unsigned char>(text[end]) & 0xC0) != 0x80;
+    if (starts_char) {
+      if (chars == max_chars) break;
+      ++chars;
+    }
+  }
+  while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  return text.substr(0, end);
+}
+
+absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v1::StartJob& job) {
+  if (!IsValidJobName(job.training_job_name())) {
+    return absl::InvalidArgumentError("invalid training job name '" + job.training_job_name() +
+                                      "'");
+  }
+  std::vector<const amt::v1::ChannelAssignment*> channels;
+  std::set<std::string> channel_names;
+  for (const auto& channel : job.channels()) {
+    if (!IsValidChannelName(channel.channel_name())) {
+      return absl::InvalidArgumentError("invalid channel name '" + channel.channel_name() + "'");
+    }
+    if (!channel_names.insert(channel.channel_name()).second) {
+      return absl::InvalidArgumentError("duplicate channel name '" + channel.channel_name() + "'");
+    }
+    channels.push_back(&channel);
+  }
+
+  std::error_code ec;
+  const fs::path work_dir = fs::absolute(options.work_dir, ec);
+  if (ec) return FsError("cannot resolve", options.work_dir, ec);
+
+  JobDir dir;
+  JobPaths& p = dir.paths_;
+  p.root = work_dir / job.training_job_name();
+  p.input = p.root / "input";
+  p.input_config = p.input / "config";
+  p.input_data = p.input / "data";
+  p.model = p.root / "model";
+  p.output = p.root / "output";
+  p.output_data = p.output / "data";
+  p.output_intermediate = p.output / "intermediate";
+  p.failure = p.output / "failure";
+  const bool has_checkpoints =
+      !job.checkpoint_local_sync_dir().empty() || !job.checkpoint_container_path().empty();
+  if (has_checkpoints) p.checkpoints = p.root / "checkpoints";
+
+  fs::remove_all(p.root, ec);
+  if (ec) return FsError("cannot remove", p.root, ec);
+  for (const fs::path* d :
+       {&p.input_config, &p.input_data, &p.model, &p.output_data, &p.output_intermediate}) {
+    RETURN_IF_ERROR(MakeDirs(*d));
+  }
+
+  // hyperparameters.json: the request's map as is, every value a JSON string.
+  json hyperparameters = json::object();
+  for (const auto& [name, value] : job.hyperparameters()) hyperparameters[name] = value;
+  RETURN_IF_ERROR(WriteFile(p.input_config / "hyperparameters.json", hyperparameters.dump()));
+
+  const std::string instance_type = job.instance_type().empty() ? "local" : job.instance_type();
+  const json hosts = json::array({kHost});
+  const json resource_config = {
+      {"current_host", kHost},
+      {"hosts", hosts},
+      {"network_interface_name", "eth0"},
+      {"current_instance_type", instance_type},
+      {"current_group_name", kGroupName},
+      {"instance_groups", json::array({{{"instance_group_name", kGroupName},
+                                        {"instance_type", instance_type},
+                                        {"hosts", hosts}}})},
+  };
+  RETURN_IF_ERROR(WriteFile(p.input_config / "resourceconfig.json", resource_config.dump()));
+
+  json input_data_config = json::object();
+  for (const auto* channel : channels) {
+    const std::string& name = channel->channel_name();
+    json entry;
+    if (channel->input_config_json().empty()) {
+      entry = {{"TrainingInputMode", job.input_mode().empty() ? "File" : job.input_mode()},
+               {"S3DistributionType", "FullyReplicated"},
+               {"RecordWrapperType", "None"}};
+    } else {
+      entry = json::parse(channel->input_config_json(), nullptr, /*allow_exceptions=*/false);
+      if (entry.is_discarded() || !entry.is_object()) {
+        return absl::InvalidArgumentError("channel '" + name +
+                                          "': input_config_json is not a JSON object");
+      }
+    }
+    input_data_config[name] = std::move(entry);
+
+    const fs::path link = p.input_data / name;
+    if (channel->local_path().empty()) {
+      RETURN_IF_ERROR(MakeDirs(link));
+      continue;
+    }
+    const fs::path target = fs::absolute(channel->local_path(), ec);
+    if (ec || !fs::exists(target, ec)) {
+      return absl::NotFoundError("channel '" + name + "': local path " + target.string() +
+                                 " does not exist");
+    }
+    fs::create_symlink(target, link, ec);
+    if (ec) return FsError("cannot create symlink", link, ec);
+  }
+  RETURN_IF_ERROR(WriteFile(p.input_config / "inputdataconfig.json", input_data_config.dump()));
+
+  if (has_checkpoints) {
+    RETURN_IF_ERROR(MakeDirs(p.checkpoints));
+    if (!job.checkpoint_local_sync_dir().empty()) {
+      dir.checkpoint_sync_dir_ = fs::absolute(job.checkpoint_local_sync_dir(), ec);
+      if (fs::is_directory(dir.checkpoint_sync_dir_, ec)) {
+        ASSIGN_OR_RETURN(auto files, ListFiles(dir.checkpoint_sync_dir_));
+        for (const auto& file : files) {
+          const fs::path local = p.checkpoints / file.relative;
+          RETURN_IF_ERROR(CopyFile(file.absolute, local));
+          dir.copied_in_[file.relative.string()] =
+              FileStamp{fs::file_size(local, ec), fs::last_write_time(local, ec)};
+        }
+      }
+    }
+  }
+
+  // The environment: the request's Environment, then ours on top.
+  auto& env = dir.environment_;
+  for (const auto& [key, value] : job.environment()) env[key] = value;
+  env["TRAINING_JOB_NAME"] = job.training_job_name();
+  env["TRAINING_JOB_ARN"] = job.training_job_arn();
+  env["AMT_JOB_DIR"] = p.root.string();
+  env["SM_MODEL_DIR"] = p.model.string();
+  env["SM_INPUT_DIR"] = p.input.string();
+  env["SM_INPUT_CONFIG_DIR"] = p.input_config.string();
+  env["SM_OUTPUT_DIR"] = p.output.string();
+  env["SM_OUTPUT_DATA_DIR"] = p.output_data.string();
+  env["SM_OUTPUT_INTERMEDIATE_DIR"] = p.output_intermediate.string();
+  env["SM_CURRENT_HOST"] = kHost;
+  env["SM_HOSTS"] = hosts.dump();
+  env["SM_CURRENT_INSTANCE_TYPE"] = instance_type;
+  env["SM_NETWORK_INTERFACE_NAME"] = "eth0";
+  env["SM_NUM_CPUS"] = std::to_string(options.num_cpus);
+  env["SM_NUM_GPUS"] = "0";
+  env["SM_RESOURCE_CONFIG"] = resource_config.dump();
+  env["SM_INPUT_DATA_CONFIG"] = input_data_config.dump();
+  env["SM_CHANNELS"] = json(channel_names).dump();  // a std::set: sorted, as the toolkit does
+  for (const auto* channel : channels) {
+    env["SM_CHANNEL_" + Upper(channel->channel_name())] =
+        (p.input_data / channel->channel_name()).string();
+  }
+  json user_hyperparameters = json::object();
+  for (const auto& [name, value] : job.hyperparameters()) {
+    if (IsReservedHyperparameter(name)) continue;
+    json decoded = DecodeHyperparameter(value);
+    env["SM_HP_" + Upper(name)] = decoded.is_string() ? decoded.get<std::string>() : decoded.dump();
+    user_hyperparameters[name] = std::move(decoded);
+  }
+  env["SM_HPS"] = user_hyperparameters.dump();
+  if (has_checkpoints) env["SM_CHECKPOINT_DIR"] = p.checkpoints.string();
+  return dir;
+}
+
+absl::Status JobDir::SyncCheckpointsOut() const {
+  if (checkpoint_sync_dir_.empty() || paths_.checkpoints.empty()) return absl::OkStatus();
+  RETURN_IF_ERROR(MakeDirs(checkpoint_sync_dir_));
+  ASSIGN_OR_RETURN(auto files, ListFiles(paths_.checkpoints));
+  std::set<std::string> present;
+  std::error_code ec;
+  for (const auto& file : files) {
+    const std::string key = file.relative.string();
+    present.insert(key);
+    const auto it = copied_in_.find(key);
+    if (it != copied_in_.end() && it->second.size == fs::file_size(file.absolute, ec) &&
+        it->second.mtime == fs::last_write_time(file.absolute, ec)) {
+      continue;  // unchanged since it was copied in
+    }
+    RETURN_IF_ERROR(CopyFile(file.absolute, checkpoint_sync_dir_ / file.relative));
+  }
+  for (const auto& [key, stamp] : copied_in_) {
+    if (present.count(key) != 0) continue;
+    fs::remove(checkpoint_sync_dir_ / key, ec);
+    if (ec) return FsError("cannot remove", checkpoint_sync_dir_ / key, ec);
+  }
+  return absl::OkStatus();
+}
+
+std::string JobDir::ReadFailureReason() const {
+  std::ifstream in(paths_.failure, std::ios::binary);
+  if (!in) return "";
+  // A character is at most 4 bytes in UTF-8.
+  std::string text(kMaxFailureReasonChars * 4, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return TruncateFailureReason(text, kMaxFailureReasonChars);
+}
+
+bool JobDir::HasOutputData() const {
+  std::error_code ec;
+  return fs::is_directory(paths_.output_data, ec) &&
+         fs::directory_iterator(paths_.output_data, ec) != fs::directory_iterator();
+}
+
+}  // namespace amt::worker

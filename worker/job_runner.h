@@ -1,0 +1,102 @@
+// JobRunner: runs one training job attempt from StartJob to JobExited. It prepares the job
+// directory (JobDir), launches the command through the injected ProcessLauncher, ships its output
+// (LogShipper), stops it on request (SIGTERM to the group, SIGKILL after the grace), and on exit
+// syncs checkpoints, tars model/ and output/data/, reads output/failure and reports JobExited.
+//
+// Threads: Start() spawns the job thread, which does all of the above and makes every report
+// except LogBatch; LogBatch reports come from the LogShipper's thread; output lines are read on
+// the Process's reader thread. Reports for one job arrive in order: JobStarted, LogBatch...,
+// JobExited (or only JobExited when the launch failed). Stop() spawns a kill-timer thread.
+#ifndef AMT_WORKER_JOB_RUNNER_H_
+#define AMT_WORKER_JOB_RUNNER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "amt/v1/worker.pb.h"
+#include "common/clock.h"
+#include "worker/job_dir.h"
+#include "worker/log_shipper.h"
+#include "worker/process_launcher.h"
+
+namespace amt::worker {
+
+struct JobRunnerOptions {
+  JobDirOptions job_dir;
+  // The worker's own variables a trainer inherits (PATH, HOME, LANG); the job's variables win.
+  std::map<std::string, std::string> base_environment;
+  std::string tar_path = "tar";
+  LogShipperOptions logs;
+  // Receives problems that are not the job's fault (a failed checkpoint sync or tar); may be
+  // called on the job thread. Empty: dropped.
+  std::function<void(const std::string&)> diagnostics;
+};
+
+class JobRunner {
+ public:
+  using ReportFn = std::function<void(amt::v1::WorkerMessage message)>;
+
+  // `launcher` and `clock` must outlive the runner. `report` is called on the job thread and on
+  // the log shipper's thread, never concurrently for one runner (the shipper starts after
+  // JobStarted returns and is joined before JobExited); runners of different jobs do call it
+  // concurrently.
+  JobRunner(JobRunnerOptions options, amt::v1::StartJob job, ProcessLauncher& launcher,
+            const Clock& clock, ReportFn report);
+  // Kills the process group (SIGKILL) if the job is still running, then joins every thread.
+  ~JobRunner();
+
+  JobRunner(const JobRunner&) = delete;
+  JobRunner& operator=(const JobRunner&) = delete;
+
+  // Starts the job thread. Call once.
+  void Start();
+
+  // SIGTERM to the job's process group now (or right after launch if it is still starting),
+  // SIGKILL to the group if it has not exited `grace_seconds` later. A second Stop can only
+  // shorten the grace. Thread-safe; a no-op once the process has exited.
+  void Stop(double grace_seconds);
+
+  // Waits until JobExited has been reported, at most `timeout`. True if it has.
+  bool WaitForExit(std::chrono::milliseconds timeout);
+
+  const std::string& training_job_name() const { return job_.training_job_name(); }
+  int attempt() const { return job_.attempt(); }
+
+ private:
+  void Run();
+  void ReportExit(amt::v1::JobExited exited);
+  void SignalAndArmKillTimerLocked();
+  void KillTimer();
+  absl::Status Tar(const std::string& dir, const std::string& file, const std::string& cwd);
+  void Diagnose(const std::string& message) const;
+
+  const JobRunnerOptions options_;
+  const amt::v1::StartJob job_;
+  ProcessLauncher& launcher_;
+  const Clock& clock_;
+  const ReportFn report_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unique_ptr<Process> process_;  // set once by the job thread, guarded by mu_
+  bool process_exited_ = false;       // guarded by mu_
+  bool done_ = false;                 // JobExited reported; guarded by mu_
+  bool stop_requested_ = false;       // guarded by mu_
+  bool signalled_ = false;            // SIGTERM sent; guarded by mu_
+  std::optional<std::chrono::steady_clock::time_point> kill_at_;  // guarded by mu_
+  std::thread kill_timer_;  // started under mu_, joined by the destructor
+
+  std::thread thread_;  // the job thread
+};
+
+}  // namespace amt::worker
+
+#endif  // AMT_WORKER_JOB_RUNNER_H_

@@ -1,0 +1,79 @@
+// LogShipper: turns one job's output lines into LogBatch messages. A line is cleaned the way
+// SageMaker shows it (tab -> "#011", '\r' removed), timestamped with the injected Clock, and
+// batched: a batch goes out when it holds `max_lines` lines or when its oldest line has waited
+// `max_delay` (a wall-clock wait on the shipper's own thread: the worker is the real-process edge).
+#ifndef AMT_WORKER_LOG_SHIPPER_H_
+#define AMT_WORKER_LOG_SHIPPER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "amt/v1/worker.pb.h"
+#include "common/clock.h"
+#include "worker/process_launcher.h"
+
+namespace amt::worker {
+
+// SageMaker's log form of one line: every '\t' becomes the literal text "#011" and every '\r'
+// is dropped.
+std::string CleanLogLine(const std::string& line);
+
+struct LogShipperOptions {
+  size_t max_lines = 64;
+  std::chrono::milliseconds max_delay{50};
+};
+
+class LogShipper {
+ public:
+  using SendFn = std::function<void(amt::v1::LogBatch batch)>;
+
+  // `send` is called on the shipper's thread (or in Close() when Start() never ran), one batch
+  // at a time, in line order. `clock` must outlive the shipper.
+  LogShipper(std::string training_job_name, int attempt, const Clock& clock,
+             LogShipperOptions options, SendFn send);
+  ~LogShipper();  // Close()s.
+
+  LogShipper(const LogShipper&) = delete;
+  LogShipper& operator=(const LogShipper&) = delete;
+
+  // Queues one raw output line. Thread-safe. Lines added after Close() are dropped.
+  void Add(OutputStream stream, const std::string& line);
+
+  // Starts sending (lines queued before wait, so no batch precedes JobStarted). Call once.
+  void Start();
+
+  // Sends every queued line, stops the shipper's thread and returns once all was sent.
+  // Idempotent; call from one thread.
+  void Close();
+
+ private:
+  void Run();
+  // Removes up to max_lines queued lines into a batch. Requires mu_.
+  amt::v1::LogBatch TakeBatch();
+
+  const std::string training_job_name_;
+  const int attempt_;
+  const Clock& clock_;
+  const LogShipperOptions options_;
+  const SendFn send_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  struct Pending {
+    std::chrono::steady_clock::time_point queued;
+    amt::v1::LogRecord record;
+  };
+  std::deque<Pending> pending_;  // guarded by mu_
+  bool closing_ = false;         // guarded by mu_
+  bool closed_ = false;          // touched only by Close()
+  std::thread thread_;
+};
+
+}  // namespace amt::worker
+
+#endif  // AMT_WORKER_LOG_SHIPPER_H_

@@ -1,0 +1,106 @@
+// amt-worker: runs training jobs for amtd. Wiring only; the logic is in Agent.
+//   amt-worker --orchestrator HOST:PORT --slots N --work-dir DIR [--worker-id ID]
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "common/clock.h"
+#include "worker/agent.h"
+#include "worker/grpc_connector.h"
+#include "worker/process_launcher.h"
+
+int main(int argc, char** argv) {
+  // Block the stop signals before any thread exists (gRPC starts some), so only the signal
+  // thread below receives them. Children get an empty mask from the launcher.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  CLI::App app{"amt-worker: runs SageMaker-style training jobs for amtd"};
+  std::string orchestrator;
+  int slots = 1;
+  std::string work_dir;
+  std::string worker_id;
+  std::string tar_path = "tar";
+  app.add_option("--orchestrator", orchestrator, "amtd's WorkerService address, HOST:PORT")
+      ->required();
+  app.add_option("--slots", slots, "training jobs run at once")->check(CLI::Range(1, 1024));
+  app.add_option("--work-dir", work_dir, "where job directories (the emulated /opt/ml) go")
+      ->required();
+  app.add_option("--worker-id", worker_id, "stable worker id (default: HOST:PID)");
+  app.add_option("--tar", tar_path, "tar executable used to pack model.tar.gz");
+  bool exit_with_parent = false;
+  app.add_flag("--exit-with-parent", exit_with_parent,
+               "stop (as on SIGTERM) when the process that started this worker dies; amtd sets it "
+               "for its local worker, so a killed amtd leaves no orphans");
+  const pid_t parent = getppid();
+  CLI11_PARSE(app, argc, argv);
+  if (exit_with_parent) {
+    // SIGTERM on parent death is handled like any SIGTERM: jobs are stopped, then we exit.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) return 0;  // the parent died before prctl took effect
+  }
+
+  char host_buffer[256] = {};
+  gethostname(host_buffer, sizeof(host_buffer) - 1);
+  const std::string host = host_buffer;
+  if (worker_id.empty()) worker_id = host + ":" + std::to_string(getpid());
+
+  std::error_code ec;
+  std::filesystem::create_directories(work_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "amt-worker: cannot create %s: %s\n", work_dir.c_str(),
+                 ec.message().c_str());
+    return 1;
+  }
+
+  std::mutex log_mu;
+  auto diagnostics = [&log_mu](const std::string& message) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    std::fprintf(stderr, "amt-worker: %s\n", message.c_str());
+  };
+
+  amt::worker::AgentOptions options;
+  options.worker_id = worker_id;
+  options.host = host;
+  options.slots = slots;
+  options.diagnostics = diagnostics;
+  options.runner.job_dir.work_dir = work_dir;
+  options.runner.job_dir.num_cpus =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.runner.tar_path = tar_path;
+  options.runner.diagnostics = diagnostics;
+  for (const char* name : {"PATH", "HOME", "LANG"}) {
+    if (const char* value = std::getenv(name)) options.runner.base_environment[name] = value;
+  }
+
+  amt::SystemClock clock;
+  auto launcher = amt::worker::NewPosixProcessLauncher();
+  amt::worker::GrpcConnector connector(orchestrator);
+  amt::worker::Agent agent(options, connector, *launcher, clock);
+
+  std::thread signal_thread([&] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    diagnostics(std::string("received ") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
+                ", stopping jobs");
+    agent.Shutdown();
+  });
+  diagnostics("worker " + worker_id + " with " + std::to_string(slots) + " slot(s), amtd at " +
+              orchestrator);
+  agent.Run();
+  signal_thread.join();
+  return 0;
+}

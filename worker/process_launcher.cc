@@ -1,0 +1,299 @@
+#include "worker/process_launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+namespace amt::worker {
+namespace {
+
+// Lines longer than this are delivered in pieces, so a trainer printing megabytes without a
+// newline cannot grow the worker without bound.
+constexpr size_t kMaxLineBytes = 1 << 20;
+// After the group leader exits and its group is killed, output still open belongs to a process
+// that left the group (setsid); we stop waiting for it after this long.
+constexpr auto kDrainAfterExit = std::chrono::seconds(2);
+
+std::string ErrnoText(int err) { return std::generic_category().message(err); }
+
+absl::Status SpawnError(const std::string& what, int err) {
+  const std::string message = what + ": " + ErrnoText(err);
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return absl::NotFoundError(message);
+    case EACCES:
+    case EPERM:
+      return absl::PermissionDeniedError(message);
+    case ENOEXEC:
+      return absl::FailedPreconditionError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+void CloseFd(int& fd) {
+  if (fd >= 0) {
+    ::close(fd);
+    fd = -1;
+  }
+}
+
+// Splits one stream's bytes into lines.
+class LineSplitter {
+ public:
+  LineSplitter(OutputStream stream, const LineCallback* on_line)
+      : stream_(stream), on_line_(on_line) {}
+
+  void Append(const char* data, size_t size) {
+    for (size_t i = 0; i < size; ++i) {
+      if (data[i] == '\n') {
+        (*on_line_)(stream_, std::move(pending_));
+        pending_.clear();
+      } else {
+        pending_.push_back(data[i]);
+        if (pending_.size() >= kMaxLineBytes) {
+          (*on_line_)(stream_, std::move(pending_));
+          pending_.clear();
+        }
+      }
+    }
+  }
+
+  void Finish() {
+    if (!pending_.empty()) {
+      (*on_line_)(stream_, std::move(pending_));
+      pending_.clear();
+    }
+  }
+
+ private:
+  OutputStream stream_;
+  const LineCallback* on_line_;
+  std::string pending_;
+};
+
+class PosixProcess final : public Process {
+ public:
+  PosixProcess(pid_t pid, int stdout_fd, int stderr_fd, int wake_read, int wake_write,
+               LineCallback on_line)
+      : pid_(pid),
+        wake_read_(wake_read),
+        wake_write_(wake_write),
+        on_line_(std::move(on_line)),
+        reader_([this, stdout_fd, stderr_fd] { ReadOutput(stdout_fd, stderr_fd); }) {}
+
+  ~PosixProcess() override {
+    if (!waited_) {
+      (void)SignalGroup(SIGKILL);
+      (void)Wait();
+    }
+    CloseFd(wake_read_);
+    CloseFd(wake_write_);
+  }
+
+  int pid() const override { return pid_; }
+
+  absl::Status SignalGroup(int signal) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reaped_) return absl::OkStatus();
+    if (::kill(-pid_, signal) != 0 && errno != ESRCH) {
+      return absl::InternalError("kill(-" + std::to_string(pid_) + "): " + ErrnoText(errno));
+    }
+    return absl::OkStatus();
+  }
+
+  ExitStatus Wait() override {
+    waited_ = true;
+    // WNOWAIT leaves the leader a zombie, so its pid (the group id) cannot be reused while we
+    // kill what is left of the group.
+    siginfo_t info{};
+    while (::waitid(P_PID, pid_, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ::kill(-pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      reaped_ = true;
+      if (WIFSIGNALED(status)) {
+        exit_.signal = WTERMSIG(status);
+        exit_.exit_code = 128 + exit_.signal;
+      } else {
+        exit_.exit_code = WEXITSTATUS(status);
+      }
+    }
+    const char byte = 1;
+    while (::write(wake_write_, &byte, 1) < 0 && errno == EINTR) {
+    }
+    reader_.join();
+    return exit_;
+  }
+
+ private:
+  // The reader thread: polls both pipes and the wake pipe until both pipes reach EOF, or until
+  // kDrainAfterExit after Wait() reaped the leader.
+  void ReadOutput(int stdout_fd, int stderr_fd) {
+    LineSplitter splitters[2] = {LineSplitter(OutputStream::kStdout, &on_line_),
+                                 LineSplitter(OutputStream::kStderr, &on_line_)};
+    int fds[2] = {stdout_fd, stderr_fd};
+    bool exited = false;
+    std::chrono::steady_clock::time_point deadline;
+    char buffer[65536];
+    while (fds[0] >= 0 || fds[1] >= 0) {
+      int timeout_ms = -1;
+      if (exited) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) break;
+        timeout_ms = static_cast<int>(left.count());
+      }
+      pollfd polls[3] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}, {-1, POLLIN, 0}};
+      if (!exited) polls[2].fd = wake_read_;
+      const int ready = ::poll(polls, 3, timeout_ms);
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      for (int i = 0; i < 2; ++i) {
+        if (fds[i] < 0 || polls[i].revents == 0) continue;
+        const ssize_t n = ::read(fds[i], buffer, sizeof(buffer));
+        if (n > 0) {
+          splitters[i].Append(buffer, static_cast<size_t>(n));
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+          splitters[i].Finish();
+          CloseFd(fds[i]);
+        }
+      }
+      if (polls[2].revents != 0) {
+        exited = true;
+        deadline = std::chrono::steady_clock::now() + kDrainAfterExit;
+      }
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i] >= 0) {
+        splitters[i].Finish();
+        CloseFd(fds[i]);
+      }
+    }
+  }
+
+  const pid_t pid_;
+  int wake_read_;
+  int wake_write_;
+  const LineCallback on_line_;
+  std::mutex mu_;
+  bool reaped_ = false;  // guarded by mu_
+  bool waited_ = false;  // touched only by the thread calling Wait() (and the destructor)
+  ExitStatus exit_;
+  std::thread reader_;  // last member: starts after everything it reads is initialised
+};
+
+// Owns the spawn attribute objects so every return path releases them.
+struct SpawnSetup {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnSetup() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+};
+
+class PosixProcessLauncher final : public ProcessLauncher {
+ public:
+  absl::StatusOr<std::unique_ptr<Process>> Launch(const LaunchSpec& spec,
+                                                  LineCallback on_line) override {
+    if (spec.argv.empty() || spec.argv[0].empty()) {
+      return absl::InvalidArgumentError("empty command");
+    }
+    std::error_code ec;
+    if (!spec.cwd.empty() && !std::filesystem::is_directory(spec.cwd, ec)) {
+      return absl::NotFoundError("working directory " + spec.cwd + ": " + ErrnoText(ENOENT));
+    }
+    int out_pipe[2] = {-1, -1};
+    int err_pipe[2] = {-1, -1};
+    int wake_pipe[2] = {-1, -1};
+    auto close_all = [&] {
+      for (int* p : {out_pipe, err_pipe, wake_pipe}) {
+        CloseFd(p[0]);
+        CloseFd(p[1]);
+      }
+    };
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+        ::pipe2(wake_pipe, O_CLOEXEC) != 0) {
+      const int err = errno;
+      close_all();
+      return absl::InternalError("pipe2: " + ErrnoText(err));
+    }
+
+    SpawnSetup setup;
+    posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&setup.actions, out_pipe[1], 1);
+    posix_spawn_file_actions_adddup2(&setup.actions, err_pipe[1], 2);
+    // The trainer must not inherit the worker's sockets or other jobs' pipes.
+    posix_spawn_file_actions_addclosefrom_np(&setup.actions, 3);
+    if (!spec.cwd.empty()) {
+      posix_spawn_file_actions_addchdir_np(&setup.actions, spec.cwd.c_str());
+    }
+    sigset_t empty_mask;
+    sigemptyset(&empty_mask);
+    sigset_t all_signals;
+    sigfillset(&all_signals);
+    posix_spawnattr_setpgroup(&setup.attr, 0);
+    posix_spawnattr_setsigmask(&setup.attr, &empty_mask);
+    posix_spawnattr_setsigdefault(&setup.attr, &all_signals);
+    posix_spawnattr_setflags(
+        &setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+    std::vector<std::string> env_strings;
+    env_strings.reserve(spec.env.size());
+    for (const auto& [key, value] : spec.env) env_strings.push_back(key + "=" + value);
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> argv_strings = spec.argv;
+    std::vector<char*> argv;
+    for (auto& s : argv_strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+
+    pid_t pid = -1;
+    const bool search_path = spec.argv[0].find('/') == std::string::npos;
+    // glibc's posix_spawn reports exec failures (ENOENT, EACCES, ENOEXEC) as its return value.
+    const int rc =
+        search_path
+            ? ::posix_spawnp(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data())
+            : ::posix_spawn(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data());
+    CloseFd(out_pipe[1]);
+    CloseFd(err_pipe[1]);
+    if (rc != 0) {
+      close_all();
+      return SpawnError(spec.argv[0], rc);
+    }
+    return std::unique_ptr<Process>(std::make_unique<PosixProcess>(
+        pid, out_pipe[0], err_pipe[0], wake_pipe[0], wake_pipe[1], std::move(on_line)));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ProcessLauncher> NewPosixProcessLauncher() {
+  return std::make_unique<PosixProcessLauncher>();
+}
+
+}  // namespace amt::worker

@@ -1,0 +1,73 @@
+// ProcessLauncher: how amt-worker starts a training process (or `tar`), the one place that touches
+// real processes. A Process runs in its own process group, with stdin on /dev/null and stdout and
+// stderr read line by line on a reader thread. The production implementation uses posix_spawn
+// (POSIX_SPAWN_SETPGROUP); tests inject a fake (tests/unit/worker/fake_process_launcher.h).
+#ifndef AMT_WORKER_PROCESS_LAUNCHER_H_
+#define AMT_WORKER_PROCESS_LAUNCHER_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace amt::worker {
+
+// What to run. `argv[0]` is an executable path; without a '/', it is looked up in the worker's
+// own PATH. `env` is the complete environment (nothing is inherited). `cwd` must exist.
+struct LaunchSpec {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::string cwd;
+};
+
+enum class OutputStream { kStdout, kStderr };
+
+// Receives one output line, without its '\n' (a last line without '\n' is delivered at EOF;
+// lines longer than 1 MiB arrive in 1 MiB pieces). Called on the process's reader thread, one
+// call at a time, in arrival order per stream.
+using LineCallback = std::function<void(OutputStream stream, std::string line)>;
+
+struct ExitStatus {
+  int exit_code = 0;  // the exit code when `signal` is 0; 128 + signal otherwise (shell style)
+  int signal = 0;     // the terminating signal, 0 when the process exited normally
+};
+
+class Process {
+ public:
+  virtual ~Process() = default;
+
+  virtual int pid() const = 0;
+
+  // Sends `signal` to every process in the child's process group. A no-op returning OK once
+  // the group leader has been reaped by Wait(). Thread-safe.
+  virtual absl::Status SignalGroup(int signal) = 0;
+
+  // Blocks until the child exits and every output line has been delivered to the LineCallback,
+  // then returns how it ended. When the group leader exits, processes left in its group are
+  // SIGKILLed (Docker ends a container with its main process). Call at most once.
+  virtual ExitStatus Wait() = 0;
+};
+
+class ProcessLauncher {
+ public:
+  virtual ~ProcessLauncher() = default;
+
+  // Starts `spec` in a new process group. Errors carry "<argv[0]>: <strerror>": NotFound when the
+  // executable (or cwd) does not exist, PermissionDenied when it is not executable,
+  // FailedPrecondition for a file the kernel cannot execute, InvalidArgument for an empty argv,
+  // Internal otherwise. `on_line` must outlive the returned Process's Wait().
+  virtual absl::StatusOr<std::unique_ptr<Process>> Launch(const LaunchSpec& spec,
+                                                          LineCallback on_line) = 0;
+};
+
+// The production launcher: posix_spawn with POSIX_SPAWN_SETPGROUP, an empty signal mask and
+// default signal dispositions in the child (the worker ignores SIGPIPE and blocks SIGTERM).
+std::unique_ptr<ProcessLauncher> NewPosixProcessLauncher();
+
+}  // namespace amt::worker
+
+#endif  // AMT_WORKER_PROCESS_LAUNCHER_H_
