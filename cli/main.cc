@@ -1,6 +1,5 @@
 // amt: the amt-local client. Argument parsing (CLI11) and production wiring only; the commands
 // live in amt_cli_lib (cli/commands.h) and `amt run` in cli/run.h.
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +11,7 @@
 
 #include "amt/v1/tuning.grpc.pb.h"
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/errors.h"
 #include "cli/run.h"
 #include "grpcpp/grpcpp.h"
@@ -55,15 +55,6 @@ void AddPagination(CLI::App* app, amt::cli::PaginationOptions& options) {
 }
 
 // Columns of the terminal on stdout: the window size, else $COLUMNS, else 80.
-int TerminalWidth() {
-  winsize size{};
-  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
-  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && std::atoi(columns) > 0) {
-    return std::atoi(columns);
-  }
-  return 80;
-}
-
 bool StdoutIsTerminal() {
   const char* term = std::getenv("TERM");
   return isatty(STDOUT_FILENO) == 1 && !(term != nullptr && std::string(term) == "dumb");
@@ -221,7 +212,7 @@ int main(int argc, char** argv) {
       ->required();
   sub->callback([&] {
     watch.tty = StdoutIsTerminal();
-    watch.width = TerminalWidth();
+    watch.width = amt::cli::TerminalWidth();
     command = [&](Commands& c) { return c.Watch(watch); };
   });
 

@@ -1,10 +1,24 @@
 #include "cli/progress.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstdio>
 #include <utility>
 
 namespace amt::cli {
+
+int TerminalWidth() {
+  winsize size{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && std::atoi(columns) > 0) {
+    return std::atoi(columns);
+  }
+  return 80;
+}
 namespace {
 
 using v1::DescribeHyperParameterTuningJobResponse;

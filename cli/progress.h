@@ -26,6 +26,9 @@
 
 namespace amt::cli {
 
+// Columns of the terminal on stdout (TIOCGWINSZ, else $COLUMNS, else 80).
+int TerminalWidth();
+
 class ProgressRenderer {
  public:
   // At most this many training-job rows in the TTY table: running jobs first, then the most

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/errors.h"
 #include "cli/input.h"
+#include "cli/progress.h"
 #include "common/json.h"
 #include "orchestrator/daemon/daemon.h"
 
@@ -159,6 +160,7 @@ int RunTuning(v1::TuningService::Stub& stub, const std::string& endpoint,
   WatchOptions watch;
   watch.hyper_parameter_tuning_job_name = name;
   watch.tty = !options.quiet && ::isatty(STDOUT_FILENO) == 1;
+  watch.width = TerminalWidth();
   return commands.Watch(watch);
 }
 

@@ -97,6 +97,8 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
       "ListTrainingJobs"};
   UnaryScript<v1::StopTrainingJobRequest, v1::StopTrainingJobResponse> stop_training{
       "StopTrainingJob"};
+  UnaryScript<v1::ExplainTrainingJobRequest, v1::ExplainTrainingJobResponse> explain{
+      "ExplainTrainingJob"};
   StreamScript<v1::GetTrainingJobLogsRequest, v1::GetTrainingJobLogsResponse> logs;
   StreamScript<v1::WatchHyperParameterTuningJobRequest, v1::WatchHyperParameterTuningJobResponse>
       watch;
@@ -144,6 +146,10 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
                                v1::StopTrainingJobResponse* response) override {
     return stop_training.Serve(request, response);
   }
+  grpc::Status ExplainTrainingJob(grpc::ClientContext*, const v1::ExplainTrainingJobRequest& request,
+                                  v1::ExplainTrainingJobResponse* response) override {
+    return explain.Serve(request, response);
+  }
 
  private:
   grpc::ClientReaderInterface<v1::GetTrainingJobLogsResponse>* GetTrainingJobLogsRaw(
@@ -179,6 +185,7 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
   AMT_FAKE_UNARY_ASYNC_(DescribeTrainingJob)
   AMT_FAKE_UNARY_ASYNC_(ListTrainingJobs)
   AMT_FAKE_UNARY_ASYNC_(StopTrainingJob)
+  AMT_FAKE_UNARY_ASYNC_(ExplainTrainingJob)
 #undef AMT_FAKE_UNARY_ASYNC_
 
 #define AMT_FAKE_STREAM_ASYNC_(Method, Response)                                                  \
