@@ -281,4 +281,26 @@ int Commands::Watch(const WatchOptions& options) {
   return last.hyper_parameter_tuning_job_status() == "Completed" ? kExitSuccess : kExitNotCompleted;
 }
 
+int Commands::Explain(const std::string& training_job_name, bool json) {
+  v1::ExplainTrainingJobRequest request;
+  request.set_training_job_name(training_job_name);
+  if (json) return Unary("ExplainTrainingJob", &Stub::ExplainTrainingJob, request);
+  v1::ExplainTrainingJobResponse response;
+  const grpc::Status status = Call(&Stub::ExplainTrainingJob, request, &response);
+  if (!status.ok()) return Fail(status, "ExplainTrainingJob");
+  out_ << "Training job " << response.training_job_name();
+  if (response.has_tuning_job_name()) out_ << " of tuning job " << response.tuning_job_name();
+  out_ << ", early stopping " << response.early_stopping() << ", "
+       << response.objective_values_size() << " objective emission(s)\n";
+  if (response.early_stopping() == "Off") {
+    out_ << "No early-stopping rule applies to this job: nothing was decided.\n";
+    return kExitSuccess;
+  }
+  for (const auto& d : response.decisions()) {
+    out_ << (d.stop() ? "STOP      " : "continue  ") << d.explanation() << "\n";
+  }
+  if (response.decisions_size() == 0) out_ << "No decision yet (no objective emitted).\n";
+  return kExitSuccess;
+}
+
 }  // namespace amt::cli

@@ -130,6 +130,10 @@ class Commands {
   // job ends, then its summary. 0 iff the tuning job ended Completed, else 1.
   int Watch(const WatchOptions& options);
 
+  // Prints every early-stopping decision of a training job (ExplainTrainingJob): one line per
+  // objective emission with the values compared, or the response JSON with `json`.
+  int Explain(const std::string& training_job_name, bool json);
+
  private:
   using Stub = v1::TuningService::StubInterface;
 

@@ -203,6 +203,18 @@ int main(int argc, char** argv) {
   sub->add_flag("--follow,-f", logs.follow, "Keep printing new lines until the training job ends");
   sub->callback([&] { command = [&](Commands& c) { return c.Logs(logs); }; });
 
+  std::string explain_name;
+  bool explain_json = false;
+  sub = app.add_subcommand("explain",
+                           "Explain early stopping for a training job: every decision of the AUTO "
+                           "median rule or Hyperband, with the values compared (epoch, the job's "
+                           "value, the median or rung cut-off, how many reference jobs)");
+  sub->add_option("TRAINING_JOB", explain_name, "The training job's name")->required();
+  sub->add_flag("--json", explain_json, "Print the ExplainTrainingJob response as JSON");
+  sub->callback([&] {
+    command = [&](Commands& c) { return c.Explain(explain_name, explain_json); };
+  });
+
   amt::cli::WatchOptions watch;
   sub = app.add_subcommand("watch",
                            "Show a tuning job's training jobs live until the tuning job ends, "

@@ -40,6 +40,25 @@ int main(int argc, char** argv) {
   app.add_option("--image-map", options.image_map_file,
                  "JSON file mapping TrainingImage URIs to local commands (see examples/image-map.json)");
   app.add_option("--s3-root", options.s3_root, "Folder standing for S3 (default: DATA_DIR/s3)");
+  app.add_option("--median-reference", options.median_reference,
+                 "AUTO early stopping: which previous jobs form the median: finished (Completed or "
+                 "Stopped), completed (Completed only) or all (running ones too)")
+      ->capture_default_str();
+  app.add_option("--median-min-jobs", options.median_min_reference_jobs,
+                 "AUTO early stopping: reference jobs needed before the rule may stop a job")
+      ->capture_default_str();
+  app.add_flag("--median-compare-best", options.median_compare_best,
+               "AUTO early stopping: compare the job's best value so far instead of its current one");
+  app.add_option("--median-grace-epochs", options.median_grace_epochs,
+                 "AUTO early stopping: compare only after this many epochs (SageMaker documents "
+                 "every epoch, 0; 2 meets bench/stopping's targets, see bench/README.md)")
+      ->capture_default_str();
+  app.add_option("--hyperband-eta", options.hyperband_reduction_factor,
+                 "Hyperband: reduction factor; a job continues at a rung when in the top 1/eta")
+      ->capture_default_str();
+  app.add_option("--hyperband-brackets", options.hyperband_brackets,
+                 "Hyperband: number of brackets (1 = plain asynchronous successive halving)")
+      ->capture_default_str();
   app.add_option("--region", options.region, "Region written into ARNs")->capture_default_str();
   app.add_option("--account", options.account, "Account id written into ARNs")->capture_default_str();
   CLI11_PARSE(app, argc, argv);

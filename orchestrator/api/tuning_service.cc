@@ -150,6 +150,19 @@ grpc::Status TuningServiceImpl::StopTrainingJob(grpc::ServerContext*,
   return ToGrpc(loop_.Call([&] { return orchestrator_.StopTrainingJob(*name); }));
 }
 
+grpc::Status TuningServiceImpl::ExplainTrainingJob(grpc::ServerContext*,
+                                                   const v1::ExplainTrainingJobRequest* request,
+                                                   v1::ExplainTrainingJobResponse* response) {
+  const std::optional<std::string> name =
+      request->has_training_job_name() ? std::optional<std::string>(request->training_job_name())
+                                       : std::nullopt;
+  if (auto s = validation::ValidateTrainingJobName(name, "trainingJobName"); !s.ok()) return ToGrpc(s);
+  auto result = loop_.Call([&] { return orchestrator_.ExplainTrainingJob(*name); });
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
+}
+
 grpc::Status TuningServiceImpl::GetTrainingJobLogs(
     grpc::ServerContext* context, const v1::GetTrainingJobLogsRequest* request,
     grpc::ServerWriter<v1::GetTrainingJobLogsResponse>* writer) {

@@ -54,6 +54,8 @@ class TuningServiceImpl final : public v1::TuningService::Service {
       grpc::ServerWriter<v1::WatchHyperParameterTuningJobResponse>*) override;
   grpc::Status WatchTrainingJob(grpc::ServerContext*, const v1::WatchTrainingJobRequest*,
                                 grpc::ServerWriter<v1::DescribeTrainingJobResponse>*) override;
+  grpc::Status ExplainTrainingJob(grpc::ServerContext*, const v1::ExplainTrainingJobRequest*,
+                                  v1::ExplainTrainingJobResponse*) override;
 
  private:
   Loop& loop_;

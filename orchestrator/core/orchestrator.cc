@@ -9,6 +9,7 @@
 #include "common/status_macros.h"
 #include "orchestrator/core/listing.h"
 #include "orchestrator/core/tuning_job.h"
+#include "orchestrator/validation/validation.h"
 
 namespace amt::core {
 namespace {
@@ -287,6 +288,13 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTu
                  ? static_cast<uint64_t>(config.random_seed())
                  : (options_.seed_source ? options_.seed_source() : static_cast<uint64_t>(now * 1000)));
 
+  if (config.strategy() == "Hyperband") {
+    auto max_resource = validation::HyperbandMaxResource(request);
+    if (!max_resource.ok()) return max_resource.status();
+    const auto& hb = config.strategy_config().hyperband_strategy_config();
+    t.set_hyperband_min_resource(hb.has_min_resource() ? hb.min_resource() : 1);
+    t.set_hyperband_max_resource(*max_resource);
+  }
   RETURN_IF_ERROR(EnsureStrategy(t));
   auto& rt = TuningRt(t);
   if (config.resource_limits().has_max_number_of_training_jobs()) {
@@ -678,7 +686,8 @@ void Orchestrator::DetachFromWorker(v1::TrainingJobRecord& job) {
   rt.runtime_timer = rt.lost_timer = 0;
 }
 
-void Orchestrator::StopRunningJob(v1::TrainingJobRecord& job, StopCause cause) {
+void Orchestrator::StopRunningJob(v1::TrainingJobRecord& job, StopCause cause,
+                                  const std::string& message) {
   if (IsTerminal(job) || job.describe().training_job_status() == kStopping) return;
   const double now = clock_.Now();
   if (job.worker_id().empty()) {
@@ -690,7 +699,7 @@ void Orchestrator::StopRunningJob(v1::TrainingJobRecord& job, StopCause cause) {
     OnTrainingJobEnded(job);
     return;
   }
-  MarkStopping(job, cause, now);
+  MarkStopping(job, cause, now, message);
   (void)PutTraining(job);
   auto w = workers_.find(job.worker_id());
   if (w != workers_.end()) {
@@ -871,6 +880,7 @@ void Orchestrator::OnLogs(const v1::LogBatch& batch) {
   std::vector<v1::MetricPoint> points;
   logs.reserve(batch.lines_size());
   auto* d = job->mutable_describe();
+  std::string stop_message;  // set when early stopping decides to stop the job
   for (const auto& line : batch.lines()) {
     const int64_t seq = job->next_log_sequence();
     job->set_next_log_sequence(seq + 1);
@@ -895,11 +905,99 @@ void Orchestrator::OnLogs(const v1::LogBatch& batch) {
       if (!rt.objective_metric.empty() && m.name == rt.objective_metric) {
         job->set_objective(m.value);
         job->set_objective_emissions(job->objective_emissions() + 1);
+        job->add_objective_history(m.value);
+        // Each emission is an epoch for early stopping; once a stop is decided the job is
+        // Stopping and later emissions are only recorded.
+        if (stop_message.empty() && d->training_job_status() == kInProgress) {
+          if (auto decision = EvaluateEarlyStopping(*job); decision.has_value()) {
+            decision->set_timestamp(line.timestamp());
+            if (decision->stop()) stop_message = "Stopping the training job: " + decision->explanation();
+            *job->add_decisions() = std::move(*decision);
+          }
+        }
       }
     }
   }
   (void)store_.CommitTrainingJobProgress(*job, logs, points);
+  if (!stop_message.empty()) StopRunningJob(*job, StopCause::kEarlyStopping, stop_message);
   Notify(job->tuning_job_name(), d->training_job_name());
+}
+
+std::optional<v1::StoppingDecision> Orchestrator::EvaluateEarlyStopping(const v1::TrainingJobRecord& job) {
+  const auto* t = FindTuning(job.tuning_job_name());
+  if (t == nullptr) return std::nullopt;
+  const auto& config = t->describe().hyper_parameter_tuning_job_config();
+  const bool hyperband = config.strategy() == "Hyperband";
+  const bool median = config.training_job_early_stopping_type() == "Auto";
+  if (!hyperband && !median) return std::nullopt;
+  stopping::Objective objective;
+  objective.metric_name = config.hyper_parameter_tuning_job_objective().metric_name();
+  objective.minimize = config.hyper_parameter_tuning_job_objective().type() != "Maximize";
+  const auto curve = [](const v1::TrainingJobRecord& j) {
+    stopping::JobCurve c;
+    c.job = j.describe().training_job_name();
+    c.index = j.index() - 1;
+    c.values.assign(j.objective_history().begin(), j.objective_history().end());
+    const auto& s = j.describe().training_job_status();
+    c.state = s == kCompleted  ? stopping::JobState::kCompleted
+              : s == kStopped ? stopping::JobState::kStopped
+                              : stopping::JobState::kRunning;
+    return c;
+  };
+  const stopping::JobCurve current = curve(job);
+  std::vector<stopping::JobCurve> others;
+  for (const auto* other : JobsOf(*t)) {
+    // Failed jobs' curves say nothing about what a configuration reaches: left out.
+    if (other == &job || other->objective_history().empty() ||
+        other->describe().training_job_status() == kFailed) {
+      continue;
+    }
+    // The median rule looks at the jobs launched before this one; Hyperband at all of them.
+    if (!hyperband && other->index() >= job.index()) continue;
+    others.push_back(curve(*other));
+  }
+  absl::StatusOr<stopping::Decision> decision;
+  if (hyperband) {
+    stopping::AshaOptions asha;
+    asha.min_resource = t->hyperband_min_resource();
+    asha.max_resource = t->hyperband_max_resource();
+    asha.reduction_factor = options_.hyperband_reduction_factor;
+    asha.brackets = std::min<int64_t>(options_.hyperband_brackets, stopping::MaxBrackets(asha));
+    decision = stopping::EvaluateAsha(current, others, objective, asha);
+  } else {
+    decision = stopping::EvaluateMedianRule(current, others, objective, options_.median_rule);
+  }
+  if (!decision.ok()) return std::nullopt;  // e.g. a non-finite value: no decision, no crash
+  v1::StoppingDecision out;
+  out.set_rule(hyperband ? "Hyperband" : "Median");
+  out.set_epoch(static_cast<int32_t>(decision->epoch));
+  out.set_value(decision->value);
+  if (decision->threshold.has_value()) out.set_threshold(*decision->threshold);
+  out.set_reference_jobs(static_cast<int32_t>(decision->reference_jobs));
+  out.set_stop(decision->stop);
+  out.set_explanation(decision->explanation);
+  return out;
+}
+
+absl::StatusOr<v1::ExplainTrainingJobResponse> Orchestrator::ExplainTrainingJob(const std::string& name) {
+  const auto* job = FindTraining(name);
+  if (job == nullptr) return TrainingJobNotFound();
+  v1::ExplainTrainingJobResponse out;
+  out.set_training_job_name(job->describe().training_job_name());
+  std::string mode = "Off";
+  if (const auto* t = FindTuning(job->tuning_job_name())) {
+    out.set_tuning_job_name(t->describe().hyper_parameter_tuning_job_name());
+    const auto& config = t->describe().hyper_parameter_tuning_job_config();
+    if (config.strategy() == "Hyperband") {
+      mode = "Hyperband";
+    } else if (config.training_job_early_stopping_type() == "Auto") {
+      mode = "Auto";
+    }
+  }
+  out.set_early_stopping(mode);
+  *out.mutable_decisions() = job->decisions();
+  *out.mutable_objective_values() = job->objective_history();
+  return out;
 }
 
 void Orchestrator::OnJobExited(const v1::JobExited& exited) {

@@ -28,6 +28,8 @@
 #include "orchestrator/core/training_job.h"
 #include "orchestrator/metrics/metric_parser.h"
 #include "orchestrator/search/strategy.h"
+#include "orchestrator/stopping/asha.h"
+#include "orchestrator/stopping/median_rule.h"
 #include "orchestrator/store/store.h"
 
 namespace amt::core {
@@ -65,6 +67,11 @@ struct OrchestratorOptions {
   double worker_lost_timeout_seconds = 60;
   // Seed source for tuning jobs without RandomSeed (injected so tests are deterministic).
   std::function<uint64_t()> seed_source;
+  // AUTO early stopping's undocumented parts (reference set, minimum references, current vs best).
+  stopping::MedianRuleOptions median_rule;
+  // Hyperband's undocumented parts: reduction factor (eta) and number of brackets.
+  int64_t hyperband_reduction_factor = 3;
+  int64_t hyperband_brackets = 3;  // chosen with bench/stopping (see bench/README.md)
 };
 
 class Orchestrator {
@@ -95,6 +102,8 @@ class Orchestrator {
   absl::Status StopTrainingJob(const std::string& name);
 
   // amt-local extensions.
+  // Early-stopping decisions of a training job (ValidationException when it does not exist).
+  absl::StatusOr<v1::ExplainTrainingJobResponse> ExplainTrainingJob(const std::string& name);
   absl::StatusOr<std::vector<store::LogEntry>> ReadLogs(const std::string& training_job_name,
                                                         int64_t from, int limit);
   // The tuning job and all its training jobs (for watch streams).
@@ -145,7 +154,11 @@ class Orchestrator {
   Worker* FreeWorker();
   absl::Status LaunchNextTrial(v1::TuningJobRecord& tuning, Worker& worker);
   void Launch(v1::TrainingJobRecord& job, const std::string& worker_id, Worker& worker);
-  void StopRunningJob(v1::TrainingJobRecord& job, StopCause cause);
+  void StopRunningJob(v1::TrainingJobRecord& job, StopCause cause,
+                      const std::string& message = "Stopping the training job");
+  // AUTO median rule or Hyperband on the job's latest objective emission; nullopt when the
+  // tuning job uses neither. Pure evaluation: the caller records and acts.
+  std::optional<v1::StoppingDecision> EvaluateEarlyStopping(const v1::TrainingJobRecord& job);
   void ArmRuntimeDeadline(v1::TrainingJobRecord& job);
   void ArmLostTimer(v1::TrainingJobRecord& job);
   void DetachFromWorker(v1::TrainingJobRecord& job);

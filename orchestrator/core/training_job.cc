@@ -53,6 +53,8 @@ void MarkStoppedFinal(v1::TrainingJobRecord& job, double now) {
   if (cause == StopCause::kMaxRuntime) {
     AddTransition(job, "MaxRuntimeExceeded",
                   "Training job exceeded the MaxRuntimeInSeconds provided", now);
+  } else if (cause == StopCause::kEarlyStopping) {
+    AddTransition(job, "Stopped", "Training job stopped by early stopping", now);
   } else {
     AddTransition(job, "Stopped", "Training job stopped", now);
   }
@@ -118,11 +120,12 @@ void MarkTraining(v1::TrainingJobRecord& job, double now) {
   AddTransition(job, "Training", "Training image download completed. Training in progress.", now);
 }
 
-void MarkStopping(v1::TrainingJobRecord& job, StopCause cause, double now) {
+void MarkStopping(v1::TrainingJobRecord& job, StopCause cause, double now,
+                  std::string_view message) {
   if (IsTerminal(job) || job.describe().training_job_status() == kStopping) return;
   job.set_stop_cause(std::string(StopCauseName(cause)));
   SetStatus(job, kStopping);
-  AddTransition(job, "Stopping", "Stopping the training job", now);
+  AddTransition(job, "Stopping", message, now);
 }
 
 void MarkStoppedBeforeStart(v1::TrainingJobRecord& job, StopCause cause, double now) {

@@ -43,8 +43,9 @@ void MarkWaitingForCapacity(v1::TrainingJobRecord& job, double now);
 void MarkLaunching(v1::TrainingJobRecord& job, double now);
 // The process runs: Downloading, then Training; sets TrainingStartTime.
 void MarkTraining(v1::TrainingJobRecord& job, double now);
-// Stop accepted: Stopping/Stopping. Records the cause for the final status.
-void MarkStopping(v1::TrainingJobRecord& job, StopCause cause, double now);
+// Stop accepted: Stopping/Stopping with `message`. Records the cause for the final status.
+void MarkStopping(v1::TrainingJobRecord& job, StopCause cause, double now,
+                  std::string_view message = "Stopping the training job");
 
 // The process ended. `exit_code`/`signal` as reported; `failure_reason` from output/failure or the
 // launcher. Chooses Completed, Failed or Stopped (the latter when a stop was requested) and fills

@@ -95,6 +95,25 @@ class DaemonImpl final : public Daemon {
       orch.launch.image_map = std::move(*map);
     }
     orch.seed_source = [] { return std::random_device{}(); };
+    using Reference = stopping::MedianRuleOptions::Reference;
+    if (options.median_reference == "finished") {
+      orch.median_rule.reference = Reference::kCompletedOrStoppedJobs;
+    } else if (options.median_reference == "completed") {
+      orch.median_rule.reference = Reference::kCompletedJobs;
+    } else if (options.median_reference == "all") {
+      orch.median_rule.reference = Reference::kAllPreviousJobs;
+    } else {
+      return absl::InvalidArgumentError("--median-reference must be finished, completed or all");
+    }
+    orch.median_rule.min_reference_jobs = options.median_min_reference_jobs;
+    orch.median_rule.compare_best_so_far = options.median_compare_best;
+    orch.median_rule.grace_epochs = options.median_grace_epochs;
+    if (auto s = stopping::ValidateMedianRuleOptions(orch.median_rule); !s.ok()) return s;
+    if (options.hyperband_reduction_factor < 2 || options.hyperband_brackets < 1) {
+      return absl::InvalidArgumentError("--hyperband-eta must be >= 2 and --hyperband-brackets >= 1");
+    }
+    orch.hyperband_reduction_factor = options.hyperband_reduction_factor;
+    orch.hyperband_brackets = options.hyperband_brackets;
 
     auto store = store::OpenSqliteStore(data_dir_);
     if (!store.ok()) return store.status();

@@ -23,6 +23,14 @@ struct DaemonOptions {
   double worker_lost_timeout_seconds = 60;
   std::string image_map_file;      // JSON image -> command; empty: none
   std::string s3_root;             // default: <data_dir>/s3
+  // Early stopping's undocumented parts (see README): AUTO median rule and Hyperband.
+  // "finished" (Completed or Stopped previous jobs), "completed" or "all" previous jobs.
+  std::string median_reference = "finished";
+  int median_min_reference_jobs = 1;
+  bool median_compare_best = false;           // false: the current epoch's value (AWS wording)
+  int median_grace_epochs = 0;                // epochs compared from grace + 1 (AWS: every epoch)
+  int hyperband_reduction_factor = 3;
+  int hyperband_brackets = 3;
   std::string region = "us-east-1";
   std::string account = "000000000000";
 };

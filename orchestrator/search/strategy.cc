@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "orchestrator/search/bayesian.h"
 #include "orchestrator/search/grid.h"
+#include "orchestrator/search/hyperband.h"
 #include "orchestrator/search/random.h"
 
 namespace amt::search {
@@ -20,10 +22,12 @@ absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, Se
     ASSIGN_OR_RETURN(std::unique_ptr<GridStrategy> grid, GridStrategy::Create(std::move(space)));
     return std::unique_ptr<Strategy>(std::move(grid));
   }
-  if (strategy == "Bayesian" || strategy == "Hyperband") {
-    return absl::UnimplementedError("The " + strategy +
-                                    " strategy is not implemented yet in amt-local.");
+  if (strategy == "Hyperband") {
+    ASSIGN_OR_RETURN(std::unique_ptr<HyperbandStrategy> hyperband,
+                     HyperbandStrategy::Create(std::move(space), seed));
+    return std::unique_ptr<Strategy>(std::move(hyperband));
   }
+  if (strategy == "Bayesian") return BayesianStrategy::Create(std::move(space), seed);
   return absl::InvalidArgumentError("Unknown strategy '" + strategy +
                                     "'; expected Bayesian, Random, Hyperband or Grid.");
 }

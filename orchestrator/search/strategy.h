@@ -57,7 +57,7 @@ class Strategy {
 // Creates the strategy SageMaker calls `name` (case-sensitive, as in the API) over `space`.
 // Errors: InvalidArgument when `space` fails SearchSpace::Validate(), when the strategy cannot
 // search it (Grid with integer or continuous ranges) or when `name` is not a SageMaker strategy;
-// Unimplemented for "Bayesian" and "Hyperband" (not built yet).
+// "Random", "Grid", "Hyperband" (random configurations; stopping is amtd's) or "Bayesian".
 absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, SearchSpace space,
                                                        uint64_t seed);
 

@@ -56,7 +56,8 @@ TEST(AmtMain, HelpListsEveryCommandAndExits0) {
        {"create-hyper-parameter-tuning-job", "describe-hyper-parameter-tuning-job",
         "list-hyper-parameter-tuning-jobs", "list-training-jobs-for-hyper-parameter-tuning-job",
         "stop-hyper-parameter-tuning-job", "create-training-job", "describe-training-job",
-        "list-training-jobs", "stop-training-job", "logs", "watch", "run", "--endpoint"}) {
+        "list-training-jobs", "stop-training-job", "logs", "watch", "run", "explain",
+        "--endpoint"}) {
     EXPECT_NE(result.out.find(command), std::string::npos) << command;
   }
 }

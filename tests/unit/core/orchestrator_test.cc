@@ -431,5 +431,82 @@ TEST_F(OrchestratorTest, ListsPaginateWithNextToken) {
   EXPECT_EQ(orch_->ListTrainingJobsForTuningJob(req).status().message(), "Invalid pagination token");
 }
 
+TEST_F(OrchestratorTest, AutoEarlyStoppingStopsAWorseJobAndExplainsEveryDecision) {
+  auto r = TuningRequest();
+  auto* c = r.mutable_hyper_parameter_tuning_job_config();
+  c->set_training_job_early_stopping_type("Auto");
+  c->mutable_resource_limits()->set_max_parallel_training_jobs(1);
+  c->mutable_resource_limits()->set_max_number_of_training_jobs(2);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
+  auto link = Connect(1);
+  Succeed(link->Starts()[0], {1.0, 0.8, 0.6});
+  auto second = link->Starts()[1];
+  Started(second);
+  Log(second, {"val_loss=0.9"});  // epoch 1: 0.9 < 1.0, the median of one running average
+  EXPECT_TRUE(link->Stops().empty());
+  Log(second, {"val_loss=0.95"});  // epoch 2: 0.95 > 0.9 = mean(1.0, 0.8): stop
+  ASSERT_EQ(link->Stops().size(), 1u);
+  auto job = orch_->DescribeTrainingJob(second.training_job_name());
+  EXPECT_EQ(job->training_job_status(), "Stopping");
+  EXPECT_THAT(job->secondary_status_transitions().rbegin()->status_message(),
+              ::testing::StartsWith("Stopping the training job: epoch 2"));
+  Exit(second, 0);
+  job = orch_->DescribeTrainingJob(second.training_job_name());
+  EXPECT_EQ(job->training_job_status(), "Stopped");
+  EXPECT_EQ(job->secondary_status(), "Stopped");
+
+  auto explained = orch_->ExplainTrainingJob(second.training_job_name());
+  ASSERT_TRUE(explained.ok());
+  EXPECT_EQ(explained->early_stopping(), "Auto");
+  ASSERT_EQ(explained->decisions_size(), 2);
+  EXPECT_FALSE(explained->decisions(0).stop());
+  const auto& stop = explained->decisions(1);
+  EXPECT_TRUE(stop.stop());
+  EXPECT_EQ(stop.rule(), "Median");
+  EXPECT_EQ(stop.epoch(), 2);
+  EXPECT_DOUBLE_EQ(stop.value(), 0.95);
+  EXPECT_DOUBLE_EQ(stop.threshold(), 0.9);
+  EXPECT_EQ(stop.reference_jobs(), 1);
+  EXPECT_THAT(explained->objective_values(), ElementsAre(0.9, 0.95));
+
+  auto d = Describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Completed");
+  EXPECT_EQ(d.training_job_status_counters().stopped(), 1);
+  EXPECT_EQ(d.objective_status_counters().succeeded(), 2);  // the stopped job keeps its last value
+}
+
+TEST_F(OrchestratorTest, EarlyStoppingOffRecordsNoDecision) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(2);
+  Succeed(link->Starts()[0], {1.0, 0.8});
+  Started(link->Starts()[1]);
+  Log(link->Starts()[1], {"val_loss=5", "val_loss=6"});
+  EXPECT_TRUE(link->Stops().empty());
+  auto explained = orch_->ExplainTrainingJob(link->Starts()[1].training_job_name());
+  EXPECT_EQ(explained->early_stopping(), "Off");
+  EXPECT_EQ(explained->decisions_size(), 0);
+}
+
+TEST_F(OrchestratorTest, HyperbandStopsAJobReachingMaxResource) {
+  auto r = TuningRequest();
+  auto* c = r.mutable_hyper_parameter_tuning_job_config();
+  c->set_strategy("Hyperband");
+  c->mutable_resource_limits()->set_max_parallel_training_jobs(1);
+  c->mutable_resource_limits()->set_max_number_of_training_jobs(1);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());  // MaxResource inferred from epochs = 3
+  auto link = Connect(1);
+  auto s = link->Starts()[0];
+  Started(s);
+  Log(s, {"val_loss=1", "val_loss=0.9"});
+  EXPECT_TRUE(link->Stops().empty());
+  Log(s, {"val_loss=0.8"});
+  ASSERT_EQ(link->Stops().size(), 1u);
+  auto explained = orch_->ExplainTrainingJob(s.training_job_name());
+  EXPECT_EQ(explained->early_stopping(), "Hyperband");
+  ASSERT_EQ(explained->decisions_size(), 3);
+  EXPECT_TRUE(explained->decisions(2).stop());
+  EXPECT_EQ(explained->decisions(2).rule(), "Hyperband");
+}
+
 }  // namespace
 }  // namespace amt::core

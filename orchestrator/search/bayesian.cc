@@ -1,0 +1,565 @@
+#include "orchestrator/search/bayesian.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "orchestrator/search/gp_acquisition.h"
+#include "orchestrator/search/gp_encoding.h"
+#include "orchestrator/search/gp_optimize.h"
+#include "orchestrator/search/gp_warping.h"
+#include "orchestrator/search/random.h"
+
+namespace amt::search {
+namespace {
+
+// Index streams derived from the seed for draws shared by all trials (TrialSeed's trial indices
+// are >= 0, so negative ones never collide with a trial's own stream).
+constexpr int64_t kDesignStream = -1;
+
+// Schedule of hyperparameter refits: every finished trial up to kEveryFit, then whenever the
+// finished prefix has grown by kRefitGrowth.
+constexpr int64_t kEveryFit = 100;
+constexpr double kRefitGrowth = 1.1;
+// Results a hyperparameter fit uses at most (the best kFitKeepBest and a seeded sample of the
+// rest): the O(n^3) fit is the cost that grows, and 200 points pin down a handful of length
+// scales as well as 750 do.
+constexpr size_t kMaxFitPoints = 200;
+constexpr size_t kFitKeepBest = 50;
+// Auto ranges stay linear until this many results are known.
+constexpr size_t kMinResultsForAutoScaling = 10;
+constexpr size_t kCacheSize = 8;
+// Prior observations may lie this far (in units of a range's width) outside the current range.
+constexpr double kPriorTolerance = 0.5;
+
+double UniformUnit(std::mt19937_64& engine) {
+  return static_cast<double>(engine() >> 11) * 0x1.0p-53;
+}
+
+double Normal(std::mt19937_64& engine) {
+  const double u1 = 1.0 - UniformUnit(engine);
+  const double u2 = UniformUnit(engine);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+// Uniform integer in [0, n) (n small: the modulo bias of 64-bit output is negligible and the
+// result is the same with every standard library).
+size_t UniformIndex(std::mt19937_64& engine, size_t n) { return engine() % n; }
+
+// FNV-1a over bytes, for cache keys.
+class Hasher {
+ public:
+  void Add(const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) {
+      hash_ ^= p[i];
+      hash_ *= 0x100000001b3ULL;
+    }
+  }
+  void Add(const std::string& s) {
+    Add(s.data(), s.size());
+    Add("\0", 1);
+  }
+  void Add(double v) { Add(&v, sizeof(v)); }
+  uint64_t hash() const { return hash_; }
+
+ private:
+  uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+// The largest refit point <= finished.
+int64_t SchedulePoint(int64_t finished) {
+  if (finished <= kEveryFit) return finished;
+  int64_t point = kEveryFit;
+  while (true) {
+    const int64_t next =
+        std::max(point + 1, static_cast<int64_t>(std::floor(point * kRefitGrowth)));
+    if (next > finished) return point;
+    point = next;
+  }
+}
+
+// The parameters of `params` that belong to the space (history trials hold exactly those;
+// prior observations may hold more).
+Assignment Restrict(const Assignment& params, const SearchSpace& space) {
+  Assignment out;
+  auto copy = [&](const std::string& name) {
+    auto it = params.find(name);
+    if (it != params.end()) out.insert(*it);
+  };
+  for (const IntegerParameter& p : space.integers) copy(p.name);
+  for (const ContinuousParameter& p : space.continuous) copy(p.name);
+  for (const CategoricalParameter& p : space.categorical) copy(p.name);
+  return out;
+}
+
+// A finished trial's objective in minimisation direction, or nullopt when it has none.
+std::optional<double> MinimizedObjective(const Trial& trial, bool minimize) {
+  if (trial.state != TrialState::kSucceeded || !trial.objective.has_value() ||
+      !std::isfinite(*trial.objective)) {
+    return std::nullopt;
+  }
+  return minimize ? *trial.objective : -*trial.objective;
+}
+
+Eigen::MatrixXd Rows(const std::vector<Eigen::VectorXd>& rows, int dims) {
+  Eigen::MatrixXd m(static_cast<Eigen::Index>(rows.size()), dims);
+  for (size_t i = 0; i < rows.size(); ++i) m.row(static_cast<Eigen::Index>(i)) = rows[i];
+  return m;
+}
+
+Eigen::VectorXd Vector(const std::vector<double>& v) {
+  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+}
+
+}  // namespace
+
+// Everything Suggest knows, encoded with one encoder.
+struct BayesianStrategy::Data {
+  SpaceEncoder encoder;
+  std::vector<Eigen::VectorXd> ok_x;  // prior observations, then finished trials
+  std::vector<double> ok_y;           // minimisation direction, raw
+  std::vector<Eigen::VectorXd> failed_x;
+  std::vector<Eigen::VectorXd> pending_x;
+  std::set<Assignment> seen;    // every trial and prior observation, restricted to the space
+  std::set<Assignment> failed;  // failed or objective-less trials
+
+  Data(SpaceEncoder e, const SearchSpace& space, const std::vector<PriorObservation>& priors,
+       const History& history)
+      : encoder(std::move(e)) {
+    for (const PriorObservation& prior : priors) {
+      seen.insert(Restrict(prior.params, space));
+      if (!std::isfinite(prior.objective)) continue;
+      if (std::optional<Eigen::VectorXd> x = encoder.Encode(prior.params, kPriorTolerance)) {
+        ok_x.push_back(std::move(*x));
+        ok_y.push_back(history.minimize ? prior.objective : -prior.objective);
+      }
+    }
+    for (const Trial& trial : history.trials) {
+      const Assignment params = Restrict(trial.params, space);
+      seen.insert(params);
+      std::optional<Eigen::VectorXd> x = encoder.Encode(params);
+      const std::optional<double> y = MinimizedObjective(trial, history.minimize);
+      if (trial.state == TrialState::kPending) {
+        if (x.has_value()) pending_x.push_back(std::move(*x));
+      } else if (y.has_value()) {
+        if (x.has_value()) {
+          ok_x.push_back(std::move(*x));
+          ok_y.push_back(*y);
+        }
+      } else {
+        failed.insert(params);
+        if (x.has_value()) failed_x.push_back(std::move(*x));
+      }
+    }
+  }
+};
+
+absl::StatusOr<std::unique_ptr<Strategy>> BayesianStrategy::Create(SearchSpace space,
+                                                                   uint64_t seed,
+                                                                   BayesianOptions options) {
+  RETURN_IF_ERROR(space.Validate());
+  return std::unique_ptr<Strategy>(
+      new BayesianStrategy(std::move(space), seed, std::move(options)));
+}
+
+BayesianStrategy::BayesianStrategy(SearchSpace space, uint64_t seed, BayesianOptions options)
+    : space_(std::move(space)), seed_(seed), options_(std::move(options)) {
+  const SpaceEncoder encoder(space_);
+  const int params = encoder.params();
+  if (params == 0) return;
+  int size = options_.initial_design_size > 0 ? options_.initial_design_size
+                                              : std::max(5, std::min(10, params + 3));
+  size_t usable_priors = 0;
+  for (const PriorObservation& prior : options_.prior_observations) {
+    usable_priors += std::isfinite(prior.objective) &&
+                     encoder.Encode(prior.params, kPriorTolerance).has_value();
+  }
+  size = std::max(0, size - static_cast<int>(usable_priors));
+  if (size == 0) return;
+
+  // The most spread-out (largest minimum pairwise distance) of 20 Latin hypercubes.
+  std::mt19937_64 engine(TrialSeed(seed_, kDesignStream));
+  double best_spread = -1;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::vector<std::vector<double>> design(static_cast<size_t>(size),
+                                            std::vector<double>(static_cast<size_t>(params)));
+    for (int j = 0; j < params; ++j) {
+      std::vector<int> cells(static_cast<size_t>(size));
+      std::iota(cells.begin(), cells.end(), 0);
+      for (size_t i = cells.size(); i > 1; --i) {
+        std::swap(cells[i - 1], cells[UniformIndex(engine, i)]);
+      }
+      for (int i = 0; i < size; ++i) {
+        design[static_cast<size_t>(i)][static_cast<size_t>(j)] =
+            (cells[static_cast<size_t>(i)] + UniformUnit(engine)) / size;
+      }
+    }
+    double spread = std::numeric_limits<double>::infinity();
+    for (int a = 0; a < size; ++a) {
+      for (int b = a + 1; b < size; ++b) {
+        double d = 0;
+        for (int j = 0; j < params; ++j) {
+          const double t = design[static_cast<size_t>(a)][static_cast<size_t>(j)] -
+                           design[static_cast<size_t>(b)][static_cast<size_t>(j)];
+          d += t * t;
+        }
+        spread = std::min(spread, d);
+      }
+    }
+    if (spread > best_spread) {
+      best_spread = spread;
+      design_ = std::move(design);
+    }
+  }
+}
+
+absl::StatusOr<Assignment> BayesianStrategy::Suggest(const History& history, int64_t index) {
+  if (index < 0) {
+    return absl::InvalidArgumentError("Trial index " + std::to_string(index) + " is negative.");
+  }
+  std::mt19937_64 engine(TrialSeed(seed_, index));
+  const SpaceEncoder base(space_);
+  if (base.params() == 0) return base.Decode(Eigen::VectorXd::Zero(0));
+  if (index < static_cast<int64_t>(design_.size())) {
+    Assignment params =
+        base.Decode(base.FromCoordinates(design_[static_cast<size_t>(index)].data()));
+    // A design point repeats an earlier trial only in tiny discrete spaces; then the model
+    // picks something new instead.
+    bool repeated = false;
+    for (const Trial& trial : history.trials) repeated |= Restrict(trial.params, space_) == params;
+    if (!repeated) return params;
+  }
+  const Fit fit = FitFor(history);
+  const Data data(SpaceEncoder(space_, fit.auto_log), space_, options_.prior_observations,
+                  history);
+  if (data.ok_y.size() < 2) return SpreadOut(data, engine);
+  return Acquire(data, fit, engine);
+}
+
+BayesianStrategy::Fit BayesianStrategy::FitFor(const History& history) {
+  // Up to kEveryFit finished trials, every result feeds the fit. Beyond, only the finished
+  // prefix of the history (trials before the first running one) does, at the schedule's
+  // points: that prefix never changes again, so its fit stays valid and cached while later
+  // trials finish in any order.
+  int64_t done = 0;
+  int64_t finished = -1;
+  for (size_t i = 0; i < history.trials.size(); ++i) {
+    if (history.trials[i].state != TrialState::kPending) {
+      ++done;
+    } else if (finished < 0) {
+      finished = static_cast<int64_t>(i);
+    }
+  }
+  if (finished < 0) finished = static_cast<int64_t>(history.trials.size());
+  History prefix;
+  prefix.minimize = history.minimize;
+  if (done <= kEveryFit) {
+    prefix.trials = history.trials;  // running trials do not enter the fit
+  } else {
+    prefix.trials.assign(history.trials.begin(),
+                         history.trials.begin() + SchedulePoint(finished));
+  }
+
+  std::vector<std::string> auto_candidates;
+  if (options_.learn_auto_scaling) auto_candidates = SpaceEncoder::AutoLogCandidates(space_);
+
+  Hasher hasher;
+  hasher.Add(history.minimize ? 1.0 : 0.0);
+  size_t results = options_.prior_observations.size();
+  for (const Trial& trial : prefix.trials) {
+    const std::optional<double> y = MinimizedObjective(trial, history.minimize);
+    if (!y.has_value()) continue;
+    ++results;
+    for (const auto& [name, value] : trial.params) {
+      hasher.Add(name);
+      hasher.Add(value);
+    }
+    hasher.Add(*y);
+  }
+  const uint64_t key = hasher.hash();
+  for (const Fit& fit : cache_) {
+    if (fit.key == key) return fit;
+  }
+
+  std::vector<std::vector<bool>> encodings = {std::vector<bool>(auto_candidates.size(), false)};
+  if (!auto_candidates.empty() && results >= kMinResultsForAutoScaling) {
+    encodings.push_back(std::vector<bool>(auto_candidates.size(), true));
+  }
+  Fit best{key, GpHyperparameters::Unpack(GpPrior(SpaceEncoder(space_).params()).mean), encodings[0]};
+  double best_value = std::numeric_limits<double>::infinity();
+  for (const std::vector<bool>& auto_log : encodings) {
+    const Data data(SpaceEncoder(space_, auto_log), space_, options_.prior_observations, prefix);
+    const std::vector<int> groups = data.encoder.FeatureGroups();
+    const GpPrior prior(data.encoder.params());
+    if (data.ok_y.size() < 2) {
+      best.hyperparameters = GpHyperparameters::Unpack(prior.mean);
+      break;
+    }
+    std::mt19937_64 engine(TrialSeed(seed_, static_cast<int64_t>(key >> 1)));
+    // The subsample: the best results and a seeded sample of the others, in data order.
+    std::vector<size_t> order(data.ok_y.size());
+    std::iota(order.begin(), order.end(), 0);
+    if (order.size() > kMaxFitPoints) {
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return data.ok_y[a] < data.ok_y[b]; });
+      for (size_t i = kFitKeepBest; i < kMaxFitPoints; ++i) {
+        std::swap(order[i], order[i + UniformIndex(engine, order.size() - i)]);
+      }
+      order.resize(kMaxFitPoints);
+      std::sort(order.begin(), order.end());
+    }
+    std::vector<Eigen::VectorXd> xs;
+    std::vector<double> ys;
+    for (size_t i : order) {
+      xs.push_back(data.ok_x[i]);
+      ys.push_back(data.ok_y[i]);
+    }
+    const Eigen::MatrixXd x = Rows(xs, data.encoder.dims());
+    const Eigen::VectorXd y = OutputWarping::Fit(Vector(ys)).Apply(Vector(ys));
+    GpHyperparameters hp = FitHyperparameters(x, y, groups, engine);
+    const double value = MarginalLikelihood(x, y, groups)(hp.Pack(), nullptr);
+    if (value < best_value) {
+      best_value = value;
+      best.hyperparameters = std::move(hp);
+      best.auto_log = auto_log;
+    }
+  }
+  cache_.push_front(best);
+  if (cache_.size() > kCacheSize) cache_.pop_back();
+  return best;
+}
+
+Assignment BayesianStrategy::SpreadOut(const Data& data, std::mt19937_64& engine) const {
+  const SpaceEncoder& encoder = data.encoder;
+  std::vector<double> u(static_cast<size_t>(encoder.params()));
+  Assignment best;
+  double best_distance = -1;
+  for (int attempt = 0; attempt < 256; ++attempt) {
+    for (double& c : u) c = UniformUnit(engine);
+    const Eigen::VectorXd x = encoder.FromCoordinates(u.data());
+    double distance = std::numeric_limits<double>::infinity();
+    for (const auto* set : {&data.ok_x, &data.failed_x, &data.pending_x}) {
+      for (const Eigen::VectorXd& other : *set) {
+        distance = std::min(distance, (x - other).squaredNorm());
+      }
+    }
+    Assignment params = encoder.Decode(x);
+    if (data.seen.count(params) > 0) distance = -0.5;  // only when nothing new was drawn
+    if (distance > best_distance) {
+      best_distance = distance;
+      best = std::move(params);
+    }
+  }
+  return best;
+}
+
+Assignment BayesianStrategy::Acquire(const Data& data, const Fit& fit,
+                                     std::mt19937_64& engine) const {
+  const SpaceEncoder& encoder = data.encoder;
+  const int dims = encoder.dims();
+  const int params = encoder.params();
+  const std::vector<int> groups = encoder.FeatureGroups();
+
+  const OutputWarping warping = OutputWarping::Fit(Vector(data.ok_y));
+  const Eigen::VectorXd y_ok = warping.Apply(Vector(data.ok_y));
+  const double worst = y_ok.maxCoeff();
+  std::vector<Eigen::VectorXd> xs = data.ok_x;
+  xs.insert(xs.end(), data.failed_x.begin(), data.failed_x.end());
+  Eigen::VectorXd y(static_cast<Eigen::Index>(xs.size()));
+  y.head(y_ok.size()) = y_ok;
+  y.tail(static_cast<Eigen::Index>(data.failed_x.size())).setConstant(worst);
+  GaussianProcess gp(Rows(xs, dims), y, groups, fit.hyperparameters);
+  const double best_observed = y_ok.minCoeff();
+  Eigen::VectorXd incumbents = Eigen::VectorXd::Constant(1, best_observed);
+  // Centres of the local candidates: the best results.
+  std::vector<std::pair<double, const Eigen::VectorXd*>> centers;
+  for (size_t i = 0; i < data.ok_x.size(); ++i) centers.push_back({y_ok[static_cast<Eigen::Index>(i)], &data.ok_x[i]});
+  if (!data.pending_x.empty()) {
+    // Fantasies of the running trials' outcomes: kFantasies joint posterior samples (1: the
+    // posterior mean, "kriging believer"). Each column is a possible world; a fantasised value
+    // below the best result also lowers that world's incumbent, so a running trial's
+    // neighbourhood promises no improvement it would already deliver.
+    const Eigen::MatrixXd pending = Rows(data.pending_x, dims);
+    const Eigen::Index m = pending.rows();
+    Eigen::VectorXd mean;
+    Eigen::MatrixXd covariance;
+    gp.JointPosterior(pending, &mean, &covariance);
+    const int samples = std::max(1, options_.fantasy_samples);
+    Eigen::MatrixXd fantasies = mean.replicate(1, samples);
+    if (samples > 1) {
+      covariance.diagonal().array() += 1e-9 * gp.signal_variance();
+      Eigen::LLT<Eigen::MatrixXd> llt(covariance);
+      Eigen::MatrixXd z(m, samples);
+      for (Eigen::Index i = 0; i < z.size(); ++i) z.data()[i] = Normal(engine);
+      if (llt.info() == Eigen::Success) {
+        fantasies += llt.matrixL() * z;
+      } else {
+        fantasies += covariance.diagonal().cwiseMax(0).cwiseSqrt().asDiagonal() * z;
+      }
+    }
+    gp.Condition(pending, fantasies);
+    incumbents = fantasies.colwise().minCoeff().transpose().cwiseMin(best_observed);
+  }
+  const double log_columns = std::log(static_cast<double>(incumbents.size()));
+
+  // Candidates: half uniform over the space, half perturbations of the best results. Fewer
+  // when the model is large, so that scoring them stays near 3e8 flops.
+  const double n = gp.size();
+  const int count = static_cast<int>(std::clamp(3e8 / (n * n), 256.0, 1024.0));
+  std::stable_sort(centers.begin(), centers.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  centers.resize(std::min<size_t>(centers.size(), 5));
+  static constexpr double kSteps[] = {0.02, 0.08, 0.2};
+  Eigen::MatrixXd candidates(count, dims);
+  std::vector<double> u(static_cast<size_t>(params));
+  for (int i = 0; i < count; ++i) {
+    if (i < count / 2) {
+      for (double& c : u) c = UniformUnit(engine);
+      candidates.row(i) = encoder.FromCoordinates(u.data());
+      continue;
+    }
+    // Half of the local candidates around the incumbent, the rest around the next best.
+    const size_t center = (i % 2 == 0) ? 0 : UniformIndex(engine, centers.size());
+    Eigen::VectorXd x = *centers[center].second;
+    const double step = kSteps[UniformIndex(engine, 3)];
+    const double p_change = std::min(1.0, 2.0 / params);
+    bool changed = false;
+    for (int attempt = 0; !changed && attempt < 10; ++attempt) {
+      for (const SpaceEncoder::Block& b : encoder.blocks()) {
+        if (UniformUnit(engine) >= p_change) continue;
+        changed = true;
+        if (b.kind == SpaceEncoder::Kind::kCategorical) {
+          x.segment(b.offset, b.width).setZero();
+          x[b.offset + static_cast<int>(UniformIndex(engine, static_cast<size_t>(b.width)))] = 1;
+        } else {
+          x[b.offset] += step * Normal(engine);
+        }
+      }
+    }
+    candidates.row(i) = encoder.Snap(x);
+  }
+
+  // The acquisition: log of the mean over fantasy columns of EI.
+  auto score = [&](const Eigen::MatrixXd& points) {
+    Eigen::MatrixXd mean;
+    Eigen::VectorXd variance;
+    gp.Predict(points, &mean, &variance);
+    Eigen::VectorXd out(points.rows());
+    Eigen::VectorXd logs(incumbents.size());
+    for (Eigen::Index i = 0; i < points.rows(); ++i) {
+      for (Eigen::Index s = 0; s < logs.size(); ++s) {
+        logs[s] = LogExpectedImprovement(mean(i, s), variance[i], incumbents[s]);
+      }
+      const double top = logs.maxCoeff();
+      out[i] = top + std::log((logs.array() - top).exp().sum()) - log_columns;
+    }
+    return out;
+  };
+  const Eigen::VectorXd scores = score(candidates);
+
+  struct Scored {
+    double value;
+    Eigen::VectorXd x;
+  };
+  std::vector<Scored> pool;
+  pool.reserve(static_cast<size_t>(count) + 16);
+  for (int i = 0; i < count; ++i) pool.push_back({scores[i], candidates.row(i).transpose()});
+  std::stable_sort(pool.begin(), pool.end(),
+                   [](const Scored& a, const Scored& b) { return a.value > b.value; });
+
+  // Refine the best distinct candidates by L-BFGS on -log EI over the numeric features (the
+  // one-hot features are held by equal bounds), then round and rescore.
+  const Objective negative_log_ei = [&](const Eigen::VectorXd& x, Eigen::VectorXd* gradient) {
+    Eigen::VectorXd mean;
+    double variance = 0;
+    Eigen::MatrixXd d_mean;
+    Eigen::VectorXd d_variance;
+    gp.PredictWithGradient(x, &mean, &variance, &d_mean, &d_variance);
+    const Eigen::Index columns = incumbents.size();
+    Eigen::VectorXd logs(columns);
+    Eigen::VectorXd a(columns);
+    Eigen::VectorXd b(columns);
+    for (Eigen::Index s = 0; s < columns; ++s) {
+      logs[s] = LogExpectedImprovement(mean[s], variance, incumbents[s], &a[s], &b[s]);
+    }
+    const double top = logs.maxCoeff();
+    const Eigen::VectorXd w = (logs.array() - top).exp().matrix();
+    const double total = w.sum();
+    // d log(mean EI) = sum_s (EI_s / sum EI) d log EI_s.
+    *gradient = -(d_mean * w.cwiseProduct(a) + d_variance * w.dot(b)) / total;
+    return -(top + std::log(total) - log_columns);
+  };
+  MinimizeOptions refine;
+  refine.max_evaluations = 40;
+  refine.max_iterations = 40;
+  refine.relative_tolerance = 1e-6;
+  std::vector<Eigen::VectorXd> starts;
+  for (const Scored& s : pool) {
+    if (starts.size() >= 5) break;
+    bool distinct = true;
+    for (const Eigen::VectorXd& other : starts) distinct &= (other - s.x).squaredNorm() > 1e-12;
+    if (distinct) starts.push_back(s.x);
+  }
+  std::vector<Eigen::VectorXd> refined;
+  for (const Eigen::VectorXd& start : starts) {
+    Eigen::VectorXd lower = start;
+    Eigen::VectorXd upper = start;
+    for (int f = 0; f < dims; ++f) {
+      if (encoder.IsNumericFeature(f)) {
+        lower[f] = 0;
+        upper[f] = 1;
+      }
+    }
+    MinimizeResult r = MinimizeInBox(negative_log_ei, start, lower, upper, refine);
+    refined.push_back(encoder.Snap(r.x));
+  }
+  // Every other value of each categorical at the best refined point (a gradient cannot move a
+  // one-hot feature).
+  if (!refined.empty()) {
+    const Eigen::VectorXd base = refined.front();
+    for (const SpaceEncoder::Block& b : encoder.blocks()) {
+      if (b.kind != SpaceEncoder::Kind::kCategorical) continue;
+      for (int v = 0; v < b.width; ++v) {
+        if (base[b.offset + v] == 1) continue;
+        Eigen::VectorXd x = base;
+        x.segment(b.offset, b.width).setZero();
+        x[b.offset + v] = 1;
+        refined.push_back(x);
+      }
+    }
+  }
+  if (!refined.empty()) {
+    const Eigen::VectorXd refined_scores = score(Rows(refined, dims));
+    for (size_t i = 0; i < refined.size(); ++i) {
+      pool.push_back({refined_scores[static_cast<Eigen::Index>(i)], refined[i]});
+    }
+    std::stable_sort(pool.begin(), pool.end(),
+                     [](const Scored& a, const Scored& b) { return a.value > b.value; });
+  }
+
+  for (const Scored& s : pool) {
+    Assignment params = encoder.Decode(s.x);
+    if (data.seen.count(params) == 0) return params;
+  }
+  // Every candidate repeats an earlier trial (a small discrete space): look for any new
+  // combination, else repeat the best candidate that did not fail.
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    for (double& c : u) c = UniformUnit(engine);
+    Assignment params = encoder.Decode(encoder.FromCoordinates(u.data()));
+    if (data.seen.count(params) == 0) return params;
+  }
+  for (const Scored& s : pool) {
+    Assignment params = encoder.Decode(s.x);
+    if (data.failed.count(params) == 0) return params;
+  }
+  return encoder.Decode(pool.front().x);
+}
+
+}  // namespace amt::search

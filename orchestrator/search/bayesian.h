@@ -1,0 +1,102 @@
+// SageMaker's Bayesian strategy: Gaussian-process Bayesian optimisation with Expected
+// Improvement, seeded and pure like every strategy (a suggestion is a function of the space,
+// the seed, the options, the history and the trial index; see strategy.h).
+//
+// How a suggestion is made (details in bayesian.cc and the gp_*.h headers):
+// - The first trials (initial_design_size(), fewer when prior observations are given) follow a
+//   space-filling design: the most spread-out of several seeded Latin hypercubes.
+// - Afterwards a GP (gp_model.h: Matern-5/2, one length scale per parameter, noise, MAP
+//   hyperparameters with restarts) models the warped objective (gp_warping.h) over the unit-cube
+//   encoding (gp_encoding.h). Auto-scaled ranges spanning a factor of 10 or more are encoded
+//   linearly or logarithmically, whichever gives the higher fitted marginal likelihood once 10
+//   objectives are known (SageMaker "initially assumes linear" and infers log scaling).
+// - Running trials (kPending) are fantasised: the GP is conditioned on their posterior mean
+//   ("kriging believer"), which shrinks its uncertainty there, so parallel suggestions spread
+//   out instead of piling onto one point.
+// - Failed trials and trials without an objective are kept as observations with the worst
+//   objective seen so far: the model learns that the region is bad, the strategy never proposes
+//   the same hyperparameters again, and a job whose failures are deterministic (out of memory
+//   at a large batch size) moves away. The exact hyperparameters of any earlier trial (any
+//   state) or prior observation are never suggested again while another combination exists.
+// - log Expected Improvement is maximised over seeded random and local candidates, the best
+//   refined by projected L-BFGS; integers are rounded and categoricals one-hot throughout.
+// - Kernel hyperparameters are refitted on a schedule (every new result up to 20 results, then
+//   whenever the finished prefix of the history has grown by 10%), on at most 200 results, and
+//   cached by the data they were fitted to: the cache changes speed only, never a suggestion.
+#ifndef AMT_ORCHESTRATOR_SEARCH_BAYESIAN_H_
+#define AMT_ORCHESTRATOR_SEARCH_BAYESIAN_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "orchestrator/search/gp_model.h"
+#include "orchestrator/search/search_space.h"
+#include "orchestrator/search/strategy.h"
+
+namespace amt::search {
+
+// A result known before the tuning job started (warm start: a parent tuning job's training
+// job). Its params may use another range set: names outside the space are ignored; an
+// observation missing a parameter of the space, naming an unknown categorical value or lying
+// far outside a numeric range (more than half the range's width) is dropped.
+struct PriorObservation {
+  Assignment params;
+  double objective = 0;  // the same objective metric, same direction, as the tuning job
+};
+
+struct BayesianOptions {
+  std::vector<PriorObservation> prior_observations;
+  // Trials of the space-filling design; 0 chooses max(5, min(10, parameters + 3)). Prior
+  // observations reduce it one for one.
+  int initial_design_size = 0;
+  // Learn whether Auto-scaled ranges are logarithmic (see above); false keeps them linear.
+  bool learn_auto_scaling = true;
+  // Fantasies of the running trials' outcomes: 1 conditions on the posterior mean ("kriging
+  // believer"); S > 1 averages Expected Improvement over S joint posterior samples (Snoek et al.
+  // 2012). The benchmark found no gain from sampling, so 1 is the default.
+  int fantasy_samples = 1;
+};
+
+class BayesianStrategy final : public Strategy {
+ public:
+  // InvalidArgument when `space` fails SearchSpace::Validate().
+  static absl::StatusOr<std::unique_ptr<Strategy>> Create(SearchSpace space, uint64_t seed,
+                                                          BayesianOptions options = {});
+
+  // InvalidArgument when `index` < 0. Failed and objective-less trials are handled as described
+  // above; trials whose params do not fit the space are ignored. Not thread-safe (a cache of
+  // hyperparameter fits is updated); amtd calls it on the orchestrator loop.
+  absl::StatusOr<Assignment> Suggest(const History& history, int64_t index) override;
+  std::optional<int64_t> MaxTrials() const override { return std::nullopt; }
+
+  // The number of design trials (after prior observations).
+  int initial_design_size() const { return static_cast<int>(design_.size()); }
+
+ private:
+  struct Fit {
+    uint64_t key;
+    GpHyperparameters hyperparameters;
+    std::vector<bool> auto_log;
+  };
+  struct Data;
+
+  BayesianStrategy(SearchSpace space, uint64_t seed, BayesianOptions options);
+
+  Fit FitFor(const History& history);
+  Assignment Acquire(const Data& data, const Fit& fit, std::mt19937_64& engine) const;
+  Assignment SpreadOut(const Data& data, std::mt19937_64& engine) const;
+
+  const SearchSpace space_;
+  const uint64_t seed_;
+  const BayesianOptions options_;
+  std::vector<std::vector<double>> design_;  // coordinates of the design trials
+  std::deque<Fit> cache_;                     // most recent first
+};
+
+}  // namespace amt::search
+
+#endif  // AMT_ORCHESTRATOR_SEARCH_BAYESIAN_H_

@@ -1,0 +1,179 @@
+#include "orchestrator/stopping/asha.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+
+namespace amt::stopping {
+namespace {
+
+std::string NonFinite(const JobCurve& job, int64_t epoch) {
+  return "Training job '" + job.job + "' has a non-finite objective value at epoch " +
+         std::to_string(epoch) + ".";
+}
+
+std::string Join(const std::vector<int64_t>& xs) {
+  std::string out;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(xs[i]);
+  }
+  return out;
+}
+
+// Rung epochs from `first`, eta apart, below max_resource; saturating instead of overflowing.
+std::vector<int64_t> RungsFrom(int64_t first, const AshaOptions& options) {
+  std::vector<int64_t> rungs;
+  if (options.reduction_factor < 2) return rungs;  // invalid options: no rung, no endless loop
+  for (int64_t r = first; r > 0 && r < options.max_resource;) {
+    rungs.push_back(r);
+    if (r > options.max_resource / options.reduction_factor) break;
+    r *= options.reduction_factor;
+  }
+  return rungs;
+}
+
+// min_resource * eta^bracket, or 0 when it would exceed max_resource (no rung).
+int64_t FirstRung(const AshaOptions& options, int64_t bracket) {
+  int64_t r = options.min_resource;
+  if (options.reduction_factor < 2) return 0;
+  for (int64_t s = 0; s < bracket; ++s) {
+    if (r > options.max_resource / options.reduction_factor) return 0;
+    r *= options.reduction_factor;
+  }
+  return r;
+}
+
+}  // namespace
+
+int64_t MaxBrackets(const AshaOptions& options) {
+  if (options.max_resource < options.min_resource) return 1;
+  return 1 + static_cast<int64_t>(RungsFrom(options.min_resource, options).size());
+}
+
+absl::Status ValidateAshaOptions(const AshaOptions& options) {
+  if (options.min_resource < 1) {
+    return absl::InvalidArgumentError("AshaOptions.min_resource must be at least 1; got " +
+                                      std::to_string(options.min_resource) + ".");
+  }
+  if (options.max_resource < options.min_resource) {
+    return absl::InvalidArgumentError(
+        "AshaOptions.max_resource (" + std::to_string(options.max_resource) +
+        ") must be at least min_resource (" + std::to_string(options.min_resource) + ").");
+  }
+  if (options.reduction_factor < 2) {
+    return absl::InvalidArgumentError("AshaOptions.reduction_factor must be at least 2; got " +
+                                      std::to_string(options.reduction_factor) + ".");
+  }
+  if (options.brackets < 1) {
+    return absl::InvalidArgumentError("AshaOptions.brackets must be at least 1; got " +
+                                      std::to_string(options.brackets) + ".");
+  }
+  return absl::OkStatus();
+}
+
+int64_t EffectiveBrackets(const AshaOptions& options) {
+  return std::min(options.brackets, MaxBrackets(options));
+}
+
+int64_t BracketOf(int64_t index, const AshaOptions& options) {
+  return index % EffectiveBrackets(options);
+}
+
+std::vector<int64_t> Rungs(const AshaOptions& options, int64_t bracket) {
+  const int64_t first = FirstRung(options, bracket);
+  if (first == 0) return {};
+  return RungsFrom(first, options);
+}
+
+absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector<JobCurve>& others,
+                                      const Objective& objective, const AshaOptions& options) {
+  if (absl::Status status = ValidateAshaOptions(options); !status.ok()) return status;
+  if (current.index < 0) {
+    return absl::InvalidArgumentError("Training job '" + current.job + "' has a negative index " +
+                                      std::to_string(current.index) + ".");
+  }
+  const int64_t epoch = static_cast<int64_t>(current.values.size());
+  if (epoch == 0) {
+    return absl::InvalidArgumentError("Training job '" + current.job +
+                                      "' has no objective emission to evaluate.");
+  }
+  const double value = current.values.back();
+  if (!std::isfinite(value)) return absl::InvalidArgumentError(NonFinite(current, epoch));
+
+  Decision decision;
+  decision.rule = "hyperband";
+  decision.epoch = epoch;
+  decision.value = value;
+  decision.bracket = BracketOf(current.index, options);
+  const std::string at = "epoch " + std::to_string(epoch) + ": ";
+
+  if (epoch >= options.max_resource) {
+    decision.stop = true;
+    decision.reason = Reason::kReachedMaxResource;
+    decision.explanation = at + objective.metric_name + " " + FormatValue(value) +
+                           "; reached MaxResource " + std::to_string(options.max_resource) +
+                           ": stop";
+    return decision;
+  }
+  if (epoch < options.min_resource) {
+    decision.reason = Reason::kBelowMinResource;
+    decision.explanation =
+        at + "below MinResource " + std::to_string(options.min_resource) + ": continue";
+    return decision;
+  }
+  const std::vector<int64_t> rungs = Rungs(options, decision.bracket);
+  const std::string bracket = "bracket " + std::to_string(decision.bracket);
+  if (!std::binary_search(rungs.begin(), rungs.end(), epoch)) {
+    decision.reason = Reason::kNotARung;
+    decision.explanation = at + "not a rung of " + bracket +
+                           (rungs.empty() ? " (which has none)" : " (rungs " + Join(rungs) + ")") +
+                           ": continue";
+    return decision;
+  }
+
+  std::vector<double> at_rung = {value};
+  for (const JobCurve& job : others) {
+    if (job.job == current.job || static_cast<int64_t>(job.values.size()) < epoch) continue;
+    if (job.index < 0 || BracketOf(job.index, options) != decision.bracket) continue;
+    const double v = job.values[epoch - 1];
+    if (!std::isfinite(v)) return absl::InvalidArgumentError(NonFinite(job, epoch));
+    at_rung.push_back(v);
+  }
+  const int64_t n = static_cast<int64_t>(at_rung.size());
+  decision.reference_jobs = n;
+  const std::string rung = at + "rung of " + bracket + ": " + objective.metric_name + " ";
+  const std::string fraction = "1/" + std::to_string(options.reduction_factor);
+  if (n < options.reduction_factor) {
+    decision.reason = Reason::kTooFewAtRung;
+    decision.explanation = rung + FormatValue(value) + "; " + std::to_string(n) +
+                           (n == 1 ? " job" : " jobs") +
+                           " at this rung, fewer than the reduction factor " +
+                           std::to_string(options.reduction_factor) + ": continue";
+    return decision;
+  }
+
+  // The cut-off is the k-th best value, k = floor(n / eta) >= 1.
+  const int64_t keep = n / options.reduction_factor;
+  if (objective.minimize) {
+    std::nth_element(at_rung.begin(), at_rung.begin() + (keep - 1), at_rung.end());
+  } else {
+    std::nth_element(at_rung.begin(), at_rung.begin() + (keep - 1), at_rung.end(),
+                     std::greater<double>());
+  }
+  const double cutoff = at_rung[keep - 1];
+  decision.threshold = cutoff;
+  decision.stop = objective.minimize ? value > cutoff : value < cutoff;
+  decision.reason = decision.stop ? Reason::kOutsideTopFraction : Reason::kInTopFraction;
+  const char* op =
+      objective.minimize ? (decision.stop ? " > " : " <= ") : (decision.stop ? " < " : " >= ");
+  auto [value_text, cutoff_text] = FormatCompared(value, cutoff);
+  decision.explanation = rung + value_text + op + cutoff_text + ", the cut-off for the top " +
+                         fraction + " (the best " + std::to_string(keep) + " of " +
+                         std::to_string(n) +
+                         " jobs at this rung): " + (decision.stop ? "stop" : "continue");
+  return decision;
+}
+
+}  // namespace amt::stopping

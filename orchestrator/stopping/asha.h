@@ -1,0 +1,82 @@
+// Hyperband's stopping side (Strategy=Hyperband): asynchronous successive halving (ASHA), which
+// AWS names as SageMaker's algorithm (spec §2), over the resource "objective emissions" (epochs).
+//
+// Each job belongs to a bracket (its launch index modulo `brackets`). Bracket s has rungs at the
+// epochs MinResource * eta^(s + k), k = 0, 1, ..., below MaxResource. When a job emits the epoch
+// of one of its bracket's rungs, it continues only if its value there is within the top 1/eta of
+// the values at that rung of the bracket's jobs that have reached it, itself included; ties
+// continue. A job reaching MaxResource is stopped. A job is never stopped before MinResource.
+//
+// Asynchronous: a job is judged once per rung, when it gets there, against whoever got there
+// before; later arrivals never revive or stop it retroactively. With fewer than eta jobs at the
+// rung (the first jobs of a tuning job) the job continues: the top 1/eta of fewer than eta jobs is
+// empty, and ASHA's promotion rule would hold them at the rung, which a stopping rule cannot do
+// (Optuna instead keeps only the best of them).
+//
+// Pure: no I/O, no clock. New configurations are random (search/hyperband.h).
+#ifndef AMT_ORCHESTRATOR_STOPPING_ASHA_H_
+#define AMT_ORCHESTRATOR_STOPPING_ASHA_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "orchestrator/stopping/decision.h"
+
+namespace amt::stopping {
+
+struct AshaOptions {
+  // HyperbandStrategyConfig.MinResource: no job is stopped before this epoch; the first rung of
+  // bracket 0. SageMaker's default is undocumented; spec §14 suggests 1. Must be >= 1.
+  int64_t min_resource = 1;
+  // HyperbandStrategyConfig.MaxResource (or inferred from the static hyperparameters by the
+  // caller): a job is stopped when it reaches it. Required: must be >= min_resource.
+  int64_t max_resource = 0;
+  // eta: a job continues at a rung when within the top 1/eta; rungs are eta times apart.
+  // Undocumented by AWS; spec §14 suggests 3 (as do the ASHA paper, Optuna and Syne Tune).
+  // Must be >= 2.
+  int64_t reduction_factor = 3;
+  // Number of brackets; at most MaxBrackets() are used (more would repeat the bracket without
+  // rungs). 1 is plain ASHA (spec §2: SageMaker's Hyperband "uses ASHA"); each further bracket
+  // starts its rungs eta times later, so the slow starters it holds get more epochs before their
+  // first comparison. Undocumented by AWS; 3 is what bench/README.md measured best (1 stops too
+  // many slow starters at epoch 1). Must be >= 1.
+  int64_t brackets = 3;
+};
+
+// 1 + the number of rungs of bracket 0 (the last bracket then has no rung: it never stops a job
+// early). Requires min_resource >= 1, reduction_factor >= 2.
+int64_t MaxBrackets(const AshaOptions& options);
+
+// The brackets in use: min(brackets, MaxBrackets()).
+int64_t EffectiveBrackets(const AshaOptions& options);
+
+// InvalidArgument naming the field when min_resource < 1, max_resource < min_resource,
+// reduction_factor < 2, or brackets < 1.
+absl::Status ValidateAshaOptions(const AshaOptions& options);
+
+// The bracket of the job launched with 0-based `index`: index modulo EffectiveBrackets() (round
+// robin, so a restarted amtd assigns the same brackets). Requires valid options and index >= 0.
+int64_t BracketOf(int64_t index, const AshaOptions& options);
+
+// The rung epochs of `bracket`, ascending: MinResource * eta^(bracket + k) < MaxResource.
+// Requires valid options; empty for a bracket with no rung.
+std::vector<int64_t> Rungs(const AshaOptions& options, int64_t bracket = 0);
+
+// Decides on the latest emission of `current` (epoch e = current.values.size()). `others` holds
+// every other job of the tuning job with its emissions so far (whatever their state, stopped ones
+// included, any order; a job named like `current` is skipped); only those of current's bracket
+// count. The Decision's rule is "hyperband", its bracket current's; reason kReachedMaxResource or
+// kOutsideTopFraction (stop), kBelowMinResource, kNotARung, kTooFewAtRung or kInTopFraction
+// (continue). At a rung, threshold is the cut-off (the worst value still in the top 1/eta) and
+// reference_jobs the number of the bracket's jobs at the rung, current included.
+// Errors: InvalidArgument for invalid options, a negative current.index, a `current` without
+// emission, or a non-finite value the rule reads (naming the job and epoch).
+// Cost: O(others) at a rung, O(log MaxResource) elsewhere.
+absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector<JobCurve>& others,
+                                      const Objective& objective, const AshaOptions& options);
+
+}  // namespace amt::stopping
+
+#endif  // AMT_ORCHESTRATOR_STOPPING_ASHA_H_

@@ -1,0 +1,75 @@
+// SageMaker's AUTO early stopping (TrainingJobEarlyStoppingType=Auto): the median stopping rule,
+// as the Developer Guide words it (spec §1). After each epoch of a training job, compare the
+// job's value with the median of the running averages of the objective, up to the same epoch, of
+// the previous training jobs; stop the job when it is strictly worse (higher when minimising,
+// lower when maximising). Equality continues.
+//
+// What AWS leaves open is a knob of MedianRuleOptions with the spec's §14 default. Pure: no I/O,
+// no clock; the caller (amtd, on the orchestrator loop) evaluates every objective emission of a
+// running job and persists the returned Decision whether it stops the job or not.
+#ifndef AMT_ORCHESTRATOR_STOPPING_MEDIAN_RULE_H_
+#define AMT_ORCHESTRATOR_STOPPING_MEDIAN_RULE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "orchestrator/stopping/decision.h"
+
+namespace amt::stopping {
+
+struct MedianRuleOptions {
+  // Which previous jobs form the median at epoch e. Either way a job needs at least e emissions
+  // to take part (its running average to epoch e must exist).
+  enum class Reference {
+    // Previous jobs that are Completed or Stopped: the API's "previously completed training
+    // jobs" read as "finished", and the Vizier/NNI rule. Spec §14 default.
+    kCompletedOrStoppedJobs,
+    // Previous jobs that are Completed, early-stopped ones excluded: the API's words read
+    // literally, and Optuna's MedianPruner (COMPLETE trials only). A stricter median: it is made
+    // of the jobs that survived to their end.
+    kCompletedJobs,
+    // Every previous job, running ones included: the Developer Guide's "all previous jobs".
+    kAllPreviousJobs,
+  };
+  Reference reference = Reference::kCompletedOrStoppedJobs;
+
+  // The rule compares nothing (and the job continues) until at least this many reference jobs
+  // have reached the epoch. Undocumented by AWS; spec §14 default 1, 3 being the other choice
+  // suggested (Ray and Katib use 3, Optuna 5 startup trials). Must be >= 1.
+  int64_t min_reference_jobs = 1;
+
+  // false: compare the value of the current epoch (AWS wording, spec §14 default).
+  // true: compare the job's best value so far (Vizier, NNI, Ray, Optuna).
+  bool compare_best_so_far = false;
+
+  // The rule compares nothing (and the job continues) during a job's first grace_epochs epochs.
+  // AWS documents a comparison "after each epoch", so the default is 0. Larger values protect
+  // slow starters (Optuna's n_warmup_steps, Syne Tune's grace_time); bench/README.md measures 2.
+  // Must be >= 0.
+  int64_t grace_epochs = 0;
+};
+
+// InvalidArgument naming the field when min_reference_jobs < 1 or grace_epochs < 0.
+absl::Status ValidateMedianRuleOptions(const MedianRuleOptions& options);
+
+// Decides on the latest emission of `current`: its epoch e is current.values.size().
+// `previous` holds the jobs launched before `current` with their emissions so far, in any order;
+// the options select the references among them (a job named like `current` is skipped). The
+// running average of a reference to epoch e is the mean of its first e values; the median of an
+// even count is the mean of the two middle averages.
+// The Decision's rule is "median"; reason kWorse (stop), kNotWorse, kTooFewReferences or
+// kGracePeriod (continue); reference_jobs counts the references at epoch e (0 in the grace
+// period, where they are not looked at).
+// Errors: InvalidArgument when the options are invalid, when `current` has no emission, or when a
+// value the rule reads is not finite (naming the job and epoch).
+// Cost: O(references x e) per call.
+absl::StatusOr<Decision> EvaluateMedianRule(const JobCurve& current,
+                                            const std::vector<JobCurve>& previous,
+                                            const Objective& objective,
+                                            const MedianRuleOptions& options);
+
+}  // namespace amt::stopping
+
+#endif  // AMT_ORCHESTRATOR_STOPPING_MEDIAN_RULE_H_

@@ -1,0 +1,247 @@
+#include "orchestrator/stopping/asha.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace amt::stopping {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+const Objective kLoss{"val_loss", /*minimize=*/true};
+const Objective kAccuracy{"val_acc", /*minimize=*/false};
+
+AshaOptions Options(int64_t min_resource, int64_t max_resource, int64_t brackets = 1) {
+  AshaOptions options;
+  options.min_resource = min_resource;
+  options.max_resource = max_resource;
+  options.brackets = brackets;
+  return options;
+}
+
+JobCurve Job(std::string name, int64_t index, std::vector<double> values) {
+  return {std::move(name), index, std::move(values), JobState::kRunning};
+}
+
+// Five jobs of bracket 0 with values 0.1 ... 0.5 at epoch 1.
+std::vector<JobCurve> FiveAtFirstRung() {
+  return {Job("a", 0, {0.1}), Job("b", 1, {0.2, 0.2}), Job("c", 2, {0.3}), Job("d", 3, {0.4}),
+          Job("e", 4, {0.5})};
+}
+
+Decision MustEvaluate(const JobCurve& current, const std::vector<JobCurve>& others,
+                      const Objective& objective, const AshaOptions& options) {
+  absl::StatusOr<Decision> decision = EvaluateAsha(current, others, objective, options);
+  EXPECT_TRUE(decision.ok()) << decision.status();
+  return decision.value_or(Decision{});
+}
+
+TEST(Rungs, ArePowersOfReductionFactorBelowMaxResource) {
+  EXPECT_THAT(Rungs(Options(1, 81)), ElementsAre(1, 3, 9, 27));
+  EXPECT_THAT(Rungs(Options(2, 20)), ElementsAre(2, 6, 18));
+  EXPECT_THAT(Rungs(Options(1, 82)), ElementsAre(1, 3, 9, 27, 81));
+  EXPECT_THAT(Rungs(Options(5, 5)), IsEmpty());
+}
+
+TEST(Rungs, StartEtaTimesLaterInEachBracket) {
+  const AshaOptions options = Options(1, 81, 5);
+  EXPECT_THAT(Rungs(options, 1), ElementsAre(3, 9, 27));
+  EXPECT_THAT(Rungs(options, 3), ElementsAre(27));
+  EXPECT_THAT(Rungs(options, 4), IsEmpty());
+}
+
+TEST(Rungs, DoNotOverflowNearInt64Max) {
+  AshaOptions options = Options(1, std::numeric_limits<int64_t>::max());
+  options.reduction_factor = 1000;
+  EXPECT_EQ(Rungs(options).size(), 7u);  // 1e0 ... 1e18
+  EXPECT_THAT(Rungs(options, 7), IsEmpty());
+}
+
+TEST(MaxBrackets, IsOnePlusTheRungsOfBracketZero) {
+  EXPECT_EQ(MaxBrackets(Options(1, 81)), 5);
+  EXPECT_EQ(MaxBrackets(Options(1, 10)), 4);
+  EXPECT_EQ(MaxBrackets(Options(7, 7)), 1);
+}
+
+TEST(EffectiveBrackets, ClampsToMaxBrackets) {
+  EXPECT_EQ(EffectiveBrackets(Options(1, 81, 3)), 3);
+  EXPECT_EQ(EffectiveBrackets(Options(1, 81, 9)), 5);
+  EXPECT_EQ(EffectiveBrackets(Options(1, 2, 3)), 2);
+}
+
+TEST(AshaOptions, DefaultsToReductionFactorThreeAndThreeBrackets) {
+  AshaOptions options;
+  EXPECT_EQ(options.min_resource, 1);
+  EXPECT_EQ(options.reduction_factor, 3);
+  EXPECT_EQ(options.brackets, 3);
+  options.max_resource = 81;
+  EXPECT_EQ(ValidateAshaOptions(options), absl::OkStatus());
+}
+
+TEST(BracketOf, AssignsLaunchIndicesRoundRobin) {
+  const AshaOptions options = Options(1, 81, 3);
+  EXPECT_EQ(BracketOf(0, options), 0);
+  EXPECT_EQ(BracketOf(1, options), 1);
+  EXPECT_EQ(BracketOf(2, options), 2);
+  EXPECT_EQ(BracketOf(3, options), 0);
+  EXPECT_EQ(BracketOf(7, Options(1, 81)), 0);
+  EXPECT_EQ(BracketOf(5, Options(1, 2, 3)), 1);  // two brackets in use
+}
+
+TEST(ValidateAshaOptions, NamesTheInvalidField) {
+  EXPECT_EQ(ValidateAshaOptions(Options(1, 81)), absl::OkStatus());
+  EXPECT_EQ(ValidateAshaOptions(Options(0, 81)).message(),
+            "AshaOptions.min_resource must be at least 1; got 0.");
+  EXPECT_EQ(ValidateAshaOptions(Options(9, 5)).message(),
+            "AshaOptions.max_resource (5) must be at least min_resource (9).");
+  AshaOptions eta = Options(1, 81);
+  eta.reduction_factor = 1;
+  EXPECT_EQ(ValidateAshaOptions(eta).message(),
+            "AshaOptions.reduction_factor must be at least 2; got 1.");
+  EXPECT_EQ(ValidateAshaOptions(Options(1, 81, 0)).message(),
+            "AshaOptions.brackets must be at least 1; got 0.");
+  EXPECT_EQ(ValidateAshaOptions(Options(1, 81, 6)), absl::OkStatus());  // clamped to 5
+}
+
+TEST(EvaluateAsha, NeverStopsBeforeMinResource) {
+  Decision d = MustEvaluate(Job("cur", 9, {100}), FiveAtFirstRung(), kLoss, Options(3, 81));
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.rule, "hyperband");
+  EXPECT_EQ(d.reason, Reason::kBelowMinResource);
+  EXPECT_EQ(d.explanation, "epoch 1: below MinResource 3: continue");
+}
+
+TEST(EvaluateAsha, StopsAtMaxResource) {
+  Decision d = MustEvaluate(Job("cur", 0, {0.9, 0.5, 0.3}), {}, kLoss, Options(1, 3));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kReachedMaxResource);
+  EXPECT_EQ(d.epoch, 3);
+  EXPECT_EQ(d.value, 0.3);
+  EXPECT_EQ(d.threshold, std::nullopt);
+  EXPECT_EQ(d.explanation, "epoch 3: val_loss 0.3; reached MaxResource 3: stop");
+}
+
+TEST(EvaluateAsha, ContinuesBetweenRungs) {
+  Decision d = MustEvaluate(Job("cur", 0, {9, 9}), FiveAtFirstRung(), kLoss, Options(1, 81));
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kNotARung);
+  EXPECT_EQ(d.explanation, "epoch 2: not a rung of bracket 0 (rungs 1, 3, 9, 27): continue");
+  Decision last = MustEvaluate(Job("cur", 4, {9}), {}, kLoss, Options(1, 81, 5));
+  EXPECT_EQ(last.bracket, 4);
+  EXPECT_EQ(last.explanation, "epoch 1: not a rung of bracket 4 (which has none): continue");
+}
+
+TEST(EvaluateAsha, ContinuesWithFewerThanReductionFactorJobsAtRung) {
+  std::vector<JobCurve> others = {Job("a", 0, {0.1})};
+  Decision d = MustEvaluate(Job("cur", 1, {0.9}), others, kLoss, Options(1, 81));
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kTooFewAtRung);
+  EXPECT_EQ(d.reference_jobs, 2);
+  EXPECT_EQ(d.threshold, std::nullopt);
+  EXPECT_EQ(d.explanation,
+            "epoch 1: rung of bracket 0: val_loss 0.9; 2 jobs at this rung, fewer than the "
+            "reduction factor 3: continue");
+}
+
+TEST(EvaluateAsha, StopsOutsideTopFraction) {
+  // Six jobs at the rung, the best two continue: the cut-off is 0.2.
+  Decision d = MustEvaluate(Job("cur", 5, {0.25}), FiveAtFirstRung(), kLoss, Options(1, 81));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kOutsideTopFraction);
+  EXPECT_EQ(d.threshold, 0.2);
+  EXPECT_EQ(d.reference_jobs, 6);
+  EXPECT_EQ(d.explanation,
+            "epoch 1: rung of bracket 0: val_loss 0.25 > 0.2, the cut-off for the top 1/3 (the "
+            "best 2 of 6 jobs at this rung): stop");
+}
+
+TEST(EvaluateAsha, ContinuesInTopFractionAndOnTies) {
+  Decision tie = MustEvaluate(Job("cur", 5, {0.2}), FiveAtFirstRung(), kLoss, Options(1, 81));
+  EXPECT_FALSE(tie.stop);
+  EXPECT_EQ(tie.reason, Reason::kInTopFraction);
+  Decision best = MustEvaluate(Job("cur", 5, {0.15}), FiveAtFirstRung(), kLoss, Options(1, 81));
+  EXPECT_FALSE(best.stop);
+  EXPECT_EQ(best.threshold, 0.15);
+  EXPECT_EQ(best.explanation,
+            "epoch 1: rung of bracket 0: val_loss 0.15 <= 0.15, the cut-off for the top 1/3 (the "
+            "best 2 of 6 jobs at this rung): continue");
+}
+
+TEST(EvaluateAsha, KeepsTheLargestValuesWhenMaximizing) {
+  Decision d = MustEvaluate(Job("cur", 5, {0.35}), FiveAtFirstRung(), kAccuracy, Options(1, 81));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.threshold, 0.4);
+  EXPECT_EQ(d.explanation,
+            "epoch 1: rung of bracket 0: val_acc 0.35 < 0.4, the cut-off for the top 1/3 (the "
+            "best 2 of 6 jobs at this rung): stop");
+  EXPECT_FALSE(
+      MustEvaluate(Job("cur", 5, {0.45}), FiveAtFirstRung(), kAccuracy, Options(1, 81)).stop);
+}
+
+TEST(EvaluateAsha, ComparesValuesAtTheRungEpoch) {
+  // At epoch 3 the others' values are 0.5, 0.6, 0.7 whatever came after.
+  std::vector<JobCurve> others = {Job("a", 0, {1, 1, 0.5, 0.01}), Job("b", 1, {1, 1, 0.6}),
+                                  Job("c", 2, {1, 1, 0.7, 0.01, 0.01})};
+  Decision d = MustEvaluate(Job("cur", 3, {1, 1, 0.55}), others, kLoss, Options(1, 81));
+  EXPECT_TRUE(d.stop);  // the best 1 of 4 is 0.5
+  EXPECT_EQ(d.threshold, 0.5);
+  EXPECT_EQ(d.reference_jobs, 4);
+}
+
+TEST(EvaluateAsha, IgnoresJobsThatHaveNotReachedTheRung) {
+  std::vector<JobCurve> others = {Job("a", 0, {0.1, 0.1}), Job("b", 1, {0.1, 0.1}),
+                                  Job("c", 2, {0.1, 0.1, 0.1})};
+  Decision d = MustEvaluate(Job("cur", 3, {0.5, 0.5, 0.5}), others, kLoss, Options(1, 81));
+  EXPECT_EQ(d.reason, Reason::kTooFewAtRung);
+  EXPECT_EQ(d.reference_jobs, 2);
+}
+
+TEST(EvaluateAsha, ComparesOnlyWithinTheJobsBracket) {
+  // Two brackets: even indices in bracket 0 (rungs 1, 3, 9, 27), odd in bracket 1 (3, 9, 27).
+  std::vector<JobCurve> others = {Job("a", 0, {0.1, 0.1, 0.1}), Job("b", 1, {0.9, 0.9, 0.9}),
+                                  Job("c", 2, {0.1, 0.1, 0.1}), Job("d", 3, {0.9, 0.9, 0.9}),
+                                  Job("e", 5, {0.9, 0.9, 0.9})};
+  Decision first = MustEvaluate(Job("cur", 7, {0.5}), others, kLoss, Options(1, 81, 2));
+  EXPECT_EQ(first.bracket, 1);
+  EXPECT_EQ(first.reason, Reason::kNotARung);
+  Decision d = MustEvaluate(Job("cur", 7, {0.5, 0.5, 0.5}), others, kLoss, Options(1, 81, 2));
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.reference_jobs, 4);
+  EXPECT_EQ(d.threshold, 0.5);
+  Decision even = MustEvaluate(Job("cur", 8, {0.5, 0.5, 0.5}), others, kLoss, Options(1, 81, 2));
+  EXPECT_TRUE(even.stop);
+  EXPECT_EQ(even.reference_jobs, 3);
+}
+
+TEST(EvaluateAsha, SkipsAnOtherJobNamedLikeTheCurrentJob) {
+  std::vector<JobCurve> others = FiveAtFirstRung();
+  others.push_back(Job("cur", 5, {0.01}));
+  EXPECT_EQ(MustEvaluate(Job("cur", 5, {0.25}), others, kLoss, Options(1, 81)).reference_jobs, 6);
+}
+
+TEST(EvaluateAsha, RejectsInvalidInput) {
+  absl::StatusOr<Decision> empty = EvaluateAsha(Job("cur", 0, {}), {}, kLoss, Options(1, 81));
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(empty.status().message(), "Training job 'cur' has no objective emission to evaluate.");
+  absl::StatusOr<Decision> negative = EvaluateAsha(Job("cur", -1, {1}), {}, kLoss, Options(1, 81));
+  EXPECT_EQ(negative.status().message(), "Training job 'cur' has a negative index -1.");
+  absl::StatusOr<Decision> options = EvaluateAsha(Job("cur", 0, {1}), {}, kLoss, Options(0, 81));
+  EXPECT_EQ(options.status().message(), "AshaOptions.min_resource must be at least 1; got 0.");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  absl::StatusOr<Decision> own = EvaluateAsha(Job("cur", 0, {nan}), {}, kLoss, Options(1, 81));
+  EXPECT_EQ(own.status().message(),
+            "Training job 'cur' has a non-finite objective value at epoch 1.");
+  std::vector<JobCurve> others = {Job("a", 0, {nan})};
+  absl::StatusOr<Decision> ref = EvaluateAsha(Job("cur", 1, {1}), others, kLoss, Options(1, 81));
+  EXPECT_EQ(ref.status().message(),
+            "Training job 'a' has a non-finite objective value at epoch 1.");
+}
+
+}  // namespace
+}  // namespace amt::stopping

@@ -1,0 +1,252 @@
+#include "orchestrator/stopping/median_rule.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace amt::stopping {
+namespace {
+
+const Objective kLoss{"val_loss", /*minimize=*/true};
+const Objective kAccuracy{"val_acc", /*minimize=*/false};
+
+JobCurve Done(std::string name, std::vector<double> values) {
+  return {std::move(name), 0, std::move(values), JobState::kCompleted};
+}
+
+JobCurve Stopped(std::string name, std::vector<double> values) {
+  return {std::move(name), 0, std::move(values), JobState::kStopped};
+}
+
+JobCurve Running(std::string name, std::vector<double> values) {
+  return {std::move(name), 0, std::move(values), JobState::kRunning};
+}
+
+// Running averages to epoch 2: 1, 2 and 3; median 2.
+std::vector<JobCurve> ThreeFinished() {
+  return {Done("a", {1, 1, 1}), Done("b", {2, 2, 2}), Done("c", {3, 3, 3})};
+}
+
+Decision MustEvaluate(const JobCurve& current, const std::vector<JobCurve>& previous,
+                      const Objective& objective, const MedianRuleOptions& options = {}) {
+  absl::StatusOr<Decision> decision = EvaluateMedianRule(current, previous, objective, options);
+  EXPECT_TRUE(decision.ok()) << decision.status();
+  return decision.value_or(Decision{});
+}
+
+TEST(MedianRuleOptions, DefaultsFollowTheSpec) {
+  const MedianRuleOptions options;
+  EXPECT_EQ(options.reference, MedianRuleOptions::Reference::kCompletedOrStoppedJobs);
+  EXPECT_EQ(options.min_reference_jobs, 1);
+  EXPECT_FALSE(options.compare_best_so_far);
+  EXPECT_EQ(options.grace_epochs, 0);
+}
+
+TEST(EvaluateMedianRule, StopsWhenValueIsAboveMedianWhenMinimizing) {
+  Decision d = MustEvaluate(Running("cur", {5, 2.5}), ThreeFinished(), kLoss);
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.rule, "median");
+  EXPECT_EQ(d.reason, Reason::kWorse);
+  EXPECT_EQ(d.epoch, 2);
+  EXPECT_EQ(d.value, 2.5);
+  EXPECT_EQ(d.threshold, 2.0);
+  EXPECT_EQ(d.reference_jobs, 3);
+  EXPECT_EQ(d.explanation,
+            "epoch 2: val_loss 2.5 > 2, the median of the running averages to epoch 2 of 3 "
+            "completed or stopped jobs: stop");
+}
+
+TEST(EvaluateMedianRule, ContinuesWhenValueEqualsMedian) {
+  Decision d = MustEvaluate(Running("cur", {5, 2}), ThreeFinished(), kLoss);
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kNotWorse);
+  EXPECT_EQ(d.threshold, 2.0);
+  EXPECT_EQ(d.explanation,
+            "epoch 2: val_loss 2 <= 2, the median of the running averages to epoch 2 of 3 "
+            "completed or stopped jobs: continue");
+}
+
+TEST(EvaluateMedianRule, ComparesWithRunningAveragesNotValuesAtTheEpoch) {
+  // At epoch 2 every reference is at 0, but their running averages are 2.
+  std::vector<JobCurve> previous = {Done("a", {4, 0}), Done("b", {4, 0}), Done("c", {4, 0})};
+  Decision d = MustEvaluate(Running("cur", {1, 1.5}), previous, kLoss);
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.threshold, 2.0);
+}
+
+TEST(EvaluateMedianRule, StopsWhenValueIsBelowMedianWhenMaximizing) {
+  // Running averages to epoch 1: 0.8 and 0.9; the median of an even count is their mean.
+  std::vector<JobCurve> previous = {Done("a", {0.8}), Done("b", {0.9})};
+  Decision d = MustEvaluate(Running("cur", {0.84}), previous, kAccuracy);
+  EXPECT_TRUE(d.stop);
+  EXPECT_DOUBLE_EQ(*d.threshold, 0.85);
+  EXPECT_EQ(d.explanation,
+            "epoch 1: val_acc 0.84 < 0.85, the median of the running averages to epoch 1 of 2 "
+            "completed or stopped jobs: stop");
+  Decision better = MustEvaluate(Running("cur", {0.86}), previous, kAccuracy);
+  EXPECT_FALSE(better.stop);
+  EXPECT_EQ(better.explanation,
+            "epoch 1: val_acc 0.86 >= 0.85, the median of the running averages to epoch 1 of 2 "
+            "completed or stopped jobs: continue");
+}
+
+TEST(EvaluateMedianRule, IgnoresRunningJobsWhenReferenceIsTerminalJobs) {
+  std::vector<JobCurve> previous = ThreeFinished();
+  previous.push_back(Running("d", {0, 0, 0}));
+  previous.push_back(Running("e", {0, 0, 0}));
+  Decision d = MustEvaluate(Running("cur", {5, 2.5}), previous, kLoss);
+  EXPECT_EQ(d.reference_jobs, 3);
+  EXPECT_EQ(d.threshold, 2.0);
+}
+
+TEST(EvaluateMedianRule, IncludesRunningJobsWhenReferenceIsAllPreviousJobs) {
+  std::vector<JobCurve> previous = ThreeFinished();
+  previous.push_back(Running("d", {0, 0}));
+  previous.push_back(Running("e", {0, 0}));
+  MedianRuleOptions options;
+  options.reference = MedianRuleOptions::Reference::kAllPreviousJobs;
+  Decision d = MustEvaluate(Running("cur", {5, 1.5}), previous, kLoss, options);
+  EXPECT_EQ(d.reference_jobs, 5);
+  EXPECT_EQ(d.threshold, 1.0);  // averages 0, 0, 1, 2, 3
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.explanation,
+            "epoch 2: val_loss 1.5 > 1, the median of the running averages to epoch 2 of 5 "
+            "previous jobs: stop");
+}
+
+TEST(EvaluateMedianRule, CountsStoppedJobsByDefault) {
+  std::vector<JobCurve> previous = {Done("a", {1, 1}), Stopped("b", {2, 2}), Stopped("c", {3, 3})};
+  Decision d = MustEvaluate(Running("cur", {5, 2.5}), previous, kLoss);
+  EXPECT_EQ(d.reference_jobs, 3);
+  EXPECT_EQ(d.threshold, 2.0);
+}
+
+TEST(EvaluateMedianRule, IgnoresStoppedJobsWhenReferenceIsCompletedJobs) {
+  std::vector<JobCurve> previous = {Done("a", {1, 1}), Stopped("b", {2, 2}), Done("c", {3, 3}),
+                                    Running("d", {0, 0})};
+  MedianRuleOptions options;
+  options.reference = MedianRuleOptions::Reference::kCompletedJobs;
+  Decision d = MustEvaluate(Running("cur", {5, 2.5}), previous, kLoss, options);
+  EXPECT_EQ(d.reference_jobs, 2);
+  EXPECT_EQ(d.threshold, 2.0);  // the mean of 1 and 3
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.explanation,
+            "epoch 2: val_loss 2.5 > 2, the median of the running averages to epoch 2 of 2 "
+            "completed jobs: stop");
+}
+
+TEST(EvaluateMedianRule, IgnoresJobsThatEndedBeforeTheEpoch) {
+  std::vector<JobCurve> previous = ThreeFinished();
+  previous.push_back(Done("short", {0.1}));
+  Decision d = MustEvaluate(Running("cur", {5, 2.5}), previous, kLoss);
+  EXPECT_EQ(d.reference_jobs, 3);
+  EXPECT_EQ(d.threshold, 2.0);
+}
+
+TEST(EvaluateMedianRule, SkipsAReferenceNamedLikeTheCurrentJob) {
+  std::vector<JobCurve> previous = ThreeFinished();
+  previous.push_back(Done("cur", {100, 100}));
+  EXPECT_EQ(MustEvaluate(Running("cur", {5, 2.5}), previous, kLoss).reference_jobs, 3);
+}
+
+TEST(EvaluateMedianRule, ContinuesWithoutComparingWhenTooFewReferences) {
+  MedianRuleOptions options;
+  options.min_reference_jobs = 3;
+  std::vector<JobCurve> previous = {Done("a", {1, 1}), Done("b", {2, 2})};
+  Decision d = MustEvaluate(Running("cur", {9, 9}), previous, kLoss, options);
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kTooFewReferences);
+  EXPECT_EQ(d.threshold, std::nullopt);
+  EXPECT_EQ(d.reference_jobs, 2);
+  EXPECT_EQ(d.explanation,
+            "epoch 2: val_loss 9; 2 completed or stopped jobs reached epoch 2, the rule needs 3: "
+            "continue");
+}
+
+TEST(EvaluateMedianRule, FirstJobAlwaysContinuesByDefault) {
+  Decision d = MustEvaluate(Running("first", {7}), {}, kLoss);
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kTooFewReferences);
+  EXPECT_EQ(d.explanation,
+            "epoch 1: val_loss 7; 0 completed or stopped jobs reached epoch 1, the rule needs 1: "
+            "continue");
+}
+
+TEST(EvaluateMedianRule, ComparesBestSoFarWhenAsked) {
+  JobCurve current = Running("cur", {1, 3});
+  EXPECT_TRUE(MustEvaluate(current, ThreeFinished(), kLoss).stop);
+  MedianRuleOptions options;
+  options.compare_best_so_far = true;
+  Decision d = MustEvaluate(current, ThreeFinished(), kLoss, options);
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.value, 1.0);
+  EXPECT_EQ(d.explanation,
+            "epoch 2: best val_loss so far 1 <= 2, the median of the running averages to epoch 2 "
+            "of 3 completed or stopped jobs: continue");
+  // Maximising, the best is the largest.
+  std::vector<JobCurve> previous = {Done("a", {0.5, 0.5})};
+  EXPECT_EQ(MustEvaluate(Running("cur", {0.9, 0.2}), previous, kAccuracy, options).value, 0.9);
+}
+
+TEST(EvaluateMedianRule, ComparesNothingDuringGraceEpochs) {
+  MedianRuleOptions options;
+  options.grace_epochs = 2;
+  Decision d = MustEvaluate(Running("cur", {9, 9}), ThreeFinished(), kLoss, options);
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kGracePeriod);
+  EXPECT_EQ(d.threshold, std::nullopt);
+  EXPECT_EQ(d.explanation,
+            "epoch 2: val_loss 9; the rule compares from epoch 3 (grace_epochs 2): "
+            "continue");
+  Decision third = MustEvaluate(Running("cur", {9, 9, 9}), ThreeFinished(), kLoss, options);
+  EXPECT_TRUE(third.stop);
+  EXPECT_EQ(third.threshold, 2.0);
+}
+
+TEST(EvaluateMedianRule, ShowsEnoughDigitsToTellCloseValuesApart) {
+  std::vector<JobCurve> previous = {Done("a", {0.41})};
+  Decision d = MustEvaluate(Running("cur", {0.4100001}), previous, kLoss);
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.explanation,
+            "epoch 1: val_loss 0.4100001 > 0.41, the median of the running averages to epoch 1 of "
+            "1 completed or stopped job: stop");
+}
+
+TEST(EvaluateMedianRule, RejectsJobWithoutEmission) {
+  absl::StatusOr<Decision> d = EvaluateMedianRule(Running("cur", {}), ThreeFinished(), kLoss, {});
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.status().message(), "Training job 'cur' has no objective emission to evaluate.");
+}
+
+TEST(EvaluateMedianRule, RejectsNonFiniteValues) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  absl::StatusOr<Decision> own = EvaluateMedianRule(Running("cur", {1, nan}), {}, kLoss, {});
+  EXPECT_EQ(own.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(own.status().message(),
+            "Training job 'cur' has a non-finite objective value at epoch 2.");
+  std::vector<JobCurve> previous = {Done("a", {std::numeric_limits<double>::infinity(), 1})};
+  absl::StatusOr<Decision> ref = EvaluateMedianRule(Running("cur", {1, 1}), previous, kLoss, {});
+  EXPECT_EQ(ref.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ref.status().message(),
+            "Training job 'a' has a non-finite objective value at epoch 1.");
+}
+
+TEST(EvaluateMedianRule, RejectsMinReferenceJobsBelowOne) {
+  MedianRuleOptions options;
+  options.min_reference_jobs = 0;
+  absl::StatusOr<Decision> d = EvaluateMedianRule(Running("cur", {1}), {}, kLoss, options);
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.status().message(),
+            "MedianRuleOptions.min_reference_jobs must be at least 1; got 0.");
+  EXPECT_EQ(ValidateMedianRuleOptions(MedianRuleOptions{}), absl::OkStatus());
+  MedianRuleOptions grace;
+  grace.grace_epochs = -1;
+  EXPECT_EQ(ValidateMedianRuleOptions(grace).message(),
+            "MedianRuleOptions.grace_epochs must be at least 0; got -1.");
+}
+
+}  // namespace
+}  // namespace amt::stopping
