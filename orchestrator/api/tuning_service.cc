@@ -31,12 +31,20 @@ struct Signal {
   }
 };
 
-bool TuningTerminal(const std::string& s) {
-  return s == "Completed" || s == "Failed" || s == "Stopped";
+// Completed, Failed and Stopped end both tuning and training jobs.
+bool Terminal(const std::string& s) { return s == "Completed" || s == "Failed" || s == "Stopped"; }
+
+// A name member as the validators take it: absent stays absent.
+std::optional<std::string> NameOf(bool has, const std::string& name) {
+  return has ? std::optional<std::string>(name) : std::nullopt;
 }
 
-bool TrainingTerminal(const std::string& s) {
-  return s == "Completed" || s == "Failed" || s == "Stopped";
+// Sends the orchestrator's answer, or its error with SageMaker's message.
+template <typename T>
+grpc::Status Reply(absl::StatusOr<T> result, T* response) {
+  if (!result.ok()) return ToGrpc(result.status());
+  *response = std::move(*result);
+  return grpc::Status::OK;
 }
 
 }  // namespace
@@ -46,130 +54,95 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
+#define AMT_RETURN_IF_INVALID(expr)       \
+  do {                                    \
+    const absl::Status amt_s_ = (expr);   \
+    if (!amt_s_.ok()) return ToGrpc(amt_s_); \
+  } while (0)
+
 grpc::Status TuningServiceImpl::CreateHyperParameterTuningJob(
     grpc::ServerContext*, const v1::CreateHyperParameterTuningJobRequest* request,
     v1::CreateHyperParameterTuningJobResponse* response) {
-  if (auto s = validation::ValidateCreateHyperParameterTuningJob(*request); !s.ok()) return ToGrpc(s);
-  auto result = loop_.Call([&] { return orchestrator_.CreateTuningJob(*request); });
-  if (!result.ok()) return ToGrpc(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
+  AMT_RETURN_IF_INVALID(validation::ValidateCreateHyperParameterTuningJob(*request));
+  return Reply(loop_.Call([&] { return orchestrator_.CreateTuningJob(*request); }), response);
 }
 
 grpc::Status TuningServiceImpl::DescribeHyperParameterTuningJob(
     grpc::ServerContext*, const v1::DescribeHyperParameterTuningJobRequest* request,
     v1::DescribeHyperParameterTuningJobResponse* response) {
-  const std::optional<std::string> name =
-      request->has_hyper_parameter_tuning_job_name()
-          ? std::optional<std::string>(request->hyper_parameter_tuning_job_name())
-          : std::nullopt;
-  if (auto s = validation::ValidateTuningJobName(name, "hyperParameterTuningJobName"); !s.ok()) {
-    return ToGrpc(s);
-  }
-  auto result = loop_.Call([&] { return orchestrator_.DescribeTuningJob(*name); });
-  if (!result.ok()) return ToGrpc(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
+  const auto name = NameOf(request->has_hyper_parameter_tuning_job_name(),
+                           request->hyper_parameter_tuning_job_name());
+  AMT_RETURN_IF_INVALID(validation::ValidateTuningJobName(name, "hyperParameterTuningJobName"));
+  return Reply(loop_.Call([&] { return orchestrator_.DescribeTuningJob(*name); }), response);
 }
 
 grpc::Status TuningServiceImpl::ListHyperParameterTuningJobs(
     grpc::ServerContext*, const v1::ListHyperParameterTuningJobsRequest* request,
     v1::ListHyperParameterTuningJobsResponse* response) {
-  if (auto s = validation::ValidateListHyperParameterTuningJobs(*request); !s.ok()) return ToGrpc(s);
-  auto result = loop_.Call([&] { return orchestrator_.ListTuningJobs(*request); });
-  if (!result.ok()) return ToGrpc(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
+  AMT_RETURN_IF_INVALID(validation::ValidateListHyperParameterTuningJobs(*request));
+  return Reply(loop_.Call([&] { return orchestrator_.ListTuningJobs(*request); }), response);
 }
 
 grpc::Status TuningServiceImpl::ListTrainingJobsForHyperParameterTuningJob(
     grpc::ServerContext*, const v1::ListTrainingJobsForHyperParameterTuningJobRequest* request,
     v1::ListTrainingJobsForHyperParameterTuningJobResponse* response) {
-  if (auto s = validation::ValidateListTrainingJobsForHyperParameterTuningJob(*request); !s.ok()) {
-    return ToGrpc(s);
-  }
-  auto result = loop_.Call([&] { return orchestrator_.ListTrainingJobsForTuningJob(*request); });
-  if (!result.ok()) return ToGrpc(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
+  AMT_RETURN_IF_INVALID(validation::ValidateListTrainingJobsForHyperParameterTuningJob(*request));
+  return Reply(loop_.Call([&] { return orchestrator_.ListTrainingJobsForTuningJob(*request); }),
+               response);
 }
 
 grpc::Status TuningServiceImpl::StopHyperParameterTuningJob(
     grpc::ServerContext*, const v1::StopHyperParameterTuningJobRequest* request,
     v1::StopHyperParameterTuningJobResponse*) {
-  const std::optional<std::string> name =
-      request->has_hyper_parameter_tuning_job_name()
-          ? std::optional<std::string>(request->hyper_parameter_tuning_job_name())
-          : std::nullopt;
-  if (auto s = validation::ValidateTuningJobName(name, "hyperParameterTuningJobName"); !s.ok()) {
-    return ToGrpc(s);
-  }
+  const auto name = NameOf(request->has_hyper_parameter_tuning_job_name(),
+                           request->hyper_parameter_tuning_job_name());
+  AMT_RETURN_IF_INVALID(validation::ValidateTuningJobName(name, "hyperParameterTuningJobName"));
   return ToGrpc(loop_.Call([&] { return orchestrator_.StopTuningJob(*name); }));
 }
 
 grpc::Status TuningServiceImpl::CreateTrainingJob(grpc::ServerContext*,
                                                   const v1::CreateTrainingJobRequest* request,
                                                   v1::CreateTrainingJobResponse* response) {
-  if (auto s = validation::ValidateCreateTrainingJob(*request); !s.ok()) return ToGrpc(s);
-  auto result = loop_.Call([&] { return orchestrator_.CreateTrainingJob(*request); });
-  if (!result.ok()) return ToGrpc(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
+  AMT_RETURN_IF_INVALID(validation::ValidateCreateTrainingJob(*request));
+  return Reply(loop_.Call([&] { return orchestrator_.CreateTrainingJob(*request); }), response);
 }
 
 grpc::Status TuningServiceImpl::DescribeTrainingJob(grpc::ServerContext*,
                                                     const v1::DescribeTrainingJobRequest* request,
                                                     v1::DescribeTrainingJobResponse* response) {
-  const std::optional<std::string> name =
-      request->has_training_job_name() ? std::optional<std::string>(request->training_job_name())
-                                       : std::nullopt;
-  if (auto s = validation::ValidateTrainingJobName(name, "trainingJobName"); !s.ok()) return ToGrpc(s);
-  auto result = loop_.Call([&] { return orchestrator_.DescribeTrainingJob(*name); });
-  if (!result.ok()) return ToGrpc(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
+  const auto name = NameOf(request->has_training_job_name(), request->training_job_name());
+  AMT_RETURN_IF_INVALID(validation::ValidateTrainingJobName(name, "trainingJobName"));
+  return Reply(loop_.Call([&] { return orchestrator_.DescribeTrainingJob(*name); }), response);
 }
 
 grpc::Status TuningServiceImpl::ListTrainingJobs(grpc::ServerContext*,
                                                  const v1::ListTrainingJobsRequest* request,
                                                  v1::ListTrainingJobsResponse* response) {
-  if (auto s = validation::ValidateListTrainingJobs(*request); !s.ok()) return ToGrpc(s);
-  auto result = loop_.Call([&] { return orchestrator_.ListTrainingJobs(*request); });
-  if (!result.ok()) return ToGrpc(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
+  AMT_RETURN_IF_INVALID(validation::ValidateListTrainingJobs(*request));
+  return Reply(loop_.Call([&] { return orchestrator_.ListTrainingJobs(*request); }), response);
 }
 
 grpc::Status TuningServiceImpl::StopTrainingJob(grpc::ServerContext*,
                                                 const v1::StopTrainingJobRequest* request,
                                                 v1::StopTrainingJobResponse*) {
-  const std::optional<std::string> name =
-      request->has_training_job_name() ? std::optional<std::string>(request->training_job_name())
-                                       : std::nullopt;
-  if (auto s = validation::ValidateTrainingJobName(name, "trainingJobName"); !s.ok()) return ToGrpc(s);
+  const auto name = NameOf(request->has_training_job_name(), request->training_job_name());
+  AMT_RETURN_IF_INVALID(validation::ValidateTrainingJobName(name, "trainingJobName"));
   return ToGrpc(loop_.Call([&] { return orchestrator_.StopTrainingJob(*name); }));
 }
 
 grpc::Status TuningServiceImpl::ExplainTrainingJob(grpc::ServerContext*,
                                                    const v1::ExplainTrainingJobRequest* request,
                                                    v1::ExplainTrainingJobResponse* response) {
-  const std::optional<std::string> name =
-      request->has_training_job_name() ? std::optional<std::string>(request->training_job_name())
-                                       : std::nullopt;
-  if (auto s = validation::ValidateTrainingJobName(name, "trainingJobName"); !s.ok()) return ToGrpc(s);
-  auto result = loop_.Call([&] { return orchestrator_.ExplainTrainingJob(*name); });
-  if (!result.ok()) return ToGrpc(result.status());
-  *response = std::move(*result);
-  return grpc::Status::OK;
+  const auto name = NameOf(request->has_training_job_name(), request->training_job_name());
+  AMT_RETURN_IF_INVALID(validation::ValidateTrainingJobName(name, "trainingJobName"));
+  return Reply(loop_.Call([&] { return orchestrator_.ExplainTrainingJob(*name); }), response);
 }
 
 grpc::Status TuningServiceImpl::GetTrainingJobLogs(
     grpc::ServerContext* context, const v1::GetTrainingJobLogsRequest* request,
     grpc::ServerWriter<v1::GetTrainingJobLogsResponse>* writer) {
-  const std::optional<std::string> name =
-      request->has_training_job_name() ? std::optional<std::string>(request->training_job_name())
-                                       : std::nullopt;
-  if (auto s = validation::ValidateTrainingJobName(name, "trainingJobName"); !s.ok()) return ToGrpc(s);
+  const auto name = NameOf(request->has_training_job_name(), request->training_job_name());
+  AMT_RETURN_IF_INVALID(validation::ValidateTrainingJobName(name, "trainingJobName"));
   auto signal = std::make_shared<Signal>();
   const std::string wanted = *name;
   uint64_t subscription = 0;
@@ -196,7 +169,7 @@ grpc::Status TuningServiceImpl::GetTrainingJobLogs(
         if (!job.ok()) return job.status();
         auto lines = orchestrator_.ReadLogs(wanted, next, kPage);
         if (!lines.ok()) return lines.status();
-        return std::make_pair(std::move(*lines), TrainingTerminal(job->training_job_status()));
+        return std::make_pair(std::move(*lines), Terminal(job->training_job_status()));
       });
       if (!page.ok()) {
         result = ToGrpc(page.status());
@@ -225,18 +198,13 @@ grpc::Status TuningServiceImpl::GetTrainingJobLogs(
   return result;
 }
 
-grpc::Status TuningServiceImpl::WatchHyperParameterTuningJob(
-    grpc::ServerContext* context, const v1::WatchHyperParameterTuningJobRequest* request,
-    grpc::ServerWriter<v1::WatchHyperParameterTuningJobResponse>* writer) {
-  const std::optional<std::string> name =
-      request->has_hyper_parameter_tuning_job_name()
-          ? std::optional<std::string>(request->hyper_parameter_tuning_job_name())
-          : std::nullopt;
-  if (auto s = validation::ValidateTuningJobName(name, "hyperParameterTuningJobName"); !s.ok()) {
-    return ToGrpc(s);
-  }
+// Sends `snapshot()` now and after every change, skipping snapshots equal (after `comparable`)
+// to the last one sent, until `terminal(snapshot)`, cancellation or shutdown.
+template <typename Snapshot, typename Get, typename Comparable, typename IsTerminal>
+grpc::Status TuningServiceImpl::Watch(grpc::ServerContext* context,
+                                      grpc::ServerWriter<Snapshot>* writer, Get get,
+                                      Comparable comparable, IsTerminal terminal) {
   auto signal = std::make_shared<Signal>();
-  const std::string wanted = *name;
   const uint64_t subscription = loop_.Call([&] {
     return orchestrator_.Subscribe([signal](const std::string&, const std::string&) { signal->Set(); });
   });
@@ -246,59 +214,49 @@ grpc::Status TuningServiceImpl::WatchHyperParameterTuningJob(
     const bool changed = signal->WaitAndClear();
     if (context->IsCancelled() || shutting_down_) break;
     if (!changed) continue;
-    auto snapshot = loop_.Call([&] { return orchestrator_.Snapshot(wanted); });
+    absl::StatusOr<Snapshot> snapshot = loop_.Call(get);
     if (!snapshot.ok()) {
       result = ToGrpc(snapshot.status());
       break;
     }
-    // RuntimeInSeconds ticks on its own; send only real changes.
-    auto comparable = *snapshot;
-    comparable.mutable_tuning_job()->clear_consumed_resources();
     std::string bytes;
-    comparable.SerializeToString(&bytes);
+    comparable(*snapshot).SerializeToString(&bytes);
     if (bytes != last_sent) {
       last_sent = std::move(bytes);
       if (!writer->Write(*snapshot)) break;
     }
-    if (TuningTerminal(snapshot->tuning_job().hyper_parameter_tuning_job_status())) break;
+    if (terminal(*snapshot)) break;
   }
   loop_.Call([&] { orchestrator_.Unsubscribe(subscription); });
   return result;
 }
 
+grpc::Status TuningServiceImpl::WatchHyperParameterTuningJob(
+    grpc::ServerContext* context, const v1::WatchHyperParameterTuningJobRequest* request,
+    grpc::ServerWriter<v1::WatchHyperParameterTuningJobResponse>* writer) {
+  const auto name = NameOf(request->has_hyper_parameter_tuning_job_name(),
+                           request->hyper_parameter_tuning_job_name());
+  AMT_RETURN_IF_INVALID(validation::ValidateTuningJobName(name, "hyperParameterTuningJobName"));
+  return Watch(
+      context, writer, [&] { return orchestrator_.Snapshot(*name); },
+      [](v1::WatchHyperParameterTuningJobResponse s) {
+        s.mutable_tuning_job()->clear_consumed_resources();  // RuntimeInSeconds ticks on its own
+        return s;
+      },
+      [](const v1::WatchHyperParameterTuningJobResponse& s) {
+        return Terminal(s.tuning_job().hyper_parameter_tuning_job_status());
+      });
+}
+
 grpc::Status TuningServiceImpl::WatchTrainingJob(grpc::ServerContext* context,
                                                  const v1::WatchTrainingJobRequest* request,
                                                  grpc::ServerWriter<v1::DescribeTrainingJobResponse>* writer) {
-  const std::optional<std::string> name =
-      request->has_training_job_name() ? std::optional<std::string>(request->training_job_name())
-                                       : std::nullopt;
-  if (auto s = validation::ValidateTrainingJobName(name, "trainingJobName"); !s.ok()) return ToGrpc(s);
-  auto signal = std::make_shared<Signal>();
-  const std::string wanted = *name;
-  const uint64_t subscription = loop_.Call([&] {
-    return orchestrator_.Subscribe([signal](const std::string&, const std::string&) { signal->Set(); });
-  });
-  grpc::Status result = grpc::Status::OK;
-  std::string last_sent;
-  while (true) {
-    const bool changed = signal->WaitAndClear();
-    if (context->IsCancelled() || shutting_down_) break;
-    if (!changed) continue;
-    auto job = loop_.Call([&] { return orchestrator_.DescribeTrainingJob(wanted); });
-    if (!job.ok()) {
-      result = ToGrpc(job.status());
-      break;
-    }
-    std::string bytes;
-    job->SerializeToString(&bytes);
-    if (bytes != last_sent) {
-      last_sent = std::move(bytes);
-      if (!writer->Write(*job)) break;
-    }
-    if (TrainingTerminal(job->training_job_status())) break;
-  }
-  loop_.Call([&] { orchestrator_.Unsubscribe(subscription); });
-  return result;
+  const auto name = NameOf(request->has_training_job_name(), request->training_job_name());
+  AMT_RETURN_IF_INVALID(validation::ValidateTrainingJobName(name, "trainingJobName"));
+  return Watch(
+      context, writer, [&] { return orchestrator_.DescribeTrainingJob(*name); },
+      [](const v1::DescribeTrainingJobResponse& s) { return s; },
+      [](const v1::DescribeTrainingJobResponse& s) { return Terminal(s.training_job_status()); });
 }
 
 }  // namespace amt::api

@@ -58,6 +58,10 @@ class TuningServiceImpl final : public v1::TuningService::Service {
                                   v1::ExplainTrainingJobResponse*) override;
 
  private:
+  template <typename Snapshot, typename Get, typename Comparable, typename IsTerminal>
+  grpc::Status Watch(grpc::ServerContext* context, grpc::ServerWriter<Snapshot>* writer, Get get,
+                     Comparable comparable, IsTerminal terminal);
+
   Loop& loop_;
   core::Orchestrator& orchestrator_;
   std::atomic<bool> shutting_down_{false};

@@ -94,15 +94,15 @@ void Amtd::Kill(int signal) {
   pid_ = 0;
 }
 
-v1::WatchHyperParameterTuningJobResponse WaitForTuningSnapshot(
-    v1::TuningService::Stub& stub, const std::string& name,
-    const std::function<bool(const v1::WatchHyperParameterTuningJobResponse&)>& done) {
+namespace {
+
+// Reads a watch stream until `done(snapshot)` or its end; returns the last snapshot read.
+template <typename Response, typename Open, typename Done>
+Response FollowStream(Open open, const Done& done) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
-  v1::WatchHyperParameterTuningJobRequest request;
-  request.set_hyper_parameter_tuning_job_name(name);
-  auto reader = stub.WatchHyperParameterTuningJob(&context, request);
-  v1::WatchHyperParameterTuningJobResponse snapshot, last;
+  auto reader = open(&context);
+  Response snapshot, last;
   while (reader->Read(&snapshot)) {
     last = snapshot;
     if (done(snapshot)) {
@@ -112,6 +112,17 @@ v1::WatchHyperParameterTuningJobResponse WaitForTuningSnapshot(
   }
   reader->Finish();
   return last;
+}
+
+}  // namespace
+
+v1::WatchHyperParameterTuningJobResponse WaitForTuningSnapshot(
+    v1::TuningService::Stub& stub, const std::string& name,
+    const std::function<bool(const v1::WatchHyperParameterTuningJobResponse&)>& done) {
+  v1::WatchHyperParameterTuningJobRequest request;
+  request.set_hyper_parameter_tuning_job_name(name);
+  return FollowStream<v1::WatchHyperParameterTuningJobResponse>(
+      [&](grpc::ClientContext* c) { return stub.WatchHyperParameterTuningJob(c, request); }, done);
 }
 
 v1::WatchHyperParameterTuningJobResponse WaitForTuningJob(v1::TuningService::Stub& stub,
@@ -125,21 +136,10 @@ v1::WatchHyperParameterTuningJobResponse WaitForTuningJob(v1::TuningService::Stu
 v1::DescribeTrainingJobResponse WaitForTrainingJob(
     v1::TuningService::Stub& stub, const std::string& name,
     const std::function<bool(const v1::DescribeTrainingJobResponse&)>& done) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
   v1::WatchTrainingJobRequest request;
   request.set_training_job_name(name);
-  auto reader = stub.WatchTrainingJob(&context, request);
-  v1::DescribeTrainingJobResponse snapshot, last;
-  while (reader->Read(&snapshot)) {
-    last = snapshot;
-    if (done(snapshot)) {
-      context.TryCancel();
-      break;
-    }
-  }
-  reader->Finish();
-  return last;
+  return FollowStream<v1::DescribeTrainingJobResponse>(
+      [&](grpc::ClientContext* c) { return stub.WatchTrainingJob(c, request); }, done);
 }
 
 v1::CreateHyperParameterTuningJobRequest TuningRequestFromJson(const std::string& json) {
