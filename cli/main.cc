@@ -11,8 +11,8 @@
 
 #include "amt/v1/tuning.grpc.pb.h"
 #include "cli/commands.h"
-#include "cli/progress.h"
 #include "cli/errors.h"
+#include "cli/progress.h"
 #include "cli/run.h"
 #include "grpcpp/grpcpp.h"
 
@@ -211,9 +211,8 @@ int main(int argc, char** argv) {
                            "value, the median or rung cut-off, how many reference jobs)");
   sub->add_option("TRAINING_JOB", explain_name, "The training job's name")->required();
   sub->add_flag("--json", explain_json, "Print the ExplainTrainingJob response as JSON");
-  sub->callback([&] {
-    command = [&](Commands& c) { return c.Explain(explain_name, explain_json); };
-  });
+  sub->callback(
+      [&] { command = [&](Commands& c) { return c.Explain(explain_name, explain_json); }; });
 
   amt::cli::WatchOptions watch;
   sub = app.add_subcommand("watch",

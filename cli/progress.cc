@@ -3,10 +3,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <cstdlib>
-
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 namespace amt::cli {

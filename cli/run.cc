@@ -2,17 +2,16 @@
 // --data-dir) with its local amt-worker, one job file, a live view, and an exit code.
 #include "cli/run.h"
 
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
-#include <nlohmann/json.hpp>
 
 #include "amt/v1/tuning.grpc.pb.h"
 #include "cli/commands.h"
@@ -143,12 +142,15 @@ int RunTuning(v1::TuningService::Stub& stub, const std::string& endpoint,
     return error.exit_code;
   }
   const std::string name = request.hyper_parameter_tuning_job_name();
-  std::cout << "Tuning job " << name << " (" << created.hyper_parameter_tuning_job_arn() << ")\n"
-            << "Strategy " << request.hyper_parameter_tuning_job_config().strategy() << ", objective "
-            << request.hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective().type()
-            << " "
-            << request.hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective().metric_name()
-            << "; state in " << fs::absolute(options.data_dir).string() << "\n\n";
+  std::cout
+      << "Tuning job " << name << " (" << created.hyper_parameter_tuning_job_arn() << ")\n"
+      << "Strategy " << request.hyper_parameter_tuning_job_config().strategy() << ", objective "
+      << request.hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective().type()
+      << " "
+      << request.hyper_parameter_tuning_job_config()
+             .hyper_parameter_tuning_job_objective()
+             .metric_name()
+      << "; state in " << fs::absolute(options.data_dir).string() << "\n\n";
   InterruptStopper stopper([&stub, name] {
     grpc::ClientContext c;
     v1::StopHyperParameterTuningJobRequest r;
@@ -177,8 +179,8 @@ int RunTuningJob(const RunOptions& options) {
     std::cerr << "amt run: " << options.job_file << " is not a JSON object\n";
     return kExitUsage;
   }
-  const bool is_tuning = doc.contains("HyperParameterTuningJobName") ||
-                         doc.contains("HyperParameterTuningJobConfig");
+  const bool is_tuning =
+      doc.contains("HyperParameterTuningJobName") || doc.contains("HyperParameterTuningJobConfig");
   const bool is_training = doc.contains("TrainingJobName");
   if (!is_tuning && !is_training) {
     std::cerr << "amt run: " << options.job_file
@@ -207,9 +209,10 @@ int RunTuningJob(const RunOptions& options) {
   }
   d.local_worker_slots = options.slots;
   if (d.local_worker_slots <= 0) {
-    d.local_worker_slots =
-        is_tuning ? std::max(1, tuning.hyper_parameter_tuning_job_config().resource_limits().max_parallel_training_jobs())
-                  : 1;
+    d.local_worker_slots = is_tuning ? std::max(1, tuning.hyper_parameter_tuning_job_config()
+                                                       .resource_limits()
+                                                       .max_parallel_training_jobs())
+                                     : 1;
   }
   // Block SIGINT before any thread starts, so only InterruptStopper sees it.
   sigset_t set;
@@ -223,7 +226,8 @@ int RunTuningJob(const RunOptions& options) {
     return kExitOtherError;
   }
   const std::string endpoint = (*daemon)->endpoint();
-  auto stub = v1::TuningService::NewStub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::TuningService::NewStub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()));
   const int code = is_tuning ? RunTuning(*stub, endpoint, std::move(tuning), options)
                              : RunTrainingJob(*stub, endpoint, std::move(training), options);
   (*daemon)->Shutdown();

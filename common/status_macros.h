@@ -9,10 +9,10 @@
 #define AMT_CONCAT_(a, b) AMT_CONCAT_INNER_(a, b)
 
 // Returns the status from the enclosing function when `expr` is not OK.
-#define RETURN_IF_ERROR(expr)                         \
-  do {                                                \
-    ::absl::Status amt_status_ = (expr);              \
-    if (!amt_status_.ok()) return amt_status_;        \
+#define RETURN_IF_ERROR(expr)                  \
+  do {                                         \
+    ::absl::Status amt_status_ = (expr);       \
+    if (!amt_status_.ok()) return amt_status_; \
   } while (0)
 
 // `ASSIGN_OR_RETURN(auto x, MakeX());` assigns the value or returns the error.

@@ -1,9 +1,8 @@
 // amtd: the amt-local orchestrator. Flags map onto DaemonOptions; see `amtd --help`.
 #include <signal.h>
 
-#include <csignal>
-
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
 
 #include "orchestrator/daemon/daemon.h"
@@ -14,14 +13,17 @@ int main(int argc, char** argv) {
   CLI::App app{
       "amtd: runs Amazon SageMaker Automatic Model Tuning jobs locally.\n"
       "Serves amt.v1.TuningService (the SageMaker operations) and amt.v1.WorkerService over gRPC,\n"
-      "keeps every job in SQLite under --data-dir, and starts a local amt-worker unless told not to."};
-  app.add_option("--host", options.host, "Address to listen on (loopback by default)")->capture_default_str();
+      "keeps every job in SQLite under --data-dir, and starts a local amt-worker unless told not "
+      "to."};
+  app.add_option("--host", options.host, "Address to listen on (loopback by default)")
+      ->capture_default_str();
   app.add_option("--port", options.port, "Port to listen on; 0 picks a free one (printed at start)")
       ->capture_default_str();
   app.add_option("--data-dir", options.data_dir, "State folder: amt.db, s3/, jobs/, worker.log")
       ->capture_default_str();
-  app.add_flag("--no-local-worker", no_local_worker,
-               "Do not start a local amt-worker; workers join with amt-worker --orchestrator HOST:PORT");
+  app.add_flag(
+      "--no-local-worker", no_local_worker,
+      "Do not start a local amt-worker; workers join with amt-worker --orchestrator HOST:PORT");
   app.add_option("--slots", options.local_worker_slots,
                  "Training jobs the local worker runs at once (0: number of CPUs)")
       ->capture_default_str();
@@ -34,11 +36,13 @@ int main(int argc, char** argv) {
   app.add_option("--stop-grace", options.stop_grace_seconds,
                  "Seconds between SIGTERM and SIGKILL when a job is stopped (before --time-scale)")
       ->capture_default_str();
-  app.add_option("--worker-lost-timeout", options.worker_lost_timeout_seconds,
-                 "Seconds a running job may go without its worker before it fails as RetryableError")
+  app.add_option(
+         "--worker-lost-timeout", options.worker_lost_timeout_seconds,
+         "Seconds a running job may go without its worker before it fails as RetryableError")
       ->capture_default_str();
-  app.add_option("--image-map", options.image_map_file,
-                 "JSON file mapping TrainingImage URIs to local commands (see examples/image-map.json)");
+  app.add_option(
+      "--image-map", options.image_map_file,
+      "JSON file mapping TrainingImage URIs to local commands (see examples/image-map.json)");
   app.add_option("--s3-root", options.s3_root, "Folder standing for S3 (default: DATA_DIR/s3)");
   app.add_option("--median-reference", options.median_reference,
                  "AUTO early stopping: which previous jobs form the median: finished (Completed or "
@@ -47,8 +51,9 @@ int main(int argc, char** argv) {
   app.add_option("--median-min-jobs", options.median_min_reference_jobs,
                  "AUTO early stopping: reference jobs needed before the rule may stop a job")
       ->capture_default_str();
-  app.add_flag("--median-compare-best", options.median_compare_best,
-               "AUTO early stopping: compare the job's best value so far instead of its current one");
+  app.add_flag(
+      "--median-compare-best", options.median_compare_best,
+      "AUTO early stopping: compare the job's best value so far instead of its current one");
   app.add_option("--median-grace-epochs", options.median_grace_epochs,
                  "AUTO early stopping: compare only after this many epochs (SageMaker documents "
                  "every epoch, 0; 2 meets bench/stopping's targets, see bench/README.md)")
@@ -60,7 +65,8 @@ int main(int argc, char** argv) {
                  "Hyperband: number of brackets (1 = plain asynchronous successive halving)")
       ->capture_default_str();
   app.add_option("--region", options.region, "Region written into ARNs")->capture_default_str();
-  app.add_option("--account", options.account, "Account id written into ARNs")->capture_default_str();
+  app.add_option("--account", options.account, "Account id written into ARNs")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   options.start_local_worker = !no_local_worker;
 

@@ -5,7 +5,7 @@
 //
 //   bayes_bench [--seeds 20] [--budget 100] [--threads 2] [--functions Branin,Mixed]
 //               [--strategies Bayesian,Random] [--modes sequential,parallel]
-//               [--latency-sizes 100,300,750] [--latency-steps 40] [--no-regret]
+//               [--latency-sizes 100,300,750] [--latency-steps 100] [--no-regret]
 //               [--no-latency] --out results.json
 //
 // Parallel mode simulates a tuning job with 4 workers: trial i runs for a deterministic
@@ -53,7 +53,7 @@ struct Flags {
   std::vector<std::string> strategies = {"Bayesian", "Random"};
   std::vector<std::string> modes = {"sequential", "parallel"};
   std::vector<int> latency_sizes = {100, 300, 750};
-  int latency_steps = 40;
+  int latency_steps = 100;
   bool regret = true;
   bool latency = true;
   std::string out;
@@ -212,15 +212,14 @@ double Percentile(std::vector<double> v, double p) {
 nlohmann::json Latency(const TestFunction& hartmann6, int size, int steps) {
   constexpr int kRunning = 10;
   constexpr uint64_t kSeed = 7;
-  std::unique_ptr<Strategy> random =
-      search::MakeStrategy("Random", hartmann6.space, kSeed).value();
+  std::unique_ptr<Strategy> random = search::MakeStrategy("Random", hartmann6.space, kSeed).value();
   History history;
   for (int i = 0; i < size + kRunning; ++i) {
     Assignment params = random->Suggest(History{}, i).value();
     const bool done = i < size;
-    history.trials.push_back({params, done ? TrialState::kSucceeded : TrialState::kPending,
-                              done ? std::optional<double>(hartmann6.evaluate(params))
-                                   : std::nullopt});
+    history.trials.push_back(
+        {params, done ? TrialState::kSucceeded : TrialState::kPending,
+         done ? std::optional<double>(hartmann6.evaluate(params)) : std::nullopt});
   }
   std::unique_ptr<Strategy> bayesian =
       search::MakeStrategy("Bayesian", hartmann6.space, kSeed).value();
@@ -232,8 +231,7 @@ nlohmann::json Latency(const TestFunction& hartmann6, int size, int steps) {
     Assignment params =
         bayesian->Suggest(history, static_cast<int64_t>(history.trials.size())).value();
     const double elapsed =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (step == 0) {
       cold = elapsed;
     } else {
@@ -263,9 +261,8 @@ int Main(int argc, char** argv) {
   }
   std::vector<TestFunction> functions;
   for (const TestFunction& f : AllFunctions()) {
-    if (flags.functions.empty() ||
-        std::find(flags.functions.begin(), flags.functions.end(), f.name) !=
-            flags.functions.end()) {
+    if (flags.functions.empty() || std::find(flags.functions.begin(), flags.functions.end(),
+                                             f.name) != flags.functions.end()) {
       functions.push_back(f);
     }
   }

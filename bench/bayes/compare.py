@@ -253,7 +253,7 @@ def main():
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2, help="processes/threads per side")
     parser.add_argument("--functions", default=",".join(FUNCTIONS))
-    parser.add_argument("--latency-steps", type=int, default=40)
+    parser.add_argument("--latency-steps", type=int, default=100)
     parser.add_argument("--latency-sizes", default="100,300,750")
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--quick", action="store_true",

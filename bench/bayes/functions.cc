@@ -14,9 +14,7 @@ using search::FormatContinuous;
 using search::Scaling;
 using search::SearchSpace;
 
-double Get(const Assignment& params, const std::string& name) {
-  return std::stod(params.at(name));
-}
+double Get(const Assignment& params, const std::string& name) { return std::stod(params.at(name)); }
 
 double Branin(const Assignment& p) {
   const double x1 = Get(p, "x1");

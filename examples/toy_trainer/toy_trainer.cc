@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
   if (g_sigterm) std::printf("SIGTERM received, saving model\n");
   SaveModel(paths, raw, hp, epochs_done, val_loss, g_sigterm != 0);
   // No "val_loss=" here: a MetricDefinitions regex would count this summary as one more epoch.
-  std::printf("training %s after %d epochs: final validation loss %.6f\n", g_sigterm ? "stopped" : "complete",
-              epochs_done, val_loss);
+  std::printf("training %s after %d epochs: final validation loss %.6f\n",
+              g_sigterm ? "stopped" : "complete", epochs_done, val_loss);
   return 0;
 }

@@ -6,10 +6,8 @@
 #ifndef AMT_ORCHESTRATOR_API_LOOP_H_
 #define AMT_ORCHESTRATOR_API_LOOP_H_
 
-#include <utility>  // before asio: Boost 1.74 + g++ 12 + C++20
-
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
@@ -18,6 +16,7 @@
 #include <memory>
 #include <thread>
 #include <type_traits>
+#include <utility>  // before asio: Boost 1.74 + g++ 12 + C++20
 
 #include "common/clock.h"
 #include "orchestrator/core/orchestrator.h"

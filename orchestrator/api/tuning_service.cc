@@ -54,9 +54,9 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-#define AMT_RETURN_IF_INVALID(expr)       \
-  do {                                    \
-    const absl::Status amt_s_ = (expr);   \
+#define AMT_RETURN_IF_INVALID(expr)          \
+  do {                                       \
+    const absl::Status amt_s_ = (expr);      \
     if (!amt_s_.ok()) return ToGrpc(amt_s_); \
   } while (0)
 
@@ -164,13 +164,14 @@ grpc::Status TuningServiceImpl::GetTrainingJobLogs(
     // Read everything available, then note whether the job has ended: lines written before the
     // end were committed before the status changed, so nothing is missed.
     while (true) {
-      auto page = loop_.Call([&]() -> absl::StatusOr<std::pair<std::vector<store::LogEntry>, bool>> {
-        auto job = orchestrator_.DescribeTrainingJob(wanted);
-        if (!job.ok()) return job.status();
-        auto lines = orchestrator_.ReadLogs(wanted, next, kPage);
-        if (!lines.ok()) return lines.status();
-        return std::make_pair(std::move(*lines), Terminal(job->training_job_status()));
-      });
+      auto page =
+          loop_.Call([&]() -> absl::StatusOr<std::pair<std::vector<store::LogEntry>, bool>> {
+            auto job = orchestrator_.DescribeTrainingJob(wanted);
+            if (!job.ok()) return job.status();
+            auto lines = orchestrator_.ReadLogs(wanted, next, kPage);
+            if (!lines.ok()) return lines.status();
+            return std::make_pair(std::move(*lines), Terminal(job->training_job_status()));
+          });
       if (!page.ok()) {
         result = ToGrpc(page.status());
         break;
@@ -206,7 +207,8 @@ grpc::Status TuningServiceImpl::Watch(grpc::ServerContext* context,
                                       Comparable comparable, IsTerminal terminal) {
   auto signal = std::make_shared<Signal>();
   const uint64_t subscription = loop_.Call([&] {
-    return orchestrator_.Subscribe([signal](const std::string&, const std::string&) { signal->Set(); });
+    return orchestrator_.Subscribe(
+        [signal](const std::string&, const std::string&) { signal->Set(); });
   });
   grpc::Status result = grpc::Status::OK;
   std::string last_sent;
@@ -248,9 +250,9 @@ grpc::Status TuningServiceImpl::WatchHyperParameterTuningJob(
       });
 }
 
-grpc::Status TuningServiceImpl::WatchTrainingJob(grpc::ServerContext* context,
-                                                 const v1::WatchTrainingJobRequest* request,
-                                                 grpc::ServerWriter<v1::DescribeTrainingJobResponse>* writer) {
+grpc::Status TuningServiceImpl::WatchTrainingJob(
+    grpc::ServerContext* context, const v1::WatchTrainingJobRequest* request,
+    grpc::ServerWriter<v1::DescribeTrainingJobResponse>* writer) {
   const auto name = NameOf(request->has_training_job_name(), request->training_job_name());
   AMT_RETURN_IF_INVALID(validation::ValidateTrainingJobName(name, "trainingJobName"));
   return Watch(

@@ -27,9 +27,9 @@ class TuningServiceImpl final : public v1::TuningService::Service {
   grpc::Status CreateHyperParameterTuningJob(grpc::ServerContext*,
                                              const v1::CreateHyperParameterTuningJobRequest*,
                                              v1::CreateHyperParameterTuningJobResponse*) override;
-  grpc::Status DescribeHyperParameterTuningJob(grpc::ServerContext*,
-                                               const v1::DescribeHyperParameterTuningJobRequest*,
-                                               v1::DescribeHyperParameterTuningJobResponse*) override;
+  grpc::Status DescribeHyperParameterTuningJob(
+      grpc::ServerContext*, const v1::DescribeHyperParameterTuningJobRequest*,
+      v1::DescribeHyperParameterTuningJobResponse*) override;
   grpc::Status ListHyperParameterTuningJobs(grpc::ServerContext*,
                                             const v1::ListHyperParameterTuningJobsRequest*,
                                             v1::ListHyperParameterTuningJobsResponse*) override;

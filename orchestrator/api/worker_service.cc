@@ -60,11 +60,13 @@ class StreamLink final : public core::WorkerLink {
 }  // namespace
 
 grpc::Status WorkerServiceImpl::Connect(
-    grpc::ServerContext*, grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream) {
+    grpc::ServerContext*,
+    grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream) {
   v1::WorkerMessage first;
   if (!stream->Read(&first)) return grpc::Status::OK;
   if (!first.has_hello()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first message must be WorkerHello");
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "the first message must be WorkerHello");
   }
   const std::string worker_id = first.hello().worker_id();
   auto link = std::make_shared<StreamLink>(stream);

@@ -14,7 +14,8 @@ std::string StripTrailingSlash(std::string s) {
   return s;
 }
 
-std::string Expand(const std::string& value, const std::string& map_dir, const std::string& bin_dir) {
+std::string Expand(const std::string& value, const std::string& map_dir,
+                   const std::string& bin_dir) {
   return absl::StrReplaceAll(value, {{"${IMAGE_MAP_DIR}", map_dir}, {"${AMT_BIN}", bin_dir}});
 }
 
@@ -33,7 +34,8 @@ absl::StatusOr<ImageMap> ParseImageMap(const std::string& json, const std::strin
       argv.push_back(Expand(value.get<std::string>(), map_dir, bin_dir));
     } else if (value.is_array() && !value.empty()) {
       for (const auto& part : value) {
-        if (!part.is_string()) return ValidationError("image map: '" + image + "': arguments must be strings");
+        if (!part.is_string())
+          return ValidationError("image map: '" + image + "': arguments must be strings");
         argv.push_back(Expand(part.get<std::string>(), map_dir, bin_dir));
       }
     } else {
@@ -110,9 +112,9 @@ absl::StatusOr<v1::StartJob> PlanLaunch(const v1::TrainingJobRecord& job,
     cfg["RecordWrapperType"] = ch.has_record_wrapper_type() ? ch.record_wrapper_type() : "None";
     c->set_input_config_json(cfg.dump());
   }
-  const std::string out_dir = MapUri(StripTrailingSlash(d.output_data_config().s3_output_path()),
-                                     options.s3_root) +
-                              "/" + d.training_job_name() + "/output";
+  const std::string out_dir =
+      MapUri(StripTrailingSlash(d.output_data_config().s3_output_path()), options.s3_root) + "/" +
+      d.training_job_name() + "/output";
   start.set_model_output_path(out_dir + "/model.tar.gz");
   start.set_output_data_path(out_dir + "/output.tar.gz");
   if (d.has_checkpoint_config() && d.checkpoint_config().has_s3_uri()) {
@@ -122,7 +124,8 @@ absl::StatusOr<v1::StartJob> PlanLaunch(const v1::TrainingJobRecord& job,
                                             : "/opt/ml/checkpoints/");
   }
   start.set_instance_type(d.resource_config().instance_type());
-  start.set_instance_count(d.resource_config().has_instance_count() ? d.resource_config().instance_count() : 1);
+  start.set_instance_count(
+      d.resource_config().has_instance_count() ? d.resource_config().instance_count() : 1);
   return start;
 }
 

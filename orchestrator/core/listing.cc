@@ -14,7 +14,6 @@ namespace {
 constexpr int kDefaultMaxResults = 10;
 constexpr std::string_view kTokenPrefix = "amt-page-v1:";
 
-
 absl::StatusOr<size_t> Offset(bool has_token, const std::string& token) {
   if (!has_token || token.empty()) return 0;
   if (token.rfind(kTokenPrefix, 0) != 0) return ValidationError("Invalid pagination token");
@@ -64,9 +63,11 @@ absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> ListTuningJobs(
   if (!offset.ok()) return offset.status();
   std::vector<v1::HyperParameterTuningJobSummary> v;
   for (const auto& s : all) {
-    if (!NameContains(s.hyper_parameter_tuning_job_name(), r.has_name_contains(), r.name_contains()))
+    if (!NameContains(s.hyper_parameter_tuning_job_name(), r.has_name_contains(),
+                      r.name_contains()))
       continue;
-    if (r.has_status_equals() && s.hyper_parameter_tuning_job_status() != r.status_equals()) continue;
+    if (r.has_status_equals() && s.hyper_parameter_tuning_job_status() != r.status_equals())
+      continue;
     if (!TimeFilter(s.creation_time(), r.has_creation_time_after(), r.creation_time_after(),
                     r.has_creation_time_before(), r.creation_time_before()))
       continue;
@@ -103,7 +104,8 @@ absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTunin
   std::vector<v1::HyperParameterTrainingJobSummary> v;
   for (const auto& s : all) {
     if (r.has_status_equals() && s.training_job_status() != r.status_equals()) continue;
-    if (by == "FinalObjectiveMetricValue" && !s.has_final_hyper_parameter_tuning_job_objective_metric())
+    if (by == "FinalObjectiveMetricValue" &&
+        !s.has_final_hyper_parameter_tuning_job_objective_metric())
       continue;
     v.push_back(s);
   }
@@ -113,8 +115,9 @@ absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTunin
   } else if (by == "Status") {
     SortBy(v, desc, [](const auto& s) { return s.training_job_status(); });
   } else if (by == "FinalObjectiveMetricValue") {
-    SortBy(v, desc,
-           [](const auto& s) { return s.final_hyper_parameter_tuning_job_objective_metric().value(); });
+    SortBy(v, desc, [](const auto& s) {
+      return s.final_hyper_parameter_tuning_job_objective_metric().value();
+    });
   } else {
     SortBy(v, desc, [](const auto& s) { return s.training_job_name(); });
   }

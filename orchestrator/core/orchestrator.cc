@@ -115,7 +115,8 @@ v1::TuningJobRecord* Orchestrator::FindTuning(const std::string& name) {
   return it == tuning_.end() ? nullptr : &it->second;
 }
 
-std::vector<const v1::TrainingJobRecord*> Orchestrator::JobsOf(const v1::TuningJobRecord& tuning) const {
+std::vector<const v1::TrainingJobRecord*> Orchestrator::JobsOf(
+    const v1::TuningJobRecord& tuning) const {
   std::vector<const v1::TrainingJobRecord*> out;
   auto it = tuning_children_.find(Key(tuning.describe().hyper_parameter_tuning_job_name()));
   if (it == tuning_children_.end()) return out;
@@ -136,8 +137,10 @@ absl::Status Orchestrator::PutTuning(const v1::TuningJobRecord& tuning) {
 Orchestrator::JobRuntime& Orchestrator::Rt(const v1::TrainingJobRecord& job) {
   auto& rt = job_rt_[Key(job.describe().training_job_name())];
   if (!rt.parser.has_value()) {
-    auto parser = metrics::MetricParser::Create(job.describe().algorithm_specification().metric_definitions());
-    // Definitions were validated at creation; an empty parser keeps a bad record from crashing amtd.
+    auto parser = metrics::MetricParser::Create(
+        job.describe().algorithm_specification().metric_definitions());
+    // Definitions were validated at creation; an empty parser keeps a bad record from crashing
+    // amtd.
     rt.parser = parser.ok() ? std::move(*parser)
                             : *metrics::MetricParser::Create(
                                   google::protobuf::RepeatedPtrField<v1::MetricDefinition>());
@@ -273,8 +276,11 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTu
   *d->mutable_training_job_definition() = request.training_job_definition();
   // SageMaker adds the objective to the static hyperparameters it echoes and passes on.
   (*d->mutable_training_job_definition()->mutable_static_hyper_parameters())[kTuningObjectiveKey] =
-      request.hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective().metric_name();
-  if (request.has_warm_start_config()) *d->mutable_warm_start_config() = request.warm_start_config();
+      request.hyper_parameter_tuning_job_config()
+          .hyper_parameter_tuning_job_objective()
+          .metric_name();
+  if (request.has_warm_start_config())
+    *d->mutable_warm_start_config() = request.warm_start_config();
   *d->mutable_tags() = request.tags();
   d->set_hyper_parameter_tuning_job_status("InProgress");
   d->set_creation_time(now);
@@ -284,9 +290,9 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTu
   d->mutable_tuning_job_completion_details();
   d->mutable_consumed_resources();
   const auto& config = request.hyper_parameter_tuning_job_config();
-  t.set_seed(config.has_random_seed()
-                 ? static_cast<uint64_t>(config.random_seed())
-                 : (options_.seed_source ? options_.seed_source() : static_cast<uint64_t>(now * 1000)));
+  t.set_seed(config.has_random_seed() ? static_cast<uint64_t>(config.random_seed())
+                                      : (options_.seed_source ? options_.seed_source()
+                                                              : static_cast<uint64_t>(now * 1000)));
 
   if (config.strategy() == "Hyperband") {
     auto max_resource = validation::HyperbandMaxResource(request);
@@ -316,7 +322,8 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTu
   auto& stored = tuning_.emplace(key, std::move(t)).first->second;
 
   if (config.resource_limits().has_max_runtime_in_seconds()) {
-    const double deadline = now + config.resource_limits().max_runtime_in_seconds() * options_.time_scale;
+    const double deadline =
+        now + config.resource_limits().max_runtime_in_seconds() * options_.time_scale;
     TuningRt(stored).runtime_timer = timers_.At(deadline, [this, name] {
       if (auto* tt = FindTuning(name); tt && TuningActive(*tt) && tt->end_cause().empty()) {
         BeginEndingTuning(*tt, "runtime");
@@ -353,7 +360,8 @@ absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> Orchestrator::ListTunin
 }
 
 absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse>
-Orchestrator::ListTrainingJobsForTuningJob(const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request) {
+Orchestrator::ListTrainingJobsForTuningJob(
+    const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request) {
   const auto* t = FindTuning(request.hyper_parameter_tuning_job_name());
   if (t == nullptr) return TuningJobNotFound(request.hyper_parameter_tuning_job_name());
   const auto& objective =
@@ -423,14 +431,17 @@ absl::StatusOr<v1::CreateTrainingJobResponse> Orchestrator::CreateTrainingJob(
   *d->mutable_resource_config() = request.resource_config();
   if (request.has_vpc_config()) *d->mutable_vpc_config() = request.vpc_config();
   *d->mutable_stopping_condition() = request.stopping_condition();
-  if (request.has_enable_network_isolation()) d->set_enable_network_isolation(request.enable_network_isolation());
+  if (request.has_enable_network_isolation())
+    d->set_enable_network_isolation(request.enable_network_isolation());
   if (request.has_enable_inter_container_traffic_encryption()) {
-    d->set_enable_inter_container_traffic_encryption(request.enable_inter_container_traffic_encryption());
+    d->set_enable_inter_container_traffic_encryption(
+        request.enable_inter_container_traffic_encryption());
   }
   if (request.has_enable_managed_spot_training()) {
     d->set_enable_managed_spot_training(request.enable_managed_spot_training());
   }
-  if (request.has_checkpoint_config()) *d->mutable_checkpoint_config() = request.checkpoint_config();
+  if (request.has_checkpoint_config())
+    *d->mutable_checkpoint_config() = request.checkpoint_config();
   *d->mutable_environment() = request.environment();
   if (request.has_retry_strategy()) *d->mutable_retry_strategy() = request.retry_strategy();
   *d->mutable_tags() = request.tags();
@@ -448,7 +459,8 @@ absl::StatusOr<v1::CreateTrainingJobResponse> Orchestrator::CreateTrainingJob(
   return response;
 }
 
-absl::StatusOr<v1::DescribeTrainingJobResponse> Orchestrator::DescribeTrainingJob(const std::string& name) {
+absl::StatusOr<v1::DescribeTrainingJobResponse> Orchestrator::DescribeTrainingJob(
+    const std::string& name) {
   const auto* job = FindTraining(name);
   if (job == nullptr) return TrainingJobNotFound();
   return job->describe();
@@ -509,7 +521,8 @@ void Orchestrator::Schedule() {
     const std::string key = waiting_.front();
     waiting_.pop_front();
     auto it = training_.find(key);
-    if (it == training_.end() || IsTerminal(it->second) || !it->second.worker_id().empty()) continue;
+    if (it == training_.end() || IsTerminal(it->second) || !it->second.worker_id().empty())
+      continue;
     std::string worker_id;
     for (auto& [id, w] : workers_) {
       if (&w == worker) worker_id = id;
@@ -518,11 +531,13 @@ void Orchestrator::Schedule() {
   }
   for (const auto& key : tuning_order_) {
     auto& t = tuning_.at(key);
-    while (t.describe().hyper_parameter_tuning_job_status() == "InProgress" && t.end_cause().empty() &&
-           t.launched() < t.max_jobs()) {
+    while (t.describe().hyper_parameter_tuning_job_status() == "InProgress" &&
+           t.end_cause().empty() && t.launched() < t.max_jobs()) {
       const auto jobs = JobsOf(t);
-      const int parallel =
-          t.describe().hyper_parameter_tuning_job_config().resource_limits().max_parallel_training_jobs();
+      const int parallel = t.describe()
+                               .hyper_parameter_tuning_job_config()
+                               .resource_limits()
+                               .max_parallel_training_jobs();
       if (RunningJobs(jobs) >= std::max(1, parallel)) break;
       Worker* worker = FreeWorker();
       if (worker == nullptr) return;
@@ -577,9 +592,11 @@ absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning, Worker& 
   *d->mutable_resource_config() = ResourceConfigOf(def);
   if (def.has_vpc_config()) *d->mutable_vpc_config() = def.vpc_config();
   *d->mutable_stopping_condition() = def.stopping_condition();
-  if (def.has_enable_network_isolation()) d->set_enable_network_isolation(def.enable_network_isolation());
+  if (def.has_enable_network_isolation())
+    d->set_enable_network_isolation(def.enable_network_isolation());
   if (def.has_enable_inter_container_traffic_encryption()) {
-    d->set_enable_inter_container_traffic_encryption(def.enable_inter_container_traffic_encryption());
+    d->set_enable_inter_container_traffic_encryption(
+        def.enable_inter_container_traffic_encryption());
   }
   if (def.has_enable_managed_spot_training()) {
     d->set_enable_managed_spot_training(def.enable_managed_spot_training());
@@ -614,7 +631,8 @@ absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning, Worker& 
   return absl::OkStatus();
 }
 
-void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_id, Worker& worker) {
+void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_id,
+                          Worker& worker) {
   const double now = clock_.Now();
   job.set_attempt(job.attempt() + 1);
   auto plan = PlanLaunch(job, options_.launch);
@@ -724,13 +742,16 @@ void Orchestrator::OnTrainingJobEnded(v1::TrainingJobRecord& job) {
   auto* t = FindTuning(job.tuning_job_name());
   if (t == nullptr) return;
   auto* d = t->mutable_describe();
-  const auto& objective = d->hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective();
+  const auto& objective =
+      d->hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective();
   t->set_finished(t->finished() + 1);
   if (job.objective_status() == "Succeeded") {
     t->set_succeeded(t->succeeded() + 1);
     const bool had_best = d->has_best_training_job();
     const double best =
-        had_best ? d->best_training_job().final_hyper_parameter_tuning_job_objective_metric().value() : 0;
+        had_best
+            ? d->best_training_job().final_hyper_parameter_tuning_job_objective_metric().value()
+            : 0;
     if (!had_best || ImprovesByOnePercent(job.objective(), best, objective.type())) {
       t->set_not_improving(0);
     } else {
@@ -745,14 +766,15 @@ void Orchestrator::OnTrainingJobEnded(v1::TrainingJobRecord& job) {
     const auto& criteria = d->hyper_parameter_tuning_job_config().tuning_job_completion_criteria();
     if (t->succeeded() == 0 && t->finished() >= options_.early_failure_attempts) {
       BeginEndingTuning(*t, "failed");
-    } else if (job.objective_status() == "Succeeded" && criteria.has_target_objective_metric_value() &&
+    } else if (job.objective_status() == "Succeeded" &&
+               criteria.has_target_objective_metric_value() &&
                (objective.type() == "Maximize"
                     ? job.objective() >= criteria.target_objective_metric_value()
                     : job.objective() <= criteria.target_objective_metric_value())) {
       BeginEndingTuning(*t, "target");
     } else if (criteria.has_best_objective_not_improving() &&
-               t->not_improving() >=
-                   criteria.best_objective_not_improving().max_number_of_training_jobs_not_improving()) {
+               t->not_improving() >= criteria.best_objective_not_improving()
+                                         .max_number_of_training_jobs_not_improving()) {
       BeginEndingTuning(*t, "not_improving");
     }
   }
@@ -814,7 +836,8 @@ void Orchestrator::EndTuningIfDone(v1::TuningJobRecord& tuning) {
 
 // ---------------------------------------------------------------- worker events
 
-void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello, std::shared_ptr<WorkerLink> link) {
+void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
+                                     std::shared_ptr<WorkerLink> link) {
   auto& worker = workers_[hello.worker_id()];
   worker.slots = std::max(1, hello.slots());
   worker.link = std::move(link);
@@ -834,7 +857,8 @@ void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello, std::shared_p
   // Jobs this worker had before that it no longer runs ended while nobody listened.
   for (const auto& key : training_order_) {
     auto& job = training_.at(key);
-    if (IsTerminal(job) || job.worker_id() != hello.worker_id() || reported.count(key) > 0) continue;
+    if (IsTerminal(job) || job.worker_id() != hello.worker_id() || reported.count(key) > 0)
+      continue;
     ExitReport report;
     report.internal_error = job.describe().training_job_status() != kStopping;
     report.failure_reason = "The worker restarted and no longer runs this training job.";
@@ -911,7 +935,8 @@ void Orchestrator::OnLogs(const v1::LogBatch& batch) {
         if (stop_message.empty() && d->training_job_status() == kInProgress) {
           if (auto decision = EvaluateEarlyStopping(*job); decision.has_value()) {
             decision->set_timestamp(line.timestamp());
-            if (decision->stop()) stop_message = "Stopping the training job: " + decision->explanation();
+            if (decision->stop())
+              stop_message = "Stopping the training job: " + decision->explanation();
             *job->add_decisions() = std::move(*decision);
           }
         }
@@ -923,7 +948,8 @@ void Orchestrator::OnLogs(const v1::LogBatch& batch) {
   Notify(job->tuning_job_name(), d->training_job_name());
 }
 
-std::optional<v1::StoppingDecision> Orchestrator::EvaluateEarlyStopping(const v1::TrainingJobRecord& job) {
+std::optional<v1::StoppingDecision> Orchestrator::EvaluateEarlyStopping(
+    const v1::TrainingJobRecord& job) {
   const auto* t = FindTuning(job.tuning_job_name());
   if (t == nullptr) return std::nullopt;
   const auto& config = t->describe().hyper_parameter_tuning_job_config();
@@ -939,7 +965,7 @@ std::optional<v1::StoppingDecision> Orchestrator::EvaluateEarlyStopping(const v1
     c.index = j.index() - 1;
     c.values.assign(j.objective_history().begin(), j.objective_history().end());
     const auto& s = j.describe().training_job_status();
-    c.state = s == kCompleted  ? stopping::JobState::kCompleted
+    c.state = s == kCompleted ? stopping::JobState::kCompleted
               : s == kStopped ? stopping::JobState::kStopped
                               : stopping::JobState::kRunning;
     return c;
@@ -979,7 +1005,8 @@ std::optional<v1::StoppingDecision> Orchestrator::EvaluateEarlyStopping(const v1
   return out;
 }
 
-absl::StatusOr<v1::ExplainTrainingJobResponse> Orchestrator::ExplainTrainingJob(const std::string& name) {
+absl::StatusOr<v1::ExplainTrainingJobResponse> Orchestrator::ExplainTrainingJob(
+    const std::string& name) {
   const auto* job = FindTraining(name);
   if (job == nullptr) return TrainingJobNotFound();
   v1::ExplainTrainingJobResponse out;

@@ -77,7 +77,8 @@ struct OrchestratorOptions {
 class Orchestrator {
  public:
   // `store`, `clock` and `timers` must outlive the orchestrator.
-  Orchestrator(OrchestratorOptions options, store::Store& store, const Clock& clock, Timers& timers);
+  Orchestrator(OrchestratorOptions options, store::Store& store, const Clock& clock,
+               Timers& timers);
   ~Orchestrator();
   Orchestrator(const Orchestrator&) = delete;
   Orchestrator& operator=(const Orchestrator&) = delete;
@@ -90,15 +91,19 @@ class Orchestrator {
   // names through their codes (common/errors.h).
   absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> CreateTuningJob(
       const v1::CreateHyperParameterTuningJobRequest& request);
-  absl::StatusOr<v1::DescribeHyperParameterTuningJobResponse> DescribeTuningJob(const std::string& name);
+  absl::StatusOr<v1::DescribeHyperParameterTuningJobResponse> DescribeTuningJob(
+      const std::string& name);
   absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> ListTuningJobs(
       const v1::ListHyperParameterTuningJobsRequest& request);
-  absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTrainingJobsForTuningJob(
+  absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse>
+  ListTrainingJobsForTuningJob(
       const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request);
   absl::Status StopTuningJob(const std::string& name);
-  absl::StatusOr<v1::CreateTrainingJobResponse> CreateTrainingJob(const v1::CreateTrainingJobRequest& request);
+  absl::StatusOr<v1::CreateTrainingJobResponse> CreateTrainingJob(
+      const v1::CreateTrainingJobRequest& request);
   absl::StatusOr<v1::DescribeTrainingJobResponse> DescribeTrainingJob(const std::string& name);
-  absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(const v1::ListTrainingJobsRequest& request);
+  absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(
+      const v1::ListTrainingJobsRequest& request);
   absl::Status StopTrainingJob(const std::string& name);
 
   // amt-local extensions.
@@ -107,11 +112,13 @@ class Orchestrator {
   absl::StatusOr<std::vector<store::LogEntry>> ReadLogs(const std::string& training_job_name,
                                                         int64_t from, int limit);
   // The tuning job and all its training jobs (for watch streams).
-  absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> Snapshot(const std::string& tuning_job_name);
+  absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> Snapshot(
+      const std::string& tuning_job_name);
 
   // Change notifications, for watch streams: `listener(tuning_job_name, training_job_name)` runs
   // on the loop after each state change (either name may be empty).
-  using Listener = std::function<void(const std::string& tuning_job, const std::string& training_job)>;
+  using Listener =
+      std::function<void(const std::string& tuning_job, const std::string& training_job)>;
   uint64_t Subscribe(Listener listener);
   void Unsubscribe(uint64_t id);
 
@@ -184,7 +191,8 @@ class Orchestrator {
   std::vector<std::string> training_order_;
   std::map<std::string, JobRuntime> job_rt_;
   std::map<std::string, TuningRuntime> tuning_rt_;
-  std::map<std::string, std::vector<std::string>> tuning_children_;  // tuning key -> job keys by index
+  std::map<std::string, std::vector<std::string>>
+      tuning_children_;              // tuning key -> job keys by index
   std::deque<std::string> waiting_;  // standalone training jobs waiting for a slot
   std::map<std::string, Worker> workers_;
   std::map<uint64_t, Listener> listeners_;

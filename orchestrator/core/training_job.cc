@@ -169,8 +169,8 @@ void MarkExited(v1::TrainingJobRecord& job, const ExitReport& report, double now
   if (IsTerminal(job)) return;
   auto* d = job.mutable_describe();
   const bool stopping = d->training_job_status() == kStopping;
-  const bool succeeded =
-      !report.launch_failed && !report.internal_error && report.signal == 0 && report.exit_code == 0;
+  const bool succeeded = !report.launch_failed && !report.internal_error && report.signal == 0 &&
+                         report.exit_code == 0;
   job.set_worker_id("");
 
   if (stopping && !report.launch_failed && !report.internal_error) {

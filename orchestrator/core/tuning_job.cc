@@ -7,8 +7,8 @@
 
 namespace amt::core {
 
-v1::HyperParameterTrainingJobSummary SummaryOf(const v1::TrainingJobRecord& job,
-                                               const v1::HyperParameterTuningJobObjective& objective) {
+v1::HyperParameterTrainingJobSummary SummaryOf(
+    const v1::TrainingJobRecord& job, const v1::HyperParameterTuningJobObjective& objective) {
   const auto& d = job.describe();
   v1::HyperParameterTrainingJobSummary s;
   s.set_training_job_name(d.training_job_name());

@@ -12,8 +12,8 @@
 namespace amt::core {
 
 // HyperParameterTrainingJobSummary of a tuning-launched training job.
-v1::HyperParameterTrainingJobSummary SummaryOf(const v1::TrainingJobRecord& job,
-                                               const v1::HyperParameterTuningJobObjective& objective);
+v1::HyperParameterTrainingJobSummary SummaryOf(
+    const v1::TrainingJobRecord& job, const v1::HyperParameterTuningJobObjective& objective);
 
 // True when `candidate` beats `best` for the objective type (Minimize unless "Maximize").
 bool Better(double candidate, double best, const std::string& objective_type);
@@ -25,7 +25,8 @@ bool ImprovesByOnePercent(double candidate, double best, const std::string& obje
 // Recomputes TrainingJobStatusCounters, ObjectiveStatusCounters and BestTrainingJob of `tuning`
 // from `jobs` (all training jobs it launched). Best: highest/lowest objective among Succeeded jobs,
 // the earliest launched on ties.
-void RecomputeTuningView(v1::TuningJobRecord& tuning, const std::vector<const v1::TrainingJobRecord*>& jobs);
+void RecomputeTuningView(v1::TuningJobRecord& tuning,
+                         const std::vector<const v1::TrainingJobRecord*>& jobs);
 
 // Number of its training jobs not yet terminal.
 int RunningJobs(const std::vector<const v1::TrainingJobRecord*>& jobs);

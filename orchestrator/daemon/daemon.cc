@@ -1,5 +1,6 @@
 #include "orchestrator/daemon/daemon.h"
 
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -12,8 +13,6 @@
 #include <random>
 #include <sstream>
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
 
 #include "orchestrator/api/loop.h"
 #include "orchestrator/api/tuning_service.h"
@@ -35,7 +34,8 @@ bool IsExecutableFile(const std::string& path) {
 
 // Starts the local worker with posix_spawn (amtd may be large; spawn does not copy it), its
 // output going to <data_dir>/worker.log.
-absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv, const std::string& log_path) {
+absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv,
+                                  const std::string& log_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -73,7 +73,9 @@ class DaemonImpl final : public Daemon {
     options_ = options;
     std::error_code ec;
     fs::create_directories(options.data_dir, ec);
-    if (ec) return absl::InternalError("cannot create data dir " + options.data_dir + ": " + ec.message());
+    if (ec)
+      return absl::InternalError("cannot create data dir " + options.data_dir + ": " +
+                                 ec.message());
     data_dir_ = fs::absolute(options.data_dir).string();
 
     core::OrchestratorOptions orch;
@@ -82,7 +84,8 @@ class DaemonImpl final : public Daemon {
     orch.time_scale = options.time_scale;
     orch.stop_grace_seconds = options.stop_grace_seconds;
     orch.worker_lost_timeout_seconds = options.worker_lost_timeout_seconds;
-    orch.launch.s3_root = options.s3_root.empty() ? data_dir_ + "/s3" : fs::absolute(options.s3_root).string();
+    orch.launch.s3_root =
+        options.s3_root.empty() ? data_dir_ + "/s3" : fs::absolute(options.s3_root).string();
     orch.launch.is_executable = IsExecutableFile;
     if (!options.image_map_file.empty()) {
       std::ifstream in(options.image_map_file);
@@ -110,7 +113,8 @@ class DaemonImpl final : public Daemon {
     orch.median_rule.grace_epochs = options.median_grace_epochs;
     if (auto s = stopping::ValidateMedianRuleOptions(orch.median_rule); !s.ok()) return s;
     if (options.hyperband_reduction_factor < 2 || options.hyperband_brackets < 1) {
-      return absl::InvalidArgumentError("--hyperband-eta must be >= 2 and --hyperband-brackets >= 1");
+      return absl::InvalidArgumentError(
+          "--hyperband-eta must be >= 2 and --hyperband-brackets >= 1");
     }
     orch.hyperband_reduction_factor = options.hyperband_reduction_factor;
     orch.hyperband_brackets = options.hyperband_brackets;
@@ -145,10 +149,10 @@ class DaemonImpl final : public Daemon {
           options.worker_binary.empty() ? ExecutableDir() + "/amt-worker" : options.worker_binary;
       int slots = options.local_worker_slots;
       if (slots <= 0) slots = std::max(1u, std::thread::hardware_concurrency());
-      auto pid = SpawnWorker({binary, "--orchestrator", endpoint_, "--slots", std::to_string(slots),
-                              "--work-dir", data_dir_ + "/jobs", "--worker-id", "local",
-                              "--exit-with-parent"},
-                             data_dir_ + "/worker.log");
+      auto pid = SpawnWorker(
+          {binary, "--orchestrator", endpoint_, "--slots", std::to_string(slots), "--work-dir",
+           data_dir_ + "/jobs", "--worker-id", "local", "--exit-with-parent"},
+          data_dir_ + "/worker.log");
       if (!pid.ok()) return pid.status();
       worker_pid_ = *pid;
     }

@@ -16,19 +16,19 @@ struct DaemonOptions {
   int port = 7070;                 // 0 picks a free port
   std::string data_dir = ".amt";   // amt.db, the local S3 folder, job folders, worker.log
   bool start_local_worker = true;
-  int local_worker_slots = 0;      // 0: the number of CPUs
-  std::string worker_binary;       // default: amt-worker next to the running executable
-  double time_scale = 1.0;         // multiplies SageMaker's waits (see OrchestratorOptions)
+  int local_worker_slots = 0;  // 0: the number of CPUs
+  std::string worker_binary;   // default: amt-worker next to the running executable
+  double time_scale = 1.0;     // multiplies SageMaker's waits (see OrchestratorOptions)
   double stop_grace_seconds = 120;
   double worker_lost_timeout_seconds = 60;
-  std::string image_map_file;      // JSON image -> command; empty: none
-  std::string s3_root;             // default: <data_dir>/s3
+  std::string image_map_file;  // JSON image -> command; empty: none
+  std::string s3_root;         // default: <data_dir>/s3
   // Early stopping's undocumented parts (see README): AUTO median rule and Hyperband.
   // "finished" (Completed or Stopped previous jobs), "completed" or "all" previous jobs.
   std::string median_reference = "finished";
   int median_min_reference_jobs = 1;
-  bool median_compare_best = false;           // false: the current epoch's value (AWS wording)
-  int median_grace_epochs = 0;                // epochs compared from grace + 1 (AWS: every epoch)
+  bool median_compare_best = false;  // false: the current epoch's value (AWS wording)
+  int median_grace_epochs = 0;       // epochs compared from grace + 1 (AWS: every epoch)
   int hyperband_reduction_factor = 3;
   int hyperband_brackets = 3;
   std::string region = "us-east-1";

@@ -161,8 +161,7 @@ struct BayesianStrategy::Data {
   }
 };
 
-absl::StatusOr<std::unique_ptr<Strategy>> BayesianStrategy::Create(SearchSpace space,
-                                                                   uint64_t seed,
+absl::StatusOr<std::unique_ptr<Strategy>> BayesianStrategy::Create(SearchSpace space, uint64_t seed,
                                                                    BayesianOptions options) {
   RETURN_IF_ERROR(space.Validate());
   return std::unique_ptr<Strategy>(
@@ -178,8 +177,8 @@ BayesianStrategy::BayesianStrategy(SearchSpace space, uint64_t seed, BayesianOpt
                                               : std::max(5, std::min(10, params + 3));
   size_t usable_priors = 0;
   for (const PriorObservation& prior : options_.prior_observations) {
-    usable_priors += std::isfinite(prior.objective) &&
-                     encoder.Encode(prior.params, kPriorTolerance).has_value();
+    usable_priors +=
+        std::isfinite(prior.objective) && encoder.Encode(prior.params, kPriorTolerance).has_value();
   }
   size = std::max(0, size - static_cast<int>(usable_priors));
   if (size == 0) return;
@@ -237,8 +236,7 @@ absl::StatusOr<Assignment> BayesianStrategy::Suggest(const History& history, int
     if (!repeated) return params;
   }
   const Fit fit = FitFor(history);
-  const Data data(SpaceEncoder(space_, fit.auto_log), space_, options_.prior_observations,
-                  history);
+  const Data data(SpaceEncoder(space_, fit.auto_log), space_, options_.prior_observations, history);
   if (data.ok_y.size() < 2) return SpreadOut(data, engine);
   return Acquire(data, fit, engine);
 }
@@ -263,8 +261,7 @@ BayesianStrategy::Fit BayesianStrategy::FitFor(const History& history) {
   if (done <= kEveryFit) {
     prefix.trials = history.trials;  // running trials do not enter the fit
   } else {
-    prefix.trials.assign(history.trials.begin(),
-                         history.trials.begin() + SchedulePoint(finished));
+    prefix.trials.assign(history.trials.begin(), history.trials.begin() + SchedulePoint(finished));
   }
 
   std::vector<std::string> auto_candidates;
@@ -292,7 +289,8 @@ BayesianStrategy::Fit BayesianStrategy::FitFor(const History& history) {
   if (!auto_candidates.empty() && results >= kMinResultsForAutoScaling) {
     encodings.push_back(std::vector<bool>(auto_candidates.size(), true));
   }
-  Fit best{key, GpHyperparameters::Unpack(GpPrior(SpaceEncoder(space_).params()).mean), encodings[0]};
+  Fit best{key, GpHyperparameters::Unpack(GpPrior(SpaceEncoder(space_).params()).mean),
+           encodings[0]};
   double best_value = std::numeric_limits<double>::infinity();
   for (const std::vector<bool>& auto_log : encodings) {
     const Data data(SpaceEncoder(space_, auto_log), space_, options_.prior_observations, prefix);
@@ -380,7 +378,8 @@ Assignment BayesianStrategy::Acquire(const Data& data, const Fit& fit,
   Eigen::VectorXd incumbents = Eigen::VectorXd::Constant(1, best_observed);
   // Centres of the local candidates: the best results.
   std::vector<std::pair<double, const Eigen::VectorXd*>> centers;
-  for (size_t i = 0; i < data.ok_x.size(); ++i) centers.push_back({y_ok[static_cast<Eigen::Index>(i)], &data.ok_x[i]});
+  for (size_t i = 0; i < data.ok_x.size(); ++i)
+    centers.push_back({y_ok[static_cast<Eigen::Index>(i)], &data.ok_x[i]});
   if (!data.pending_x.empty()) {
     // Fantasies of the running trials' outcomes: kFantasies joint posterior samples (1: the
     // posterior mean, "kriging believer"). Each column is a possible world; a fantasised value

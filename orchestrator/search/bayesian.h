@@ -94,7 +94,7 @@ class BayesianStrategy final : public Strategy {
   const uint64_t seed_;
   const BayesianOptions options_;
   std::vector<std::vector<double>> design_;  // coordinates of the design trials
-  std::deque<Fit> cache_;                     // most recent first
+  std::deque<Fit> cache_;                    // most recent first
 };
 
 }  // namespace amt::search

@@ -10,9 +10,11 @@ constexpr double kSqrtHalf = 0.70710678118654752440;
 
 double LogPhi(double z) { return -0.5 * z * z - kLogSqrt2Pi; }
 
-// For z < -6, h(z) = phi(z) / z^2 * S(z) and Phi(z) = phi(z) / |z| * T(z) with the asymptotic
-// series S = 1 - 3/z^2 + 15/z^4 - ..., T = 1 - 1/z^2 + 3/z^4 - ... (relative error < 1e-4).
-constexpr double kAsymptotic = -6.0;
+// The direct formula loses about log10(z^2) digits to cancellation (phi(z) ~ -z Phi(z)) and
+// phi underflows near z = -38. Below z = -25 the asymptotic series h(z) = phi(z) / z^2 * S(z)
+// and Phi(z) = phi(z) / |z| * T(z), S = 1 - 3/z^2 + 15/z^4 - ..., T = 1 - 1/z^2 + 3/z^4 - ...,
+// is accurate to 1e-10 while the direct formula is still accurate to about 1e-7 above.
+constexpr double kAsymptotic = -25.0;
 
 double SeriesH(double z) {
   const double w = 1.0 / (z * z);

@@ -7,7 +7,7 @@
 namespace amt::search {
 
 // log h(z) with h(z) = phi(z) + z Phi(z) (phi, Phi: standard normal density and distribution),
-// accurate for every finite z (an asymptotic series below z = -6).
+// accurate for every finite z (an asymptotic series below z = -25).
 double LogH(double z);
 
 // d/dz log h(z) = Phi(z) / h(z).
@@ -17,8 +17,8 @@ double DLogH(double z);
 // latent `variance` (> 0), for minimisation with incumbent value `best`. When the gradients of
 // the mean and variance are known, the gradient of log EI is
 //   d_mean * dmean + d_variance * dvariance, with the two factors written here.
-double LogExpectedImprovement(double mean, double variance, double best,
-                              double* d_mean = nullptr, double* d_variance = nullptr);
+double LogExpectedImprovement(double mean, double variance, double best, double* d_mean = nullptr,
+                              double* d_variance = nullptr);
 
 }  // namespace amt::search
 

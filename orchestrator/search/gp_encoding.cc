@@ -197,8 +197,8 @@ std::optional<Eigen::VectorXd> SpaceEncoder::Encode(const Assignment& params,
       x[b.offset + static_cast<int>(v - values.begin())] = 1.0;
       continue;
     }
-    std::optional<double> value = b.kind == Kind::kInteger ? ParseIntegerValue(it->second)
-                                                           : ParseNumber(it->second);
+    std::optional<double> value =
+        b.kind == Kind::kInteger ? ParseIntegerValue(it->second) : ParseNumber(it->second);
     if (!value.has_value()) return std::nullopt;
     const double f = EncodeNumber(b, *value);
     if (!std::isfinite(f) || f < -tolerance || f > 1.0 + tolerance) return std::nullopt;

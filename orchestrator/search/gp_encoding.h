@@ -30,12 +30,12 @@ class SpaceEncoder {
   // One searchable parameter and the features it owns.
   struct Block {
     Kind kind;
-    size_t index;    // into space.integers, space.continuous or space.categorical
-    int offset;      // first feature column
-    int width;       // 1 for numeric parameters, the number of values for categoricals
-    bool log;        // encoded as log(value) (Logarithmic, or Auto learned as logarithmic)
-    bool reverse;    // ReverseLogarithmic: encoded as -log(1 - value)
-    double lo = 0;   // encoded bounds: feature = (encoded(value) - lo) / (hi - lo)
+    size_t index;   // into space.integers, space.continuous or space.categorical
+    int offset;     // first feature column
+    int width;      // 1 for numeric parameters, the number of values for categoricals
+    bool log;       // encoded as log(value) (Logarithmic, or Auto learned as logarithmic)
+    bool reverse;   // ReverseLogarithmic: encoded as -log(1 - value)
+    double lo = 0;  // encoded bounds: feature = (encoded(value) - lo) / (hi - lo)
     double hi = 1;
   };
 

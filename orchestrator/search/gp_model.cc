@@ -113,7 +113,8 @@ double MarginalLikelihood::operator()(const Eigen::VectorXd& theta,
   for (Eigen::Index j = 0; j < n; ++j) {
     for (Eigen::Index i = j; i < n; ++i) {
       double r2 = 0;
-      for (int g = 0; g < g_count; ++g) r2 += distances_[static_cast<size_t>(g)](i, j) * inverse_squared[g];
+      for (int g = 0; g < g_count; ++g)
+        r2 += distances_[static_cast<size_t>(g)](i, j) * inverse_squared[g];
       const double r = std::sqrt(r2);
       const double e = signal * std::exp(-kSqrt5 * r);
       kf(i, j) = kf(j, i) = (1.0 + kSqrt5 * r + (5.0 / 3.0) * r2) * e;
@@ -237,8 +238,9 @@ Eigen::MatrixXd GaussianProcess::CrossKernel(const Eigen::MatrixXd& a) const {
 
 Eigen::MatrixXd GaussianProcess::SelfKernel(const Eigen::MatrixXd& a) const {
   const Eigen::MatrixXd scaled = a * inverse_scale_.asDiagonal();
-  return SquaredDistances(scaled, scaled)
-      .unaryExpr([s = signal_variance_](double r2) { return Matern52(r2, s); });
+  return SquaredDistances(scaled, scaled).unaryExpr([s = signal_variance_](double r2) {
+    return Matern52(r2, s);
+  });
 }
 
 void GaussianProcess::Condition(const Eigen::MatrixXd& x, const Eigen::MatrixXd& y) {
@@ -305,8 +307,7 @@ void GaussianProcess::PredictWithGradient(const Eigen::VectorXd& point, Eigen::V
   cholesky_.triangularView<Eigen::Lower>().transpose().solveInPlace(v);  // now K^-1 k
   // d mean_s / d point = inverse_scale .* sum_i alpha_is c_i (p - x_i).
   const Eigen::MatrixXd ac = c.asDiagonal() * alpha_;  // n x S
-  *mean_gradient = inverse_scale_.asDiagonal() *
-                   (p * ac.colwise().sum() - x_.transpose() * ac);
+  *mean_gradient = inverse_scale_.asDiagonal() * (p * ac.colwise().sum() - x_.transpose() * ac);
   const Eigen::VectorXd wc = v.cwiseProduct(c);
   *variance_gradient = (-2.0 * (wc.sum() * p - x_.transpose() * wc)).cwiseProduct(inverse_scale_);
 }

@@ -33,9 +33,9 @@ struct GpHyperparameters {
 struct GpPrior {
   explicit GpPrior(int groups);
 
-  Eigen::VectorXd mean;     // Gaussian prior on each packed (log) hyperparameter
+  Eigen::VectorXd mean;  // Gaussian prior on each packed (log) hyperparameter
   Eigen::VectorXd stddev;
-  Eigen::VectorXd lower;    // box bounds used by the fit
+  Eigen::VectorXd lower;  // box bounds used by the fit
   Eigen::VectorXd upper;
 };
 
@@ -59,8 +59,8 @@ class MarginalLikelihood {
 };
 
 struct FitOptions {
-  int random_starts = 1;       // starts drawn from the prior, besides the prior mean
-  int max_evaluations = 100;   // per start
+  int random_starts = 1;      // starts drawn from the prior, besides the prior mean
+  int max_evaluations = 100;  // per start
 };
 
 // MAP hyperparameters for (x, y): L-BFGS from the prior mean, from each of `extra_starts`
@@ -119,8 +119,8 @@ class GaussianProcess {
   Eigen::VectorXd inverse_scale_;  // per feature
   double signal_variance_;
   double noise_variance_;
-  Eigen::MatrixXd cholesky_;       // lower-triangular L with L L^T = K + noise I
-  Eigen::MatrixXd alpha_;          // (K + noise I)^-1 y
+  Eigen::MatrixXd cholesky_;  // lower-triangular L with L L^T = K + noise I
+  Eigen::MatrixXd alpha_;     // (K + noise I)^-1 y
 };
 
 // Matern-5/2 kernel value for squared scaled distance r2, signal variance s.

@@ -16,9 +16,9 @@ using Objective = std::function<double(const Eigen::VectorXd& x, Eigen::VectorXd
 struct MinimizeOptions {
   int max_iterations = 50;
   int max_evaluations = 120;
-  int memory = 8;                      // L-BFGS correction pairs
-  double gradient_tolerance = 1e-6;    // stop when the projected gradient's max-norm is below
-  double relative_tolerance = 1e-9;    // stop when an accepted step improves f by less than this
+  int memory = 8;                    // L-BFGS correction pairs
+  double gradient_tolerance = 1e-6;  // stop when the projected gradient's max-norm is below
+  double relative_tolerance = 1e-9;  // stop when an accepted step improves f by less than this
 };
 
 struct MinimizeResult {

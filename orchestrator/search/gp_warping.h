@@ -1,9 +1,9 @@
 // The output transform of the Bayesian strategy: objectives (in minimisation direction) are
 // standardised, passed through a Yeo-Johnson power transform whose exponent (in [0, 1])
-// maximises the Gaussian likelihood of the result, and standardised again. A long tail of bad values (typical
-// of training losses, and of multimodal test functions) is compressed, so the surrogate spends
-// its flexibility on the region that matters for minimisation (as HEBO does, Cowen-Rivers et
-// al. 2022).
+// maximises the Gaussian likelihood of the result, and standardised again. A long tail of bad
+// values (typical of training losses, and of multimodal test functions) is compressed, so the
+// surrogate spends its flexibility on the region that matters for minimisation (as HEBO does,
+// Cowen-Rivers et al. 2022).
 #ifndef AMT_ORCHESTRATOR_SEARCH_GP_WARPING_H_
 #define AMT_ORCHESTRATOR_SEARCH_GP_WARPING_H_
 
@@ -24,7 +24,7 @@ class OutputWarping {
   double lambda() const { return lambda_; }
 
  private:
-  double mean_ = 0;    // first standardisation
+  double mean_ = 0;  // first standardisation
   double scale_ = 1;
   double lambda_ = 1;  // Yeo-Johnson exponent (1: identity)
   double mean2_ = 0;   // second standardisation

@@ -1,8 +1,8 @@
 // Strategy: Bayesian end to end on the toy trainer: real amtd, amt-worker and trainer processes.
-#include <set>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "tests/integration/harness.h"
 
@@ -37,7 +37,8 @@ TEST(BayesianIntegrationTest, RunsToCompletionWithDistinctInRangeSuggestions) {
   })j";
   grpc::ClientContext ctx;
   v1::CreateHyperParameterTuningJobResponse response;
-  auto status = amtd.stub().CreateHyperParameterTuningJob(&ctx, TuningRequestFromJson(json), &response);
+  auto status =
+      amtd.stub().CreateHyperParameterTuningJob(&ctx, TuningRequestFromJson(json), &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   auto last = WaitForTuningJob(amtd.stub(), "bayes");
   EXPECT_EQ(last.tuning_job().hyper_parameter_tuning_job_status(), "Completed");
@@ -53,7 +54,8 @@ TEST(BayesianIntegrationTest, RunsToCompletionWithDistinctInRangeSuggestions) {
     EXPECT_GE(layers, 1);
     EXPECT_LE(layers, 8);
     EXPECT_THAT(hp.at("optimizer"), ::testing::AnyOf("sgd", "adam", "rmsprop"));
-    configurations.insert(hp.at("learning_rate") + "/" + hp.at("num_layers") + "/" + hp.at("optimizer"));
+    configurations.insert(hp.at("learning_rate") + "/" + hp.at("num_layers") + "/" +
+                          hp.at("optimizer"));
   }
   EXPECT_EQ(configurations.size(), 10u);  // parallel suggestions are not duplicates
 }

@@ -11,17 +11,22 @@ std::string JobJson(const std::string& name, const std::string& strategy_part,
                     const std::string& ranges, const std::string& statics, int max_jobs,
                     int parallel) {
   return R"j({
-    "HyperParameterTuningJobName": ")j" + name + R"j(",
+    "HyperParameterTuningJobName": ")j" +
+         name + R"j(",
     "HyperParameterTuningJobConfig": {
-      )j" + strategy_part + R"j(,
+      )j" +
+         strategy_part + R"j(,
       "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
-      "ResourceLimits": {"MaxNumberOfTrainingJobs": )j" + std::to_string(max_jobs) +
-         R"j(, "MaxParallelTrainingJobs": )j" + std::to_string(parallel) + R"j(},
-      "ParameterRanges": )j" + ranges + R"j(,
+      "ResourceLimits": {"MaxNumberOfTrainingJobs": )j" +
+         std::to_string(max_jobs) + R"j(, "MaxParallelTrainingJobs": )j" +
+         std::to_string(parallel) + R"j(},
+      "ParameterRanges": )j" +
+         ranges + R"j(,
       "RandomSeed": 11
     },
     "TrainingJobDefinition": {
-      "StaticHyperParameters": )j" + statics + R"j(,
+      "StaticHyperParameters": )j" +
+         statics + R"j(,
       "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest", "TrainingInputMode": "File",
         "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
       "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
@@ -45,9 +50,9 @@ class EarlyStoppingIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = MakeTempDir("amt-es");
-    amtd_ = std::make_unique<Amtd>(dir_ + "/data", std::vector<std::string>{
-                                                       "--image-map", WriteImageMap(dir_),
-                                                       "--slots", "4", "--stop-grace", "5"});
+    amtd_ = std::make_unique<Amtd>(
+        dir_ + "/data", std::vector<std::string>{"--image-map", WriteImageMap(dir_), "--slots", "4",
+                                                 "--stop-grace", "5"});
   }
   void Create(const std::string& json) {
     grpc::ClientContext ctx;
@@ -64,9 +69,10 @@ class EarlyStoppingIntegrationTest : public ::testing::Test {
 // slow), 0.02 (good). The poor one is worse than the first job's epoch-1 value and is stopped at
 // once; the third trails the first job's running average and runs to its end.
 TEST_F(EarlyStoppingIntegrationTest, AutoStopsThePoorConfigurationAndNotTheGoodOne) {
-  Create(JobJson("auto", R"j("Strategy": "Grid", "TrainingJobEarlyStoppingType": "Auto")j",
-                 R"j({"CategoricalParameterRanges": [{"Name": "learning_rate", "Values": ["0.01", "1", "0.02"]}]})j",
-                 R"j({"epochs": "6", "num_layers": "2", "sleep_ms": "40"})j", 3, 1));
+  Create(JobJson(
+      "auto", R"j("Strategy": "Grid", "TrainingJobEarlyStoppingType": "Auto")j",
+      R"j({"CategoricalParameterRanges": [{"Name": "learning_rate", "Values": ["0.01", "1", "0.02"]}]})j",
+      R"j({"epochs": "6", "num_layers": "2", "sleep_ms": "40"})j", 3, 1));
   auto last = WaitForTuningJob(amtd_->stub(), "auto");
   ASSERT_EQ(last.training_jobs_size(), 3);
   EXPECT_EQ(last.tuning_job().hyper_parameter_tuning_job_status(), "Completed");
@@ -93,11 +99,12 @@ TEST_F(EarlyStoppingIntegrationTest, AutoStopsThePoorConfigurationAndNotTheGoodO
 // MaxResource 9, MinResource 1, eta 3: rungs at epochs 1 and 3; every job ends at a rung (stopped
 // there) or at MaxResource 9 (stopped on reaching it).
 TEST_F(EarlyStoppingIntegrationTest, HyperbandStopsJobsAtRungsOrMaxResource) {
-  Create(JobJson("hband",
-                 R"j("Strategy": "Hyperband", "StrategyConfig": {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": 9}})j",
-                 R"j({"ContinuousParameterRanges": [{"Name": "learning_rate", "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}],
+  Create(JobJson(
+      "hband",
+      R"j("Strategy": "Hyperband", "StrategyConfig": {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": 9}})j",
+      R"j({"ContinuousParameterRanges": [{"Name": "learning_rate", "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}],
                       "IntegerParameterRanges": [{"Name": "num_layers", "MinValue": "1", "MaxValue": "8"}]})j",
-                 R"j({"epochs": "50", "sleep_ms": "20"})j", 6, 1));
+      R"j({"epochs": "50", "sleep_ms": "20"})j", 6, 1));
   auto last = WaitForTuningJob(amtd_->stub(), "hband");
   ASSERT_EQ(last.training_jobs_size(), 6);
   EXPECT_EQ(last.tuning_job().hyper_parameter_tuning_job_status(), "Completed");

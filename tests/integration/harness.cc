@@ -1,5 +1,6 @@
 #include "tests/integration/harness.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -9,8 +10,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "common/json.h"
 
@@ -41,11 +40,18 @@ void WriteFile(const std::string& path, const std::string& text) {
 
 std::string WriteImageMap(const std::string& dir) {
   const std::string path = dir + "/image-map.json";
-  WriteFile(path, "{\n"
-                  "  \"amt-local/toy-trainer:latest\": [\"" + BinDir() + "/amt-toy-trainer\"],\n"
-                  "  \"amt-local/python-trainer:latest\": [\"" + SourceDir() + "/examples/python_trainer/train\"],\n"
-                  "  \"amt-local/failing-trainer:latest\": [\"" + SourceDir() + "/examples/failing_trainer/train\"]\n"
-                  "}\n");
+  WriteFile(path,
+            "{\n"
+            "  \"amt-local/toy-trainer:latest\": [\"" +
+                BinDir() +
+                "/amt-toy-trainer\"],\n"
+                "  \"amt-local/python-trainer:latest\": [\"" +
+                SourceDir() +
+                "/examples/python_trainer/train\"],\n"
+                "  \"amt-local/failing-trainer:latest\": [\"" +
+                SourceDir() +
+                "/examples/failing_trainer/train\"]\n"
+                "}\n");
   return path;
 }
 
@@ -73,13 +79,16 @@ Amtd::Amtd(const std::string& data_dir, const std::vector<std::string>& extra) {
     std::string s(line);
     if (s.rfind(prefix, 0) == 0) {
       endpoint_ = s.substr(prefix.size());
-      while (!endpoint_.empty() && (endpoint_.back() == '\n' || endpoint_.back() == '\r')) endpoint_.pop_back();
+      while (!endpoint_.empty() && (endpoint_.back() == '\n' || endpoint_.back() == '\r'))
+        endpoint_.pop_back();
       break;
     }
   }
-  std::fclose(out);  // amtd's later stdout writes go nowhere (SIGPIPE is not raised: it prints once)
+  std::fclose(
+      out);  // amtd's later stdout writes go nowhere (SIGPIPE is not raised: it prints once)
   if (endpoint_.empty()) throw std::runtime_error("amtd did not print its endpoint");
-  stub_ = v1::TuningService::NewStub(grpc::CreateChannel(endpoint_, grpc::InsecureChannelCredentials()));
+  stub_ = v1::TuningService::NewStub(
+      grpc::CreateChannel(endpoint_, grpc::InsecureChannelCredentials()));
 }
 
 Amtd::~Amtd() {

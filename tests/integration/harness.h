@@ -4,13 +4,12 @@
 #ifndef AMT_TESTS_INTEGRATION_HARNESS_H_
 #define AMT_TESTS_INTEGRATION_HARNESS_H_
 
+#include <grpcpp/grpcpp.h>
 #include <sys/types.h>
 
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "amt/v1/tuning.grpc.pb.h"
 

@@ -1,10 +1,9 @@
 // End to end: real amtd, real amt-worker, real trainer processes, real gRPC on loopback.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <filesystem>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "tests/integration/harness.h"
 
@@ -19,24 +18,31 @@ std::string TuningJson(const std::string& name, const std::string& strategy, int
                        const std::string& image = "amt-local/toy-trainer:latest",
                        int max_runtime = 600) {
   return R"j({
-    "HyperParameterTuningJobName": ")j" + name + R"j(",
+    "HyperParameterTuningJobName": ")j" +
+         name + R"j(",
     "HyperParameterTuningJobConfig": {
-      "Strategy": ")j" + strategy + R"j(",
+      "Strategy": ")j" +
+         strategy + R"j(",
       "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "validation:loss"},
-      "ResourceLimits": {)j" + (max_jobs > 0 ? "\"MaxNumberOfTrainingJobs\": " + std::to_string(max_jobs) + ", " : "") +
+      "ResourceLimits": {)j" +
+         (max_jobs > 0 ? "\"MaxNumberOfTrainingJobs\": " + std::to_string(max_jobs) + ", " : "") +
          R"j("MaxParallelTrainingJobs": )j" + std::to_string(parallel) + R"j(},
-      "ParameterRanges": )j" + ranges + R"j(,
+      "ParameterRanges": )j" +
+         ranges + R"j(,
       "RandomSeed": 3
     },
     "TrainingJobDefinition": {
-      "StaticHyperParameters": )j" + statics + R"j(,
-      "AlgorithmSpecification": {"TrainingImage": ")j" + image + R"j(", "TrainingInputMode": "File",
+      "StaticHyperParameters": )j" +
+         statics + R"j(,
+      "AlgorithmSpecification": {"TrainingImage": ")j" +
+         image + R"j(", "TrainingInputMode": "File",
         "MetricDefinitions": [{"Name": "validation:loss", "Regex": "val_loss=([0-9.eE+-]+)"},
                               {"Name": "validation:accuracy", "Regex": "val_accuracy=([0-9.eE+-]+)"}]},
       "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
       "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
       "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-      "StoppingCondition": {"MaxRuntimeInSeconds": )j" + std::to_string(max_runtime) + R"j(}
+      "StoppingCondition": {"MaxRuntimeInSeconds": )j" +
+         std::to_string(max_runtime) + R"j(}
     }
   })j";
 }
@@ -60,7 +66,8 @@ class TuningIntegrationTest : public ::testing::Test {
   void Create(Amtd& amtd, const std::string& json) {
     grpc::ClientContext ctx;
     v1::CreateHyperParameterTuningJobResponse response;
-    auto status = amtd.stub().CreateHyperParameterTuningJob(&ctx, TuningRequestFromJson(json), &response);
+    auto status =
+        amtd.stub().CreateHyperParameterTuningJob(&ctx, TuningRequestFromJson(json), &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
   std::string dir_;
@@ -73,7 +80,8 @@ TEST_F(TuningIntegrationTest, RandomJobWithTwoInParallelCompletes) {
   // Parallelism is never exceeded in any snapshot.
   int max_running = 0;
   auto last = WaitForTuningSnapshot(amtd->stub(), "rand", [&](const auto& s) {
-    max_running = std::max(max_running, s.tuning_job().training_job_status_counters().in_progress());
+    max_running =
+        std::max(max_running, s.tuning_job().training_job_status_counters().in_progress());
     const auto& st = s.tuning_job().hyper_parameter_tuning_job_status();
     return st == "Completed" || st == "Failed" || st == "Stopped";
   });
@@ -89,7 +97,8 @@ TEST_F(TuningIntegrationTest, RandomJobWithTwoInParallelCompletes) {
     best = std::min(best, j.final_hyper_parameter_tuning_job_objective_metric().value());
     EXPECT_EQ(j.tuned_hyper_parameters().size(), 3u);
   }
-  EXPECT_FLOAT_EQ(t.best_training_job().final_hyper_parameter_tuning_job_objective_metric().value(), best);
+  EXPECT_FLOAT_EQ(t.best_training_job().final_hyper_parameter_tuning_job_objective_metric().value(),
+                  best);
 
   // The best job's details: statuses, metrics, the model in the local S3 folder, its logs.
   grpc::ClientContext ctx;
@@ -103,7 +112,8 @@ TEST_F(TuningIntegrationTest, RandomJobWithTwoInParallelCompletes) {
   EXPECT_EQ(job.final_metric_data_list_size(), 2);
   EXPECT_EQ(job.model_artifacts().s3_model_artifacts(),
             "s3://bucket/out/" + job.training_job_name() + "/output/model.tar.gz");
-  EXPECT_TRUE(fs::exists(dir_ + "/data/s3/bucket/out/" + job.training_job_name() + "/output/model.tar.gz"));
+  EXPECT_TRUE(
+      fs::exists(dir_ + "/data/s3/bucket/out/" + job.training_job_name() + "/output/model.tar.gz"));
   grpc::ClientContext lctx;
   v1::GetTrainingJobLogsRequest lreq;
   lreq.set_training_job_name(job.training_job_name());
@@ -118,7 +128,7 @@ TEST_F(TuningIntegrationTest, RandomJobWithTwoInParallelCompletes) {
     }
   }
   EXPECT_TRUE(reader->Finish().ok());
-  EXPECT_EQ(val_lines, 4);  // one per epoch
+  EXPECT_EQ(val_lines, 4);      // one per epoch
   EXPECT_TRUE(saw_tab_marker);  // tabs are shown as #011, as in SageMaker's logs
 }
 
@@ -133,7 +143,8 @@ TEST_F(TuningIntegrationTest, GridJobRunsEveryCombinationOnce) {
   ASSERT_EQ(last.training_jobs_size(), 6);
   std::set<std::string> combos;
   for (const auto& j : last.training_jobs()) {
-    combos.insert(j.tuned_hyper_parameters().at("optimizer") + "/" + j.tuned_hyper_parameters().at("num_layers"));
+    combos.insert(j.tuned_hyper_parameters().at("optimizer") + "/" +
+                  j.tuned_hyper_parameters().at("num_layers"));
   }
   EXPECT_EQ(combos.size(), 6u);
 }

@@ -146,7 +146,8 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
                                v1::StopTrainingJobResponse* response) override {
     return stop_training.Serve(request, response);
   }
-  grpc::Status ExplainTrainingJob(grpc::ClientContext*, const v1::ExplainTrainingJobRequest& request,
+  grpc::Status ExplainTrainingJob(grpc::ClientContext*,
+                                  const v1::ExplainTrainingJobRequest& request,
                                   v1::ExplainTrainingJobResponse* response) override {
     return explain.Serve(request, response);
   }

@@ -24,10 +24,16 @@ TEST(Json, ParsesSageMakerRequestBodyWithPascalCaseMembers) {
     "TrainingJobDefinition": {"StaticHyperParameters": {"epochs": "10"},
       "ResourceConfig": {"VolumeSizeInGB": 10}},
     "ExperimentConfig": {"ExperimentName": "unknown members are ignored"}
-  })", &req).ok());
+  })",
+                          &req)
+                  .ok());
   EXPECT_EQ(req.hyper_parameter_tuning_job_name(), "demo-tune");
-  EXPECT_EQ(req.hyper_parameter_tuning_job_config().resource_limits().max_parallel_training_jobs(), 2);
-  EXPECT_EQ(req.hyper_parameter_tuning_job_config().parameter_ranges().continuous_parameter_ranges(0).scaling_type(),
+  EXPECT_EQ(req.hyper_parameter_tuning_job_config().resource_limits().max_parallel_training_jobs(),
+            2);
+  EXPECT_EQ(req.hyper_parameter_tuning_job_config()
+                .parameter_ranges()
+                .continuous_parameter_ranges(0)
+                .scaling_type(),
             "Logarithmic");
   EXPECT_EQ(req.training_job_definition().static_hyper_parameters().at("epochs"), "10");
   EXPECT_EQ(req.training_job_definition().resource_config().volume_size_in_gb(), 10);

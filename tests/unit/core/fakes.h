@@ -26,7 +26,8 @@ class FakeTimers final : public Timers {
     while (true) {
       auto due = timers_.end();
       for (auto it = timers_.begin(); it != timers_.end(); ++it) {
-        if (it->second.when <= target && (due == timers_.end() || it->second.when < due->second.when)) {
+        if (it->second.when <= target &&
+            (due == timers_.end() || it->second.when < due->second.when)) {
           due = it;
         }
       }

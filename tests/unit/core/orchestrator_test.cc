@@ -125,8 +125,8 @@ TEST_F(OrchestratorTest, RandomJobHonoursParallelismBudgetAndCounters) {
   EXPECT_THAT(starts[0].command(), ElementsAre("/bin/toy", "train"));
   EXPECT_EQ(starts[0].hyperparameters().at("_tuning_objective_metric"), "val:loss");
   EXPECT_EQ(starts[0].hyperparameters().at("epochs"), "3");
-  EXPECT_EQ(starts[0].model_output_path(), "/s3/bucket/out/" + starts[0].training_job_name() +
-                                               "/output/model.tar.gz");
+  EXPECT_EQ(starts[0].model_output_path(),
+            "/s3/bucket/out/" + starts[0].training_job_name() + "/output/model.tar.gz");
   auto d = Describe();
   EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "InProgress");
   EXPECT_EQ(d.training_job_status_counters().in_progress(), 2);
@@ -149,7 +149,8 @@ TEST_F(OrchestratorTest, RandomJobHonoursParallelismBudgetAndCounters) {
   EXPECT_EQ(d.training_job_status_counters().in_progress(), 0);
   EXPECT_EQ(d.objective_status_counters().succeeded(), 4);
   EXPECT_EQ(d.best_training_job().training_job_name(), starts[1].training_job_name());
-  EXPECT_FLOAT_EQ(d.best_training_job().final_hyper_parameter_tuning_job_objective_metric().value(), 0.3f);
+  EXPECT_FLOAT_EQ(d.best_training_job().final_hyper_parameter_tuning_job_objective_metric().value(),
+                  0.3f);
   EXPECT_TRUE(d.has_hyper_parameter_tuning_end_time());
   EXPECT_EQ(d.training_job_definition().static_hyper_parameters().at("_tuning_objective_metric"),
             "val:loss");
@@ -197,7 +198,8 @@ TEST_F(OrchestratorTest, GridInfersBudgetFromCombinations) {
   auto starts = link->Starts();
   ASSERT_EQ(starts.size(), 6u);
   std::set<std::pair<std::string, std::string>> combos;
-  for (const auto& s : starts) combos.emplace(s.hyperparameters().at("opt"), s.hyperparameters().at("layers"));
+  for (const auto& s : starts)
+    combos.emplace(s.hyperparameters().at("opt"), s.hyperparameters().at("layers"));
   EXPECT_EQ(combos.size(), 6u);
   for (const auto& s : starts) Succeed(s, {1.0});
   EXPECT_EQ(Describe().hyper_parameter_tuning_job_status(), "Completed");
@@ -206,8 +208,12 @@ TEST_F(OrchestratorTest, GridInfersBudgetFromCombinations) {
 
 TEST_F(OrchestratorTest, FirstFiveFailuresFailTheTuningJob) {
   auto r = TuningRequest();
-  r.mutable_hyper_parameter_tuning_job_config()->mutable_resource_limits()->set_max_number_of_training_jobs(10);
-  r.mutable_hyper_parameter_tuning_job_config()->mutable_resource_limits()->set_max_parallel_training_jobs(1);
+  r.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_number_of_training_jobs(10);
+  r.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_parallel_training_jobs(1);
   ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
   auto link = Connect(1);
   for (int i = 0; i < 5; ++i) {
@@ -230,7 +236,9 @@ TEST_F(OrchestratorTest, FirstFiveFailuresFailTheTuningJob) {
 
 TEST_F(OrchestratorTest, AllJobsFailedWithSmallBudget) {
   auto r = TuningRequest();
-  r.mutable_hyper_parameter_tuning_job_config()->mutable_resource_limits()->set_max_number_of_training_jobs(2);
+  r.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_number_of_training_jobs(2);
   ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
   auto link = Connect(2);
   for (const auto& s : link->Starts()) Exit(s, 1);
@@ -275,7 +283,9 @@ TEST_F(OrchestratorTest, MaxRuntimeStopsTheJobAndReportsMaxRuntimeExceeded) {
       "RoleArn": "arn:aws:iam::123456789012:role/R",
       "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
       "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 30}})j", &r).ok());
+      "StoppingCondition": {"MaxRuntimeInSeconds": 30}})j",
+                          &r)
+                  .ok());
   ASSERT_TRUE(orch_->CreateTrainingJob(r).ok());
   auto described = orch_->DescribeTrainingJob("solo");
   EXPECT_EQ(described->secondary_status(), "Starting");  // no worker yet
@@ -354,17 +364,20 @@ TEST_F(OrchestratorTest, LostWorkerTimesOutRunningJobs) {
   Started(starts[0]);
   orch_->OnWorkerDisconnected("w1", link.get());
   timers_.Advance(59);
-  EXPECT_EQ(orch_->DescribeTrainingJob(starts[0].training_job_name())->training_job_status(), "InProgress");
+  EXPECT_EQ(orch_->DescribeTrainingJob(starts[0].training_job_name())->training_job_status(),
+            "InProgress");
   timers_.Advance(2);
-  EXPECT_EQ(orch_->DescribeTrainingJob(starts[0].training_job_name())->training_job_status(), "Failed");
+  EXPECT_EQ(orch_->DescribeTrainingJob(starts[0].training_job_name())->training_job_status(),
+            "Failed");
 }
 
 TEST_F(OrchestratorTest, ErrorsUseSageMakerNamesAndTexts) {
   ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
   auto dup = orch_->CreateTuningJob(TuningRequest());
   EXPECT_EQ(dup.status().code(), absl::StatusCode::kAlreadyExists);
-  EXPECT_EQ(dup.status().message(),
-            "A hyperparameter tuning job with the name, demo, already exists. Choose a different name.");
+  EXPECT_EQ(
+      dup.status().message(),
+      "A hyperparameter tuning job with the name, demo, already exists. Choose a different name.");
   auto upper = TuningRequest();
   upper.set_hyper_parameter_tuning_job_name("DEMO");  // names are unique case-insensitively
   EXPECT_EQ(orch_->CreateTuningJob(upper).status().code(), absl::StatusCode::kAlreadyExists);
@@ -381,7 +394,9 @@ TEST_F(OrchestratorTest, UnknownImageFailsTheJobAsClientError) {
   auto r = TuningRequest();
   r.mutable_training_job_definition()->mutable_algorithm_specification()->set_training_image(
       "123456789012.dkr.ecr.us-east-1.amazonaws.com/unknown:1");
-  r.mutable_hyper_parameter_tuning_job_config()->mutable_resource_limits()->set_max_number_of_training_jobs(2);
+  r.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_number_of_training_jobs(2);
   ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
   auto link = Connect(2);
   EXPECT_TRUE(link->Starts().empty());
@@ -428,7 +443,8 @@ TEST_F(OrchestratorTest, ListsPaginateWithNextToken) {
   EXPECT_NE(page1->training_job_summaries(0).training_job_name(),
             page2->training_job_summaries(0).training_job_name());
   req.set_next_token("garbage");
-  EXPECT_EQ(orch_->ListTrainingJobsForTuningJob(req).status().message(), "Invalid pagination token");
+  EXPECT_EQ(orch_->ListTrainingJobsForTuningJob(req).status().message(),
+            "Invalid pagination token");
 }
 
 TEST_F(OrchestratorTest, AutoEarlyStoppingStopsAWorseJobAndExplainsEveryDecision) {

@@ -62,7 +62,8 @@ TEST(TrainingJob, FailureReasonKeepsCategoryAndIsCutAt1024) {
 TEST(TrainingJob, ExitWithoutFailureFileNamesTheExitCode) {
   ExitReport exit;
   exit.exit_code = 3;
-  EXPECT_EQ(FailureReasonFor(exit), "AlgorithmError: Exit Code: 3. See the job logs for more information.");
+  EXPECT_EQ(FailureReasonFor(exit),
+            "AlgorithmError: Exit Code: 3. See the job logs for more information.");
 }
 
 TEST(TrainingJob, MaxRuntimeStopEndsStoppedWithMaxRuntimeExceeded) {

@@ -39,6 +39,7 @@ std::vector<StrategyCase> Cases() {
       {"Random", by_name("Random"), /*numeric_ranges=*/true, /*seed_dependent=*/true},
       {"Grid", by_name("Grid"), /*numeric_ranges=*/false, /*seed_dependent=*/false},
       {"Hyperband", by_name("Hyperband"), /*numeric_ranges=*/true, /*seed_dependent=*/true},
+      {"Bayesian", by_name("Bayesian"), /*numeric_ranges=*/true, /*seed_dependent=*/true},
   };
 }
 
