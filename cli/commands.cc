@@ -83,7 +83,7 @@ v1::ListTrainingJobsRequest BuildListTrainingJobsRequest(const ListTrainingJobsO
 absl::StatusOr<v1::CreateHyperParameterTuningJobRequest> BuildCreateHyperParameterTuningJobRequest(
     const CreateHyperParameterTuningJobOptions& options) {
   v1::CreateHyperParameterTuningJobRequest request;
-  RETURN_IF_ERROR(LoadCliInputJson(options.cli_input_json, &request));
+  RETURN_IF_ERROR(LoadRequest(options.cli_input_json, options.members, &request));
   if (options.hyper_parameter_tuning_job_name) {
     request.set_hyper_parameter_tuning_job_name(*options.hyper_parameter_tuning_job_name);
   }
@@ -93,7 +93,7 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobRequest> BuildCreateHyperParamet
 absl::StatusOr<v1::CreateTrainingJobRequest> BuildCreateTrainingJobRequest(
     const CreateTrainingJobOptions& options) {
   v1::CreateTrainingJobRequest request;
-  RETURN_IF_ERROR(LoadCliInputJson(options.cli_input_json, &request));
+  RETURN_IF_ERROR(LoadRequest(options.cli_input_json, options.members, &request));
   if (options.training_job_name) request.set_training_job_name(*options.training_job_name);
   return request;
 }

@@ -7,6 +7,7 @@
 #define AMT_CLI_COMMANDS_H_
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -19,13 +20,17 @@
 namespace amt::cli {
 
 struct CreateHyperParameterTuningJobOptions {
-  std::string cli_input_json;  // file://path, a bare path, or inline JSON (cli/input.h)
+  std::string
+      cli_input_json;  // file://path, a bare path, or inline JSON (cli/input.h); may be empty
   std::optional<std::string> hyper_parameter_tuning_job_name;  // overrides the file's member
+  // Other members given as flags (--training-job-definition '{...}'): SageMaker name -> text.
+  std::map<std::string, std::string> members;
 };
 
 struct CreateTrainingJobOptions {
   std::string cli_input_json;
   std::optional<std::string> training_job_name;  // overrides the file's member
+  std::map<std::string, std::string> members;    // as above
 };
 
 // The aws cli's paging arguments. `max_results` and `next_token` are the operation's own

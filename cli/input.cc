@@ -1,5 +1,6 @@
 #include "cli/input.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -82,6 +83,85 @@ absl::Status LoadCliInputJson(const std::string& value, google::protobuf::Messag
     return absl::InvalidArgumentError("Parameter validation failed:\n" +
                                       std::string(status.message()));
   }
+  return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, const google::protobuf::FieldDescriptor*>> MemberFlags(
+    const google::protobuf::Descriptor* type) {
+  std::vector<std::pair<std::string, const google::protobuf::FieldDescriptor*>> flags;
+  for (int i = 0; i < type->field_count(); ++i) {
+    const auto* field = type->field(i);
+    const std::string& name = field->json_name();
+    std::string flag = "--";
+    for (size_t c = 0; c < name.size(); ++c) {
+      const bool upper = std::isupper(static_cast<unsigned char>(name[c])) != 0;
+      const bool after_lower =
+          c > 0 && (std::islower(static_cast<unsigned char>(name[c - 1])) != 0 ||
+                    std::isdigit(static_cast<unsigned char>(name[c - 1])) != 0);
+      const bool acronym_end = c > 0 && c + 1 < name.size() &&
+                               std::isupper(static_cast<unsigned char>(name[c - 1])) != 0 &&
+                               std::islower(static_cast<unsigned char>(name[c + 1])) != 0;
+      if (upper && (after_lower || acronym_end)) flag += '-';
+      flag += static_cast<char>(std::tolower(static_cast<unsigned char>(name[c])));
+    }
+    flags.emplace_back(flag, field);
+  }
+  return flags;
+}
+
+namespace {
+
+const google::protobuf::FieldDescriptor* FieldByJsonName(const google::protobuf::Descriptor* type,
+                                                         const std::string& json_name) {
+  for (int i = 0; i < type->field_count(); ++i) {
+    if (type->field(i)->json_name() == json_name) return type->field(i);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::Status LoadRequest(const std::string& cli_input_json,
+                         const std::map<std::string, std::string>& members,
+                         google::protobuf::Message* message) {
+  if (members.empty()) {
+    if (cli_input_json.empty()) return absl::OkStatus();
+    return LoadCliInputJson(cli_input_json, message);
+  }
+  if (!cli_input_json.empty()) RETURN_IF_ERROR(LoadCliInputJson(cli_input_json, message));
+  // Members given as flags replace the file's: parse them into a second message, then merge
+  // member by member.
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  const auto* type = message->GetDescriptor();
+  std::map<std::string, std::string> flag_of;
+  for (const auto& [flag, field] : MemberFlags(type)) flag_of[field->json_name()] = flag;
+  for (const auto& [member, text] : members) {
+    const auto* field = FieldByJsonName(type, member);
+    if (field == nullptr) continue;
+    if (field->type() == google::protobuf::FieldDescriptor::TYPE_STRING && !field->is_repeated()) {
+      doc[member] = text;
+      continue;
+    }
+    try {
+      doc[member] = nlohmann::ordered_json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      return absl::InvalidArgumentError("Error parsing parameter '" + flag_of[member].substr(2) +
+                                        "': Invalid JSON: " + text);
+    }
+  }
+  std::unique_ptr<google::protobuf::Message> flags(message->New());
+  const absl::Status status = JsonToProto(doc.dump(), flags.get());
+  if (!status.ok()) {
+    return absl::InvalidArgumentError("Parameter validation failed:\n" +
+                                      std::string(status.message()));
+  }
+  const auto* reflection = message->GetReflection();
+  for (const auto& [member, text] : members) {
+    const auto* field = FieldByJsonName(type, member);
+    if (field == nullptr) continue;
+    reflection->ClearField(message, field);
+  }
+  message->MergeFrom(*flags);
   return absl::OkStatus();
 }
 

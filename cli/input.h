@@ -2,7 +2,10 @@
 #ifndef AMT_CLI_INPUT_H_
 #define AMT_CLI_INPUT_H_
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,6 +26,21 @@ absl::StatusOr<std::string> ReadCliInputJson(const std::string& value);
 //     when the text is not JSON or not a JSON object;
 //   "Parameter validation failed:\n<message>" when a member has the wrong type.
 absl::Status LoadCliInputJson(const std::string& value, google::protobuf::Message* message);
+
+// The aws cli's per-member flags: "--kebab-case-name" for every top-level member of `type`, with
+// the member's field, in declaration order (HyperParameterTuningJobConfig ->
+// --hyper-parameter-tuning-job-config).
+std::vector<std::pair<std::string, const google::protobuf::FieldDescriptor*>> MemberFlags(
+    const google::protobuf::Descriptor* type);
+
+// --cli-input-json (empty: none) with per-member flags on top, as the aws cli merges them:
+// `members` maps a member's SageMaker name to the flag's text, which is taken as is for a string
+// member and parsed as JSON for any other (`--resource-config '{"InstanceCount": 1}'`). Errors as
+// LoadCliInputJson; a flag that is not valid JSON gives "Error parsing parameter
+// '<flag>': Invalid JSON: ...".
+absl::Status LoadRequest(const std::string& cli_input_json,
+                         const std::map<std::string, std::string>& members,
+                         google::protobuf::Message* message);
 
 }  // namespace amt::cli
 

@@ -12,6 +12,7 @@
 #include "amt/v1/tuning.grpc.pb.h"
 #include "cli/commands.h"
 #include "cli/errors.h"
+#include "cli/input.h"
 #include "cli/progress.h"
 #include "cli/run.h"
 #include "grpcpp/grpcpp.h"
@@ -62,6 +63,21 @@ bool StdoutIsTerminal() {
 
 }  // namespace
 
+// The aws cli's per-member flags (--training-job-definition '{...}', --role-arn ARN, ...) for every
+// top-level member of the request but `skip` (declared on its own).
+void AddMemberFlags(CLI::App* app, const google::protobuf::Descriptor* request,
+                    const std::string& skip, std::map<std::string, std::string>& members) {
+  for (const auto& [flag, field] : amt::cli::MemberFlags(request)) {
+    const std::string member = field->json_name();
+    if (member == skip) continue;
+    const bool text =
+        field->type() == google::protobuf::FieldDescriptor::TYPE_STRING && !field->is_repeated();
+    app->add_option_function<std::string>(
+        flag, [&members, member](const std::string& value) { members[member] = value; },
+        member + (text ? " (text)" : " (JSON)") + "; overrides the one in --cli-input-json");
+  }
+}
+
 int main(int argc, char** argv) {
   CLI::App app{
       "amt: the amt-local client, shaped like `aws sagemaker ...`: each command sends one "
@@ -90,11 +106,12 @@ int main(int argc, char** argv) {
   CLI::App* sub = app.add_subcommand("create-hyper-parameter-tuning-job",
                                      "Start a tuning job (CreateHyperParameterTuningJob)");
   sub->add_option("--cli-input-json", create_tuning.cli_input_json,
-                  "The request as SageMaker JSON: file://path, a path, or inline {...}")
-      ->required();
+                  "The request as SageMaker JSON: file://path, a path, or inline {...}");
   AddOptional(sub, "--hyper-parameter-tuning-job-name",
               create_tuning.hyper_parameter_tuning_job_name,
               "HyperParameterTuningJobName; overrides the one in --cli-input-json");
+  AddMemberFlags(sub, amt::v1::CreateHyperParameterTuningJobRequest::descriptor(),
+                 "HyperParameterTuningJobName", create_tuning.members);
   sub->callback([&] {
     command = [&](Commands& c) { return c.CreateHyperParameterTuningJob(create_tuning); };
   });
@@ -157,10 +174,11 @@ int main(int argc, char** argv) {
   amt::cli::CreateTrainingJobOptions create_training;
   sub = app.add_subcommand("create-training-job", "Start a training job (CreateTrainingJob)");
   sub->add_option("--cli-input-json", create_training.cli_input_json,
-                  "The request as SageMaker JSON: file://path, a path, or inline {...}")
-      ->required();
+                  "The request as SageMaker JSON: file://path, a path, or inline {...}");
   AddOptional(sub, "--training-job-name", create_training.training_job_name,
               "TrainingJobName; overrides the one in --cli-input-json");
+  AddMemberFlags(sub, amt::v1::CreateTrainingJobRequest::descriptor(), "TrainingJobName",
+                 create_training.members);
   sub->callback(
       [&] { command = [&](Commands& c) { return c.CreateTrainingJob(create_training); }; });
 

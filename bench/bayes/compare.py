@@ -370,22 +370,23 @@ def main():
     if not args.no_latency:
         print()
         print("Suggestion latency in 6-D with %d running trials (ms; %d consecutive suggestions "
-              "each; cold = first call of a fresh strategy)" % (LATENCY_RUNNING,
-                                                                args.latency_steps))
-        header = "%-13s %10s %10s %10s %10s %10s %10s" % (
-            "observations", "ours p50", "ours p99", "ours cold", "TPE p50", "TPE p99",
-            "TPE cold")
+              "each; max includes our kernel refits; cold = first call of a fresh strategy)" %
+              (LATENCY_RUNNING, args.latency_steps))
+        header = "%-13s %9s %9s %9s %9s %9s %9s %9s %9s" % (
+            "observations", "ours p50", "ours p99", "ours max", "ours cold", "TPE p50",
+            "TPE p99", "TPE max", "TPE cold")
         print(header)
         print("-" * len(header))
         for ours, tpe in zip(cpp["latency"], tpe_latency):
-            print("%-13d %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f" % (
-                ours["observations"], ours["p50_ms"], ours["p99_ms"], ours["cold_ms"],
-                tpe["p50_ms"], tpe["p99_ms"], tpe["cold_ms"]))
+            print("%-13d %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f" % (
+                ours["observations"], ours["p50_ms"], ours["p99_ms"], ours["max_ms"],
+                ours["cold_ms"], tpe["p50_ms"], tpe["p99_ms"], tpe["max_ms"], tpe["cold_ms"]))
             latency_rows.append({"observations": ours["observations"], "ours": ours,
                                  "optuna_tpe": tpe})
             if ours["observations"] == 750:
                 checks.append(ours["p50_ms"] < 200 and ours["p99_ms"] < 1000)
-        print("target at 750 observations: ours p50 < 200 ms, p99 < 1000 ms")
+        if any(r["observations"] == 750 for r in latency_rows):
+            print("target at 750 observations: ours p50 < 200 ms, p99 < 1000 ms")
     print()
     print("%d of %d targets met; C++ runs %.0f s, Optuna runs %.0f s" %
           (sum(checks), len(checks), cpp_seconds, optuna_seconds))

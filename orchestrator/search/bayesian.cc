@@ -19,12 +19,13 @@
 namespace amt::search {
 namespace {
 
-// Index streams derived from the seed for draws shared by all trials (TrialSeed's trial indices
-// are >= 0, so negative ones never collide with a trial's own stream).
+// The stream of the design, shared by all trials (trial indices are >= 0, so it never collides
+// with a trial's own stream). Hyperparameter fits draw from the stream of a 63-bit hash of their
+// data, which is far beyond any trial index.
 constexpr int64_t kDesignStream = -1;
 
 // Schedule of hyperparameter refits: every finished trial up to kEveryFit, then whenever the
-// finished prefix has grown by kRefitGrowth.
+// number of finished trials has grown by kRefitGrowth.
 constexpr int64_t kEveryFit = 100;
 constexpr double kRefitGrowth = 1.1;
 // Results a hyperparameter fit uses at most (the best kFitKeepBest and a seeded sample of the
@@ -242,26 +243,18 @@ absl::StatusOr<Assignment> BayesianStrategy::Suggest(const History& history, int
 }
 
 BayesianStrategy::Fit BayesianStrategy::FitFor(const History& history) {
-  // Up to kEveryFit finished trials, every result feeds the fit. Beyond, only the finished
-  // prefix of the history (trials before the first running one) does, at the schedule's
-  // points: that prefix never changes again, so its fit stays valid and cached while later
-  // trials finish in any order.
+  // The fit uses the first SchedulePoint(done) finished trials in launch order: every result up
+  // to kEveryFit, then a prefix that grows in steps of 10%. Between steps the fitted data stays
+  // the same, so the cached fit is reused; a trial that runs for long (or forever) delays
+  // nothing, it simply joins the data when it finishes.
   int64_t done = 0;
-  int64_t finished = -1;
-  for (size_t i = 0; i < history.trials.size(); ++i) {
-    if (history.trials[i].state != TrialState::kPending) {
-      ++done;
-    } else if (finished < 0) {
-      finished = static_cast<int64_t>(i);
-    }
-  }
-  if (finished < 0) finished = static_cast<int64_t>(history.trials.size());
+  for (const Trial& trial : history.trials) done += trial.state != TrialState::kPending;
+  const size_t points = static_cast<size_t>(SchedulePoint(done));
   History prefix;
   prefix.minimize = history.minimize;
-  if (done <= kEveryFit) {
-    prefix.trials = history.trials;  // running trials do not enter the fit
-  } else {
-    prefix.trials.assign(history.trials.begin(), history.trials.begin() + SchedulePoint(finished));
+  for (const Trial& trial : history.trials) {
+    if (prefix.trials.size() == points) break;
+    if (trial.state != TrialState::kPending) prefix.trials.push_back(trial);
   }
 
   std::vector<std::string> auto_candidates;

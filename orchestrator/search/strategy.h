@@ -1,5 +1,5 @@
-// The search-strategy interface (SageMaker's Strategy: Random, Grid, later Bayesian and
-// Hyperband), the trial history strategies learn from, and MakeStrategy.
+// The search-strategy interface (SageMaker's Strategy: Random, Grid, Bayesian and Hyperband),
+// the trial history strategies learn from, and MakeStrategy.
 //
 // Strategies are pure: no I/O, no clock, no global RNG. A suggestion is a function of (strategy
 // name, search space, seed, history, trial index) only, so a restarted amtd rebuilds every

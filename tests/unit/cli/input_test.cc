@@ -1,5 +1,6 @@
 #include "cli/input.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -109,6 +110,46 @@ TEST(LoadCliInputJson, PassesOnFileErrors) {
   EXPECT_EQ(status.message(),
             "Error parsing parameter 'cli-input-json': Unable to load paramfile missing-job.json: "
             "No such file or directory");
+}
+
+}  // namespace
+}  // namespace amt::cli
+
+namespace amt::cli {
+namespace {
+
+TEST(MemberFlags, AreTheAwsCliKebabCaseNames) {
+  const auto flags = MemberFlags(v1::CreateTrainingJobRequest::descriptor());
+  std::vector<std::string> names;
+  for (const auto& [flag, field] : flags) names.push_back(flag);
+  EXPECT_THAT(names, ::testing::Contains("--training-job-name"));
+  EXPECT_THAT(names, ::testing::Contains("--hyper-parameters"));
+  EXPECT_THAT(names, ::testing::Contains("--role-arn"));
+  EXPECT_THAT(names, ::testing::Contains("--enable-managed-spot-training"));
+}
+
+TEST(LoadRequest, FlagsOverrideMembersOfTheInputJson) {
+  v1::CreateTrainingJobRequest request;
+  const absl::Status status = LoadRequest(
+      R"({"TrainingJobName": "a", "RoleArn": "arn:old", "ResourceConfig": {"InstanceCount": 2,
+          "InstanceType": "ml.m5.large"}})",
+      {{"RoleArn", "arn:aws:iam::123456789012:role/New"},
+       {"ResourceConfig", R"({"InstanceCount": 1})"},
+       {"HyperParameters", R"({"epochs": "3"})"}},
+      &request);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(request.training_job_name(), "a");
+  EXPECT_EQ(request.role_arn(), "arn:aws:iam::123456789012:role/New");
+  EXPECT_EQ(request.resource_config().instance_count(), 1);
+  EXPECT_FALSE(request.resource_config().has_instance_type());  // the member is replaced whole
+  EXPECT_EQ(request.hyper_parameters().at("epochs"), "3");
+}
+
+TEST(LoadRequest, BadJsonInAFlagNamesTheFlag) {
+  v1::CreateTrainingJobRequest request;
+  const absl::Status status = LoadRequest("", {{"ResourceConfig", "{oops"}}, &request);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "Error parsing parameter 'resource-config': Invalid JSON: {oops");
 }
 
 }  // namespace

@@ -1,0 +1,311 @@
+#include "orchestrator/search/bayesian.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace amt::search {
+namespace {
+
+using Objective = std::function<double(const Assignment&)>;
+
+double Get(const Assignment& a, const std::string& name) { return std::stod(a.at(name)); }
+
+SearchSpace Box2() {
+  SearchSpace space;
+  space.continuous.push_back({"x", 0, 1, Scaling::kLinear});
+  space.continuous.push_back({"y", 0, 1, Scaling::kLinear});
+  return space;
+}
+
+// A smooth bowl with its minimum 0 at (0.3, 0.7).
+double Bowl(const Assignment& a) {
+  const double dx = Get(a, "x") - 0.3;
+  const double dy = Get(a, "y") - 0.7;
+  return dx * dx + 2 * dy * dy;
+}
+
+std::unique_ptr<Strategy> Make(SearchSpace space, uint64_t seed, BayesianOptions options = {}) {
+  absl::StatusOr<std::unique_ptr<Strategy>> strategy =
+      BayesianStrategy::Create(std::move(space), seed, std::move(options));
+  EXPECT_TRUE(strategy.ok()) << strategy.status();
+  return strategy.ok() ? std::move(*strategy) : nullptr;
+}
+
+// Runs `n` sequential trials, each finished before the next is suggested.
+History RunTrials(Strategy& strategy, int n, const Objective& f, bool minimize = true) {
+  History history;
+  history.minimize = minimize;
+  for (int i = 0; i < n; ++i) {
+    Assignment params = strategy.Suggest(history, i).value();
+    history.trials.push_back({params, TrialState::kSucceeded, f(params)});
+  }
+  return history;
+}
+
+double Best(const History& history) {
+  double best = INFINITY;
+  for (const Trial& t : history.trials) {
+    if (t.objective.has_value()) best = std::min(best, *t.objective);
+  }
+  return best;
+}
+
+TEST(BayesianStrategy, CreateRejectsAnInvalidSpace) {
+  SearchSpace space;
+  space.continuous.push_back({"lr", 0, 1, Scaling::kLogarithmic});
+  absl::StatusOr<std::unique_ptr<Strategy>> strategy = BayesianStrategy::Create(space, 1);
+  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(strategy.status().message()), ::testing::HasSubstr("lr"));
+}
+
+TEST(BayesianStrategy, MakeStrategyBuildsIt) {
+  absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Bayesian", Box2(), 1);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  EXPECT_EQ((*strategy)->MaxTrials(), std::nullopt);
+  EXPECT_TRUE((*strategy)->Suggest(History{}, 0).ok());
+}
+
+TEST(BayesianStrategy, DesignSizeFollowsTheParameterCountAndPriors) {
+  auto design_size = [](SearchSpace space, BayesianOptions options = {}) {
+    auto strategy = BayesianStrategy::Create(std::move(space), 1, std::move(options)).value();
+    return static_cast<BayesianStrategy*>(strategy.get())->initial_design_size();
+  };
+  EXPECT_EQ(design_size(Box2()), 5);
+  SearchSpace wide;
+  for (int i = 0; i < 12; ++i) {
+    wide.continuous.push_back({"p" + std::to_string(i), 0, 1, Scaling::kLinear});
+  }
+  EXPECT_EQ(design_size(wide), 10);
+  BayesianOptions options;
+  options.initial_design_size = 3;
+  options.prior_observations = {{{{"x", "0.5"}, {"y", "0.5"}}, 1.0}};
+  EXPECT_EQ(design_size(Box2(), options), 2);
+}
+
+TEST(BayesianStrategy, InitialDesignIsALatinHypercube) {
+  std::unique_ptr<Strategy> strategy = Make(Box2(), 4);
+  ASSERT_NE(strategy, nullptr);
+  History history;
+  std::set<int> x_cells;
+  std::set<int> y_cells;
+  for (int i = 0; i < 5; ++i) {
+    // The design ignores results: ask without telling.
+    const Assignment a = strategy->Suggest(history, i).value();
+    x_cells.insert(static_cast<int>(Get(a, "x") * 5));
+    y_cells.insert(static_cast<int>(Get(a, "y") * 5));
+  }
+  EXPECT_EQ(x_cells.size(), 5u);
+  EXPECT_EQ(y_cells.size(), 5u);
+}
+
+TEST(BayesianStrategy, ConvergesOnASmoothBowl) {
+  std::unique_ptr<Strategy> strategy = Make(Box2(), 11);
+  ASSERT_NE(strategy, nullptr);
+  const History history = RunTrials(*strategy, 25, Bowl);
+  EXPECT_LT(Best(history), 1e-4);
+}
+
+TEST(BayesianStrategy, MaximisesWhenTheObjectiveIsMaximised) {
+  std::unique_ptr<Strategy> strategy = Make(Box2(), 11);
+  ASSERT_NE(strategy, nullptr);
+  const History history = RunTrials(
+      *strategy, 25, [](const Assignment& a) { return 5 - Bowl(a); }, /*minimize=*/false);
+  double best = -INFINITY;
+  for (const Trial& t : history.trials) best = std::max(best, *t.objective);
+  EXPECT_GT(best, 5 - 1e-4);
+}
+
+TEST(BayesianStrategy, SameSeedAndHistoryGiveTheSameSuggestionWithOrWithoutCache) {
+  std::unique_ptr<Strategy> warm = Make(Box2(), 3);
+  ASSERT_NE(warm, nullptr);
+  const History history = RunTrials(*warm, 15, Bowl);
+  const Assignment from_warm = warm->Suggest(history, 15).value();
+  std::unique_ptr<Strategy> cold = Make(Box2(), 3);
+  EXPECT_EQ(cold->Suggest(history, 15).value(), from_warm);
+  std::unique_ptr<Strategy> other_seed = Make(Box2(), 4);
+  EXPECT_NE(other_seed->Suggest(history, 15).value(), from_warm);
+}
+
+TEST(BayesianStrategy, CachedFitsGiveTheColdAnswerPastTheRefitSchedule) {
+  // 230 results: past the every-result fits (100) and the 200-point fit subsample, with a
+  // trial still running from the start (it must not hold the fitted data back).
+  std::unique_ptr<Strategy> random = MakeStrategy("Random", Box2(), 1).value();
+  History history;
+  for (int i = 0; i < 230; ++i) {
+    Assignment params = random->Suggest(History{}, i).value();
+    const bool running = i == 0;
+    history.trials.push_back({params, running ? TrialState::kPending : TrialState::kSucceeded,
+                              running ? std::nullopt : std::optional<double>(Bowl(params))});
+  }
+  std::unique_ptr<Strategy> warm = Make(Box2(), 3);
+  ASSERT_NE(warm, nullptr);
+  History shorter = history;
+  shorter.trials.resize(215);
+  ASSERT_TRUE(warm->Suggest(shorter, 215).ok());
+  const Assignment from_warm = warm->Suggest(history, 230).value();
+  std::unique_ptr<Strategy> cold = Make(Box2(), 3);
+  EXPECT_EQ(cold->Suggest(history, 230).value(), from_warm);
+  EXPECT_LT(Bowl(from_warm), 1e-3);
+}
+
+TEST(BayesianStrategy, RunningTrialsGetDistinctSpreadOutCompanions) {
+  std::unique_ptr<Strategy> strategy = Make(Box2(), 5);
+  ASSERT_NE(strategy, nullptr);
+  History history = RunTrials(*strategy, 12, Bowl);
+  // Four workers: each suggestion sees the previous ones running.
+  std::vector<Assignment> batch;
+  for (int i = 12; i < 16; ++i) {
+    Assignment params = strategy->Suggest(history, i).value();
+    batch.push_back(params);
+    history.trials.push_back({params, TrialState::kPending, std::nullopt});
+  }
+  for (size_t a = 0; a < batch.size(); ++a) {
+    for (size_t b = a + 1; b < batch.size(); ++b) {
+      const double d = std::hypot(Get(batch[a], "x") - Get(batch[b], "x"),
+                                  Get(batch[a], "y") - Get(batch[b], "y"));
+      EXPECT_GT(d, 1e-3) << a << " " << b;
+    }
+  }
+}
+
+TEST(BayesianStrategy, FailedTrialsAreNeverSuggestedAgain) {
+  // 2 x 3 = 6 combinations; the three with a = "bad" fail.
+  SearchSpace space;
+  space.categorical.push_back({"a", {"good", "bad"}});
+  space.integers.push_back({"k", 1, 3, Scaling::kLinear});
+  std::unique_ptr<Strategy> strategy = Make(space, 2);
+  ASSERT_NE(strategy, nullptr);
+  History history;
+  std::set<Assignment> failed;
+  for (int i = 0; i < 12; ++i) {
+    Assignment params = strategy->Suggest(history, i).value();
+    EXPECT_EQ(failed.count(params), 0u) << "trial " << i << " repeats a failed combination";
+    if (params.at("a") == "bad") {
+      failed.insert(params);
+      history.trials.push_back({params, TrialState::kFailed, std::nullopt});
+    } else {
+      history.trials.push_back({params, TrialState::kSucceeded, Get(params, "k")});
+    }
+  }
+}
+
+TEST(BayesianStrategy, SucceededTrialsWithoutAnObjectiveCountAsFailed) {
+  SearchSpace space;
+  space.categorical.push_back({"c", {"a", "b", "c"}});
+  std::unique_ptr<Strategy> strategy = Make(space, 2);
+  ASSERT_NE(strategy, nullptr);
+  History history;
+  history.trials.push_back({{{"c", "a"}}, TrialState::kSucceeded, std::nullopt});
+  history.trials.push_back({{{"c", "b"}}, TrialState::kSucceeded, 1.0});
+  history.trials.push_back({{{"c", "c"}}, TrialState::kSucceeded, 2.0});
+  // Every combination is known; the strategy repeats the best, never the objective-less one.
+  for (int i = 3; i < 8; ++i) EXPECT_EQ(strategy->Suggest(history, i).value().at("c"), "b");
+}
+
+TEST(BayesianStrategy, KeepsSuggestingNewPointsWhenEverythingFails) {
+  std::unique_ptr<Strategy> strategy = Make(Box2(), 8);
+  ASSERT_NE(strategy, nullptr);
+  History history;
+  std::set<Assignment> seen;
+  for (int i = 0; i < 15; ++i) {
+    Assignment params = strategy->Suggest(history, i).value();
+    EXPECT_TRUE(seen.insert(params).second) << i;
+    history.trials.push_back({params, TrialState::kFailed, std::nullopt});
+  }
+}
+
+TEST(BayesianStrategy, IgnoresTrialsThatDoNotFitTheSpace) {
+  std::unique_ptr<Strategy> strategy = Make(Box2(), 8);
+  ASSERT_NE(strategy, nullptr);
+  History history = RunTrials(*strategy, 6, Bowl);
+  history.trials.push_back({{{"x", "banana"}, {"y", "0.5"}}, TrialState::kSucceeded, -100.0});
+  history.trials.push_back({{{"y", "0.5"}}, TrialState::kPending, std::nullopt});
+  history.trials.push_back({{{"x", "0.5"}, {"y", "0.5"}}, TrialState::kSucceeded, NAN});
+  absl::StatusOr<Assignment> params = strategy->Suggest(history, 9);
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_GE(Get(*params, "x"), 0.0);
+  EXPECT_LE(Get(*params, "x"), 1.0);
+}
+
+TEST(BayesianStrategy, PriorObservationsWarmStartTheSearch) {
+  BayesianOptions options;
+  // A parent job's results around the optimum, with a wider range for x and a static "epochs".
+  for (double x : {-0.5, 0.1, 0.3, 0.5, 0.9, 1.2}) {
+    for (double y : {0.2, 0.7, 0.95}) {
+      Assignment params = {{"x", std::to_string(x)}, {"y", std::to_string(y)}, {"epochs", "10"}};
+      options.prior_observations.push_back({params, Bowl(params)});
+    }
+  }
+  auto strategy = BayesianStrategy::Create(Box2(), 6, options).value();
+  // x = -0.5 and 1.2 lie within half a width of [0, 1] and are used: 18 priors, no design.
+  EXPECT_EQ(static_cast<BayesianStrategy*>(strategy.get())->initial_design_size(), 0);
+  const Assignment first = strategy->Suggest(History{}, 0).value();
+  EXPECT_LT(Bowl(first), 0.02);
+}
+
+TEST(BayesianStrategy, DropsPriorObservationsThatCannotBeEncoded) {
+  BayesianOptions options;
+  options.prior_observations = {
+      {{{"x", "3.0"}, {"y", "0.5"}}, 1.0},       // far outside the range
+      {{{"x", "0.5"}}, 1.0},                     // y missing
+      {{{"x", "0.5"}, {"y", "0.5"}}, INFINITY},  // no usable objective
+  };
+  auto strategy = BayesianStrategy::Create(Box2(), 6, options).value();
+  EXPECT_EQ(static_cast<BayesianStrategy*>(strategy.get())->initial_design_size(), 5);
+  EXPECT_TRUE(strategy->Suggest(History{}, 7).ok());
+}
+
+TEST(BayesianStrategy, LearnsThatAnAutoRangeIsLogarithmic) {
+  // The optimum sits at 1e-3 in an Auto range [1e-5, 1]: linear sampling would almost never
+  // go below 0.01.
+  SearchSpace space;
+  space.continuous.push_back({"lr", 1e-5, 1.0, Scaling::kAuto});
+  space.continuous.push_back({"x", 0, 1, Scaling::kLinear});
+  const Objective f = [](const Assignment& a) {
+    const double u = std::log10(Get(a, "lr")) + 3;
+    const double v = Get(a, "x") - 0.5;
+    return u * u + v * v;
+  };
+  std::unique_ptr<Strategy> strategy = Make(space, 1);
+  ASSERT_NE(strategy, nullptr);
+  const History history = RunTrials(*strategy, 40, f);
+  EXPECT_LT(Best(history), 0.05);
+  BayesianOptions fixed;
+  fixed.learn_auto_scaling = false;
+  std::unique_ptr<Strategy> linear = Make(space, 1, fixed);
+  EXPECT_GT(Best(RunTrials(*linear, 40, f)), Best(history));
+}
+
+TEST(BayesianStrategy, FantasySamplesAlsoSpreadRunningTrials) {
+  BayesianOptions options;
+  options.fantasy_samples = 8;
+  std::unique_ptr<Strategy> strategy = Make(Box2(), 5, options);
+  ASSERT_NE(strategy, nullptr);
+  History history = RunTrials(*strategy, 10, Bowl);
+  history.trials.push_back(
+      {strategy->Suggest(history, 10).value(), TrialState::kPending, std::nullopt});
+  const Assignment next = strategy->Suggest(history, 11).value();
+  EXPECT_NE(next, history.trials.back().params);
+}
+
+TEST(BayesianStrategy, SpaceWithoutSearchableParametersReturnsTheFixedValues) {
+  SearchSpace space;
+  space.integers.push_back({"batch", 32, 32, Scaling::kAuto});
+  space.categorical.push_back({"opt", {"adam"}});
+  std::unique_ptr<Strategy> strategy = Make(space, 1);
+  ASSERT_NE(strategy, nullptr);
+  const Assignment expected = {{"batch", "32"}, {"opt", "adam"}};
+  EXPECT_EQ(strategy->Suggest(History{}, 0).value(), expected);
+  EXPECT_EQ(strategy->Suggest(History{}, 9).value(), expected);
+}
+
+}  // namespace
+}  // namespace amt::search
