@@ -8,7 +8,7 @@ PACKAGES=(
   libboost-dev libboost-filesystem-dev libboost-system-dev libboost-program-options-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc libabsl-dev
   libsqlite3-dev libre2-dev libeigen3-dev nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev python3
+  libgtest-dev libgmock-dev python3 clang-format
 )
 
 missing=()
