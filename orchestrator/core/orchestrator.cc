@@ -239,19 +239,7 @@ absl::Status Orchestrator::Load() {
       BeginEndingTuning(t, "failed");
       continue;
     }
-    const auto& limits = t.describe().hyper_parameter_tuning_job_config().resource_limits();
-    if (limits.has_max_runtime_in_seconds()) {
-      const double deadline =
-          t.describe().creation_time() + limits.max_runtime_in_seconds() * options_.time_scale;
-      const std::string name = t.describe().hyper_parameter_tuning_job_name();
-      TuningRt(t).runtime_timer = timers_.At(deadline, [this, name] {
-        if (auto* tt = FindTuning(name); tt && TuningActive(*tt) && tt->end_cause().empty()) {
-          BeginEndingTuning(*tt, "runtime");
-          Schedule();
-          Notify(name, "");
-        }
-      });
-    }
+    ArmTuningRuntime(t);
     EndTuningIfDone(t);
   }
   Schedule();
@@ -321,17 +309,7 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTu
   tuning_children_[key];
   auto& stored = tuning_.emplace(key, std::move(t)).first->second;
 
-  if (config.resource_limits().has_max_runtime_in_seconds()) {
-    const double deadline =
-        now + config.resource_limits().max_runtime_in_seconds() * options_.time_scale;
-    TuningRt(stored).runtime_timer = timers_.At(deadline, [this, name] {
-      if (auto* tt = FindTuning(name); tt && TuningActive(*tt) && tt->end_cause().empty()) {
-        BeginEndingTuning(*tt, "runtime");
-        Schedule();
-        Notify(name, "");
-      }
-    });
-  }
+  ArmTuningRuntime(stored);
   v1::CreateHyperParameterTuningJobResponse response;
   response.set_hyper_parameter_tuning_job_arn(stored.describe().hyper_parameter_tuning_job_arn());
   Schedule();
@@ -499,13 +477,13 @@ absl::StatusOr<std::vector<store::LogEntry>> Orchestrator::ReadLogs(const std::s
 
 // ---------------------------------------------------------------- scheduling
 
-Orchestrator::Worker* Orchestrator::FreeWorker() {
-  Worker* best = nullptr;
+std::map<std::string, Orchestrator::Worker>::iterator Orchestrator::FreeWorker() {
+  auto best = workers_.end();
   int best_free = 0;
-  for (auto& [id, w] : workers_) {
-    const int free = w.slots - static_cast<int>(w.jobs.size());
+  for (auto it = workers_.begin(); it != workers_.end(); ++it) {
+    const int free = it->second.slots - static_cast<int>(it->second.jobs.size());
     if (free > best_free) {
-      best = &w;
+      best = it;
       best_free = free;
     }
   }
@@ -516,18 +494,14 @@ void Orchestrator::Schedule() {
   // Jobs already accepted come first: standalone CreateTrainingJob requests and tuning trials
   // that were created but not placed (after a restart), oldest first.
   while (!waiting_.empty()) {
-    Worker* worker = FreeWorker();
-    if (worker == nullptr) break;
+    const auto worker = FreeWorker();
+    if (worker == workers_.end()) break;
     const std::string key = waiting_.front();
     waiting_.pop_front();
     auto it = training_.find(key);
     if (it == training_.end() || IsTerminal(it->second) || !it->second.worker_id().empty())
       continue;
-    std::string worker_id;
-    for (auto& [id, w] : workers_) {
-      if (&w == worker) worker_id = id;
-    }
-    Launch(it->second, worker_id, *worker);
+    Launch(it->second, worker->first, worker->second);
   }
   for (const auto& key : tuning_order_) {
     auto& t = tuning_.at(key);
@@ -539,14 +513,15 @@ void Orchestrator::Schedule() {
                                .resource_limits()
                                .max_parallel_training_jobs();
       if (RunningJobs(jobs) >= std::max(1, parallel)) break;
-      Worker* worker = FreeWorker();
-      if (worker == nullptr) return;
-      if (!LaunchNextTrial(t, *worker).ok()) break;
+      const auto worker = FreeWorker();
+      if (worker == workers_.end()) return;
+      if (!LaunchNextTrial(t, worker->first, worker->second).ok()) break;
     }
   }
 }
 
-absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning, Worker& worker) {
+absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
+                                           const std::string& worker_id, Worker& worker) {
   auto& rt = TuningRt(tuning);
   const auto& td = tuning.describe();
   const auto& config = td.hyper_parameter_tuning_job_config();
@@ -623,10 +598,6 @@ absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning, Worker& 
   training_order_.push_back(key);
   tuning_children_[Key(td.hyper_parameter_tuning_job_name())].push_back(key);
   auto& stored = training_.emplace(key, std::move(job)).first->second;
-  std::string worker_id;
-  for (auto& [id, w] : workers_) {
-    if (&w == &worker) worker_id = id;
-  }
   Launch(stored, worker_id, worker);
   return absl::OkStatus();
 }
@@ -659,6 +630,22 @@ void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_
   *message.mutable_start() = std::move(*plan);
   worker.link->Send(message);
   Notify(job.tuning_job_name(), job.describe().training_job_name());
+}
+
+void Orchestrator::ArmTuningRuntime(const v1::TuningJobRecord& tuning) {
+  const auto& d = tuning.describe();
+  const auto& limits = d.hyper_parameter_tuning_job_config().resource_limits();
+  if (!limits.has_max_runtime_in_seconds()) return;
+  // ResourceLimits.MaxRuntimeInSeconds runs from the creation, across restarts of amtd.
+  const double deadline = d.creation_time() + limits.max_runtime_in_seconds() * options_.time_scale;
+  const std::string name = d.hyper_parameter_tuning_job_name();
+  TuningRt(tuning).runtime_timer = timers_.At(deadline, [this, name] {
+    if (auto* t = FindTuning(name); t && TuningActive(*t) && t->end_cause().empty()) {
+      BeginEndingTuning(*t, "runtime");
+      Schedule();
+      Notify(name, "");
+    }
+  });
 }
 
 void Orchestrator::ArmRuntimeDeadline(v1::TrainingJobRecord& job) {

@@ -158,8 +158,10 @@ class Orchestrator {
 
   // Scheduling.
   void Schedule();
-  Worker* FreeWorker();
-  absl::Status LaunchNextTrial(v1::TuningJobRecord& tuning, Worker& worker);
+  // The connected worker with the most free slots; workers_.end() when none has one.
+  std::map<std::string, Worker>::iterator FreeWorker();
+  absl::Status LaunchNextTrial(v1::TuningJobRecord& tuning, const std::string& worker_id,
+                               Worker& worker);
   void Launch(v1::TrainingJobRecord& job, const std::string& worker_id, Worker& worker);
   void StopRunningJob(v1::TrainingJobRecord& job, StopCause cause,
                       const std::string& message = "Stopping the training job");
@@ -167,6 +169,7 @@ class Orchestrator {
   // tuning job uses neither. Pure evaluation: the caller records and acts.
   std::optional<v1::StoppingDecision> EvaluateEarlyStopping(const v1::TrainingJobRecord& job);
   void ArmRuntimeDeadline(v1::TrainingJobRecord& job);
+  void ArmTuningRuntime(const v1::TuningJobRecord& tuning);
   void ArmLostTimer(v1::TrainingJobRecord& job);
   void DetachFromWorker(v1::TrainingJobRecord& job);
 
