@@ -64,6 +64,11 @@ int main(int argc, char** argv) {
   app.add_option("--hyperband-brackets", options.hyperband_brackets,
                  "Hyperband: number of brackets (1 = plain asynchronous successive halving)")
       ->capture_default_str();
+  app.add_option(
+         "--sqlite-sync", options.sqlite_sync,
+         "full: every acknowledged change is fsynced (survives power loss); normal: "
+         "survives kill -9 of amtd only (no fsync per commit; on a fast disk it gains little)")
+      ->capture_default_str();
   app.add_option("--region", options.region, "Region written into ARNs")->capture_default_str();
   app.add_option("--account", options.account, "Account id written into ARNs")
       ->capture_default_str();

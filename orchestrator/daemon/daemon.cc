@@ -119,7 +119,12 @@ class DaemonImpl final : public Daemon {
     orch.hyperband_reduction_factor = options.hyperband_reduction_factor;
     orch.hyperband_brackets = options.hyperband_brackets;
 
-    auto store = store::OpenSqliteStore(data_dir_);
+    if (options.sqlite_sync != "full" && options.sqlite_sync != "normal") {
+      return absl::InvalidArgumentError("--sqlite-sync must be full or normal");
+    }
+    store::SqliteOptions sqlite;
+    sqlite.full_sync = options.sqlite_sync == "full";
+    auto store = store::OpenSqliteStore(data_dir_, sqlite);
     if (!store.ok()) return store.status();
     store_ = std::move(*store);
     loop_ = std::make_unique<api::Loop>();

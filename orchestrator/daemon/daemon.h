@@ -31,6 +31,8 @@ struct DaemonOptions {
   int median_grace_epochs = 0;       // epochs compared from grace + 1 (AWS: every epoch)
   int hyperband_reduction_factor = 3;
   int hyperband_brackets = 3;
+  // "full" (fsync every commit: survives power loss) or "normal" (survives kill -9 only).
+  std::string sqlite_sync = "full";
   std::string region = "us-east-1";
   std::string account = "000000000000";
 };

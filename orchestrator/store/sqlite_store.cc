@@ -90,7 +90,7 @@ class StatementUse {
 
 class SqliteStore final : public Store {
  public:
-  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path) {
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path, bool full_sync) {
     sqlite3* raw = nullptr;
     // NOMUTEX: the store is used by one thread (the orchestrator loop), so SQLite's own
     // serialization would only cost time.
@@ -103,7 +103,7 @@ class SqliteStore final : public Store {
                                  (raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
     }
     auto store = std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db)));
-    RETURN_IF_ERROR(store->Configure());
+    RETURN_IF_ERROR(store->Configure(full_sync));
     RETURN_IF_ERROR(store->MigrateSchema());
     RETURN_IF_ERROR(store->PrepareStatements());
     return std::unique_ptr<Store>(std::move(store));
@@ -249,7 +249,7 @@ class SqliteStore final : public Store {
     return ColumnText(raw, 0);
   }
 
-  absl::Status Configure() {
+  absl::Status Configure(bool full_sync) {
     // Another connection (an inspecting sqlite3 shell, a second amtd by mistake) may hold the
     // write lock briefly; wait for it rather than failing the write.
     RETURN_IF_ERROR(Check(sqlite3_busy_timeout(db_.get(), 5000), "busy_timeout"));
@@ -258,9 +258,11 @@ class SqliteStore final : public Store {
       return absl::InternalError("sqlite: cannot switch to WAL mode, journal_mode is '" + mode +
                                  "'");
     }
-    // FULL (not WAL's usual NORMAL): fsync the WAL at every commit, so an acknowledged write
-    // also survives power loss, not only a crash of the process.
-    return Exec("PRAGMA synchronous = FULL", "synchronous");
+    // FULL (the default, not WAL's usual NORMAL): fsync the WAL at every commit, so an
+    // acknowledged write also survives power loss. NORMAL still survives a crash of the process
+    // (kill -9): the WAL is in the OS's page cache; only a power loss may drop the last commits.
+    return full_sync ? Exec("PRAGMA synchronous = FULL", "synchronous")
+                     : Exec("PRAGMA synchronous = NORMAL", "synchronous");
   }
 
   absl::Status MigrateSchema() {
@@ -464,7 +466,8 @@ class SqliteStore final : public Store {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& data_dir) {
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& data_dir,
+                                                       const SqliteOptions& options) {
   if (data_dir.empty()) return absl::InvalidArgumentError("store data directory is empty");
   std::error_code error;
   std::filesystem::create_directories(data_dir, error);
@@ -472,7 +475,8 @@ absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& data_d
     return absl::InternalError("cannot create store data directory '" + data_dir +
                                "': " + error.message());
   }
-  return SqliteStore::Open((std::filesystem::path(data_dir) / kDatabaseFileName).string());
+  return SqliteStore::Open((std::filesystem::path(data_dir) / kDatabaseFileName).string(),
+                           options.full_sync);
 }
 
 }  // namespace amt::store

@@ -90,7 +90,13 @@ inline constexpr int kSchemaVersion = 1;
 // missing. Errors: InvalidArgument for an empty `data_dir`; Internal when the directory or database
 // cannot be created or opened; FailedPrecondition when the database was written by a newer schema
 // version.
-absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& data_dir);
+// full_sync false selects synchronous=NORMAL: a committed write still survives kill -9 of the
+// process, but not a power loss; commits skip the fsync (amtd --sqlite-sync normal).
+struct SqliteOptions {
+  bool full_sync = true;
+};
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& data_dir,
+                                                       const SqliteOptions& options = {});
 
 // The same contract in memory, for unit tests of the core. Nothing survives destruction.
 std::unique_ptr<Store> NewInMemoryStore();

@@ -456,12 +456,16 @@ TEST_P(StoreContractTest, CommitTuningStepRejectsANamelessTuningRecord) {
 
 INSTANTIATE_TEST_SUITE_P(
     Implementations, StoreContractTest,
-    ::testing::Values(Implementation{"Sqlite", &OpenSqliteStore},
-                      Implementation{
-                          "InMemory",
-                          [](const std::string&) -> absl::StatusOr<std::unique_ptr<Store>> {
-                            return NewInMemoryStore();
-                          }}),
+    ::testing::Values(
+        Implementation{"Sqlite", [](const std::string& dir) { return OpenSqliteStore(dir); }},
+        Implementation{"SqliteNormalSync",
+                       [](const std::string& dir) {
+                         return OpenSqliteStore(dir, SqliteOptions{.full_sync = false});
+                       }},
+        Implementation{"InMemory",
+                       [](const std::string&) -> absl::StatusOr<std::unique_ptr<Store>> {
+                         return NewInMemoryStore();
+                       }}),
     [](const ::testing::TestParamInfo<Implementation>& info) { return info.param.name; });
 
 }  // namespace
