@@ -42,16 +42,25 @@ void SortBy(std::vector<T>& v, bool descending, Key key) {
   });
 }
 
-bool TimeFilter(double t, const auto& req_after_has, double after, const auto& req_before_has,
-                double before) {
-  if (req_after_has && !(t > after)) return false;
-  if (req_before_has && !(t < before)) return false;
-  return true;
+bool InWindow(double t, bool has_after, double after, bool has_before, double before) {
+  return (!has_after || t > after) && (!has_before || t < before);
 }
 
-bool NameContains(const std::string& name, bool has, const std::string& part) {
-  if (!has) return true;
-  return absl::StrContains(absl::AsciiStrToLower(name), absl::AsciiStrToLower(part));
+// The filters ListHyperParameterTuningJobs and ListTrainingJobs share: NameContains
+// (case-insensitive), StatusEquals, and the CreationTime / LastModifiedTime windows.
+template <typename Request>
+bool Matches(const Request& r, const std::string& name, const std::string& status,
+             double creation_time, double last_modified_time) {
+  if (r.has_name_contains() &&
+      !absl::StrContains(absl::AsciiStrToLower(name), absl::AsciiStrToLower(r.name_contains()))) {
+    return false;
+  }
+  if (r.has_status_equals() && status != r.status_equals()) return false;
+  return InWindow(creation_time, r.has_creation_time_after(), r.creation_time_after(),
+                  r.has_creation_time_before(), r.creation_time_before()) &&
+         InWindow(last_modified_time, r.has_last_modified_time_after(),
+                  r.last_modified_time_after(), r.has_last_modified_time_before(),
+                  r.last_modified_time_before());
 }
 
 }  // namespace
@@ -63,19 +72,10 @@ absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> ListTuningJobs(
   if (!offset.ok()) return offset.status();
   std::vector<v1::HyperParameterTuningJobSummary> v;
   for (const auto& s : all) {
-    if (!NameContains(s.hyper_parameter_tuning_job_name(), r.has_name_contains(),
-                      r.name_contains()))
-      continue;
-    if (r.has_status_equals() && s.hyper_parameter_tuning_job_status() != r.status_equals())
-      continue;
-    if (!TimeFilter(s.creation_time(), r.has_creation_time_after(), r.creation_time_after(),
-                    r.has_creation_time_before(), r.creation_time_before()))
-      continue;
-    if (!TimeFilter(s.last_modified_time(), r.has_last_modified_time_after(),
-                    r.last_modified_time_after(), r.has_last_modified_time_before(),
-                    r.last_modified_time_before()))
-      continue;
-    v.push_back(s);
+    if (Matches(r, s.hyper_parameter_tuning_job_name(), s.hyper_parameter_tuning_job_status(),
+                s.creation_time(), s.last_modified_time())) {
+      v.push_back(s);
+    }
   }
   const bool desc = r.sort_order() == "Descending";
   const std::string by = r.has_sort_by() ? r.sort_by() : "Name";
@@ -136,16 +136,10 @@ absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(
   if (!offset.ok()) return offset.status();
   std::vector<v1::TrainingJobSummary> v;
   for (const auto& s : all) {
-    if (!NameContains(s.training_job_name(), r.has_name_contains(), r.name_contains())) continue;
-    if (r.has_status_equals() && s.training_job_status() != r.status_equals()) continue;
-    if (!TimeFilter(s.creation_time(), r.has_creation_time_after(), r.creation_time_after(),
-                    r.has_creation_time_before(), r.creation_time_before()))
-      continue;
-    if (!TimeFilter(s.last_modified_time(), r.has_last_modified_time_after(),
-                    r.last_modified_time_after(), r.has_last_modified_time_before(),
-                    r.last_modified_time_before()))
-      continue;
-    v.push_back(s);
+    if (Matches(r, s.training_job_name(), s.training_job_status(), s.creation_time(),
+                s.last_modified_time())) {
+      v.push_back(s);
+    }
   }
   const bool desc = r.sort_order() == "Descending";
   const std::string by = r.has_sort_by() ? r.sort_by() : "CreationTime";

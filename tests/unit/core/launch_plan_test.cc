@@ -1,0 +1,89 @@
+#include "orchestrator/core/launch_plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace amt::core {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(MapUri, MapsS3UrisUnderTheRootAndKeepsPaths) {
+  EXPECT_EQ(MapUri("s3://bucket/a/b/", "/data/s3/"), "/data/s3/bucket/a/b");
+  EXPECT_EQ(MapUri("file:///tmp/x", "/data/s3"), "/tmp/x");
+  EXPECT_EQ(MapUri("/tmp/y", "/data/s3"), "/tmp/y");
+}
+
+TEST(ParseImageMap, ExpandsPlaceholdersAndAcceptsAPathOrAnArgv) {
+  auto map =
+      ParseImageMap(R"({"a:1": "${AMT_BIN}/trainer", "b:2": ["python3", "${IMAGE_MAP_DIR}/t.py"]})",
+                    "/maps", "/bin-dir");
+  ASSERT_TRUE(map.ok());
+  EXPECT_THAT(map->at("a:1"), ElementsAre("/bin-dir/trainer"));
+  EXPECT_THAT(map->at("b:2"), ElementsAre("python3", "/maps/t.py"));
+}
+
+TEST(ParseImageMap, RejectsNonObjects) {
+  EXPECT_EQ(ParseImageMap("[1]", "", "").status().message(),
+            "image map: expected a JSON object of image -> command");
+  EXPECT_EQ(ParseImageMap(R"({"a": 3})", "", "").status().message(),
+            "image map: 'a': expected a path or a list of arguments");
+}
+
+TEST(ResolveCommand, UsesTheImageMapThenExecutablesAndAppendsTrain) {
+  LaunchOptions options;
+  options.image_map = {{"ecr/img:1", {"/opt/t", "--x"}}};
+  options.is_executable = [](const std::string& p) { return p == "/usr/local/bin/mytrainer"; };
+  v1::AlgorithmSpecification spec;
+  spec.set_training_image("ecr/img:1");
+  EXPECT_THAT(*ResolveCommand(spec, options), ElementsAre("/opt/t", "--x", "train"));
+  spec.set_training_image("/usr/local/bin/mytrainer");
+  EXPECT_THAT(*ResolveCommand(spec, options), ElementsAre("/usr/local/bin/mytrainer", "train"));
+  spec.add_container_arguments("fit");
+  EXPECT_THAT(*ResolveCommand(spec, options), ElementsAre("/usr/local/bin/mytrainer", "fit"));
+  spec.add_container_entrypoint("/bin/sh");
+  EXPECT_THAT(*ResolveCommand(spec, options), ElementsAre("/bin/sh", "fit"));
+}
+
+TEST(ResolveCommand, UnknownImageIsInvalidArgument) {
+  LaunchOptions options;
+  options.is_executable = [](const std::string&) { return false; };
+  v1::AlgorithmSpecification spec;
+  spec.set_training_image("nope:1");
+  const auto argv = ResolveCommand(spec, options);
+  EXPECT_EQ(argv.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(argv.status().message()),
+              ::testing::StartsWith("Cannot run the training image 'nope:1'"));
+}
+
+TEST(PlanLaunch, FillsChannelsOutputPathsAndCheckpoints) {
+  LaunchOptions options;
+  options.s3_root = "/s3";
+  options.image_map = {{"img", {"/t"}}};
+  v1::TrainingJobRecord job;
+  job.set_attempt(2);
+  auto* d = job.mutable_describe();
+  d->set_training_job_name("j1");
+  d->mutable_algorithm_specification()->set_training_image("img");
+  d->mutable_output_data_config()->set_s3_output_path("s3://b/out/");
+  auto* ch = d->add_input_data_config();
+  ch->set_channel_name("train");
+  ch->mutable_data_source()->mutable_s3_data_source()->set_s3_uri("s3://b/data/train");
+  d->mutable_checkpoint_config()->set_s3_uri("s3://b/ckpt");
+  auto start = PlanLaunch(job, options);
+  ASSERT_TRUE(start.ok());
+  EXPECT_EQ(start->attempt(), 2);
+  EXPECT_EQ(start->model_output_path(), "/s3/b/out/j1/output/model.tar.gz");
+  EXPECT_EQ(start->output_data_path(), "/s3/b/out/j1/output/output.tar.gz");
+  ASSERT_EQ(start->channels_size(), 1);
+  EXPECT_EQ(start->channels(0).local_path(), "/s3/b/data/train");
+  EXPECT_EQ(
+      start->channels(0).input_config_json(),
+      R"({"RecordWrapperType":"None","S3DistributionType":"FullyReplicated","TrainingInputMode":"File"})");
+  EXPECT_EQ(start->checkpoint_local_sync_dir(), "/s3/b/ckpt");
+  EXPECT_EQ(start->checkpoint_container_path(), "/opt/ml/checkpoints/");
+  EXPECT_EQ(ModelArtifactUri(*d), "s3://b/out/j1/output/model.tar.gz");
+}
+
+}  // namespace
+}  // namespace amt::core
