@@ -55,8 +55,9 @@ int main(int argc, char** argv) {
       "--median-compare-best", options.median_compare_best,
       "AUTO early stopping: compare the job's best value so far instead of its current one");
   app.add_option("--median-grace-epochs", options.median_grace_epochs,
-                 "AUTO early stopping: compare only after this many epochs (SageMaker documents "
-                 "every epoch, 0; 2 meets bench/stopping's targets, see bench/README.md)")
+                 "AUTO early stopping: the first epochs of each job that are never compared "
+                 "(0: compare from epoch 1, the literal reading of SageMaker's \"after each "
+                 "epoch\"; 2 protects slow starters, see bench/README.md)")
       ->capture_default_str();
   app.add_option("--hyperband-eta", options.hyperband_reduction_factor,
                  "Hyperband: reduction factor; a job continues at a rung when in the top 1/eta")

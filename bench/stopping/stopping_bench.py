@@ -262,26 +262,29 @@ def main():
     hyperband = summary["hyperband"]
     omed, ohyp = summary["optuna_median"], summary["optuna_hyperband"]
     targets = []
+    # The targets bind the first Auto row (the knobs given, amtd's defaults unless changed); the
+    # second row's verdicts are printed for comparison and do not count for --strict.
     for key in ("auto", "auto_grace"):
         auto = summary[key]
-        label = "Auto" if key == "auto" else "Auto with grace_epochs=%d" % knobs["auto_grace"]
+        binding = key == "auto"
+        label = "Auto" if binding else "(for comparison) Auto with grace_epochs=%d" % knobs["auto_grace"]
         targets += [
             ("%s uses at least 30%% fewer epochs than Off" % label,
-             auto["epochs"] <= 0.7 * off["epochs"], "%.3f of Off's epochs" % (auto["epochs"] / off["epochs"])),
+             auto["epochs"] <= 0.7 * off["epochs"], "%.3f of Off's epochs" % (auto["epochs"] / off["epochs"]), binding),
             ("%s's final regret is no more than 10%% worse than Off's" % label,
-             auto["regret"] <= 1.1 * off["regret"], "%.3f of Off's regret" % (auto["regret"] / off["regret"])),
+             auto["regret"] <= 1.1 * off["regret"], "%.3f of Off's regret" % (auto["regret"] / off["regret"]), binding),
             ("%s needs no more epochs than Optuna's MedianPruner to reach Off's regret" % label,
-             auto["reach"] <= omed["reach"], "%s vs %s" % (fmt(auto["reach"], ".0f"), fmt(omed["reach"], ".0f"))),
+             auto["reach"] <= omed["reach"], "%s vs %s" % (fmt(auto["reach"], ".0f"), fmt(omed["reach"], ".0f")), binding),
         ]
     targets += [
         ("Hyperband reaches Off's final regret with at most a third of Off's epochs",
          hyperband["reach"] <= off["epochs"] / 3,
-         "%s of Off's epochs" % fmt(hyperband["reach"] / off["epochs"], ".3f")),
+         "%s of Off's epochs" % fmt(hyperband["reach"] / off["epochs"], ".3f"), True),
         ("Hyperband needs no more epochs than Optuna's HyperbandPruner to reach Off's regret",
-         hyperband["reach"] <= ohyp["reach"], "%s vs %s" % (fmt(hyperband["reach"], ".0f"), fmt(ohyp["reach"], ".0f"))),
+         hyperband["reach"] <= ohyp["reach"], "%s vs %s" % (fmt(hyperband["reach"], ".0f"), fmt(ohyp["reach"], ".0f")), True),
     ]
     print("\nTargets:")
-    for text, met, detail in targets:
+    for text, met, detail, _ in targets:
         verdict = "met" if met else "NOT MET"
         if detail.startswith("never vs never"):
             verdict = "tie"  # neither reaches Off's regret within --cap trials
@@ -291,7 +294,7 @@ def main():
     if args.keep_json:
         with open(args.keep_json, "w") as f:
             json.dump({"harness": data, "optuna": {s: {k: runs[s][k] for k in ("optuna_median", "optuna_hyperband")} for s in runs}, "summary": summary}, f)
-    if args.strict and not all(met for _, met, _ in targets):
+    if args.strict and not all(met for _, met, _, binding in targets if binding):
         return 1
     return 0
 

@@ -28,7 +28,7 @@ struct DaemonOptions {
   std::string median_reference = "finished";
   int median_min_reference_jobs = 1;
   bool median_compare_best = false;  // false: the current epoch's value (AWS wording)
-  int median_grace_epochs = 0;       // epochs compared from grace + 1 (AWS: every epoch)
+  int median_grace_epochs = 2;       // epochs compared from grace + 1 (0: every epoch)
   int hyperband_reduction_factor = 3;
   int hyperband_brackets = 3;
   // "full" (fsync every commit: survives power loss) or "normal" (survives kill -9 only).

@@ -45,10 +45,13 @@ struct MedianRuleOptions {
   bool compare_best_so_far = false;
 
   // The rule compares nothing (and the job continues) during a job's first grace_epochs epochs.
-  // AWS documents a comparison "after each epoch", so the default is 0. Larger values protect
-  // slow starters (Optuna's n_warmup_steps, Syne Tune's grace_time); bench/README.md measures 2.
-  // Must be >= 0.
-  int64_t grace_epochs = 0;
+  // AWS documents that SageMaker reads the objective "after each epoch" but not when the first
+  // comparison may stop a job, and warns that stopping "is not guaranteed"; every open median
+  // rule waits (Syne Tune's grace_time, Optuna's 5 startup trials, Ray's grace_period). Default 2:
+  // with 0 (a comparison at epoch 1) the rule stops slow starters that end best, and its final
+  // regret is 1.3x that of no early stopping; with 2 it is 1.02x for 0.42 of the epochs
+  // (bench/README.md, 60 seeds). 0 is the literal reading of "after each epoch". Must be >= 0.
+  int64_t grace_epochs = 2;
 };
 
 // InvalidArgument naming the field when min_reference_jobs < 1 or grace_epochs < 0.

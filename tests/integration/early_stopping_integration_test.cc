@@ -66,8 +66,9 @@ class EarlyStoppingIntegrationTest : public ::testing::Test {
 };
 
 // Grid order is fixed, so the jobs are known: learning_rate 0.01 (good), 1 (poor: high floor,
-// slow), 0.02 (good). The poor one is worse than the first job's epoch-1 value and is stopped at
-// once; the third trails the first job's running average and runs to its end.
+// slow), 0.02 (good). The poor one runs through the default grace period (epochs 1 and 2), is
+// worse than the first job's running average at epoch 3 and is stopped there; the third stays
+// under the median and runs to its end.
 TEST_F(EarlyStoppingIntegrationTest, AutoStopsThePoorConfigurationAndNotTheGoodOne) {
   Create(JobJson(
       "auto", R"j("Strategy": "Grid", "TrainingJobEarlyStoppingType": "Auto")j",
@@ -83,10 +84,12 @@ TEST_F(EarlyStoppingIntegrationTest, AutoStopsThePoorConfigurationAndNotTheGoodO
 
   const auto poor = Explain(*amtd_, last.training_jobs(1).training_job_name());
   EXPECT_EQ(poor.early_stopping(), "Auto");
-  ASSERT_GE(poor.decisions_size(), 1);
-  const auto& stop = poor.decisions(0);
+  ASSERT_EQ(poor.decisions_size(), 3);
+  EXPECT_FALSE(poor.decisions(0).stop());
+  EXPECT_FALSE(poor.decisions(1).stop());
+  const auto& stop = poor.decisions(2);
   EXPECT_TRUE(stop.stop());
-  EXPECT_EQ(stop.epoch(), 1);
+  EXPECT_EQ(stop.epoch(), 3);
   EXPECT_EQ(stop.reference_jobs(), 1);
   EXPECT_GT(stop.value(), stop.threshold());
   EXPECT_THAT(stop.explanation(), ::testing::HasSubstr("median"));

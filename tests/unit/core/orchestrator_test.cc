@@ -458,14 +458,15 @@ TEST_F(OrchestratorTest, AutoEarlyStoppingStopsAWorseJobAndExplainsEveryDecision
   Succeed(link->Starts()[0], {1.0, 0.8, 0.6});
   auto second = link->Starts()[1];
   Started(second);
-  Log(second, {"val_loss=0.9"});  // epoch 1: 0.9 < 1.0, the median of one running average
+  // Epochs 1 and 2 are the default grace period: far worse, and not compared.
+  Log(second, {"val_loss=5", "val_loss=5"});
   EXPECT_TRUE(link->Stops().empty());
-  Log(second, {"val_loss=0.95"});  // epoch 2: 0.95 > 0.9 = mean(1.0, 0.8): stop
+  Log(second, {"val_loss=0.85"});  // epoch 3: 0.85 > 0.8 = mean(1.0, 0.8, 0.6): stop
   ASSERT_EQ(link->Stops().size(), 1u);
   auto job = orch_->DescribeTrainingJob(second.training_job_name());
   EXPECT_EQ(job->training_job_status(), "Stopping");
   EXPECT_THAT(job->secondary_status_transitions().rbegin()->status_message(),
-              ::testing::StartsWith("Stopping the training job: epoch 2"));
+              ::testing::StartsWith("Stopping the training job: epoch 3"));
   Exit(second, 0);
   job = orch_->DescribeTrainingJob(second.training_job_name());
   EXPECT_EQ(job->training_job_status(), "Stopped");
@@ -474,16 +475,18 @@ TEST_F(OrchestratorTest, AutoEarlyStoppingStopsAWorseJobAndExplainsEveryDecision
   auto explained = orch_->ExplainTrainingJob(second.training_job_name());
   ASSERT_TRUE(explained.ok());
   EXPECT_EQ(explained->early_stopping(), "Auto");
-  ASSERT_EQ(explained->decisions_size(), 2);
+  ASSERT_EQ(explained->decisions_size(), 3);
   EXPECT_FALSE(explained->decisions(0).stop());
-  const auto& stop = explained->decisions(1);
+  EXPECT_THAT(explained->decisions(1).explanation(),
+              ::testing::HasSubstr("the rule compares from epoch 3 (grace_epochs 2)"));
+  const auto& stop = explained->decisions(2);
   EXPECT_TRUE(stop.stop());
   EXPECT_EQ(stop.rule(), "Median");
-  EXPECT_EQ(stop.epoch(), 2);
-  EXPECT_DOUBLE_EQ(stop.value(), 0.95);
-  EXPECT_DOUBLE_EQ(stop.threshold(), 0.9);
+  EXPECT_EQ(stop.epoch(), 3);
+  EXPECT_DOUBLE_EQ(stop.value(), 0.85);
+  EXPECT_DOUBLE_EQ(stop.threshold(), 0.8);
   EXPECT_EQ(stop.reference_jobs(), 1);
-  EXPECT_THAT(explained->objective_values(), ElementsAre(0.9, 0.95));
+  EXPECT_THAT(explained->objective_values(), ElementsAre(5, 5, 0.85));
 
   auto d = Describe();
   EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Completed");

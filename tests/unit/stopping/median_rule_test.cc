@@ -30,8 +30,16 @@ std::vector<JobCurve> ThreeFinished() {
   return {Done("a", {1, 1, 1}), Done("b", {2, 2, 2}), Done("c", {3, 3, 3})};
 }
 
+// The spec's defaults with a comparison at every epoch (grace_epochs 0), so that short curves
+// exercise the comparison itself; the grace period has tests of its own.
+MedianRuleOptions EveryEpoch() {
+  MedianRuleOptions options;
+  options.grace_epochs = 0;
+  return options;
+}
+
 Decision MustEvaluate(const JobCurve& current, const std::vector<JobCurve>& previous,
-                      const Objective& objective, const MedianRuleOptions& options = {}) {
+                      const Objective& objective, const MedianRuleOptions& options = EveryEpoch()) {
   absl::StatusOr<Decision> decision = EvaluateMedianRule(current, previous, objective, options);
   EXPECT_TRUE(decision.ok()) << decision.status();
   return decision.value_or(Decision{});
@@ -42,7 +50,7 @@ TEST(MedianRuleOptions, DefaultsFollowTheSpec) {
   EXPECT_EQ(options.reference, MedianRuleOptions::Reference::kCompletedOrStoppedJobs);
   EXPECT_EQ(options.min_reference_jobs, 1);
   EXPECT_FALSE(options.compare_best_so_far);
-  EXPECT_EQ(options.grace_epochs, 0);
+  EXPECT_EQ(options.grace_epochs, 2);
 }
 
 TEST(EvaluateMedianRule, StopsWhenValueIsAboveMedianWhenMinimizing) {
@@ -106,7 +114,7 @@ TEST(EvaluateMedianRule, IncludesRunningJobsWhenReferenceIsAllPreviousJobs) {
   std::vector<JobCurve> previous = ThreeFinished();
   previous.push_back(Running("d", {0, 0}));
   previous.push_back(Running("e", {0, 0}));
-  MedianRuleOptions options;
+  MedianRuleOptions options = EveryEpoch();
   options.reference = MedianRuleOptions::Reference::kAllPreviousJobs;
   Decision d = MustEvaluate(Running("cur", {5, 1.5}), previous, kLoss, options);
   EXPECT_EQ(d.reference_jobs, 5);
@@ -127,7 +135,7 @@ TEST(EvaluateMedianRule, CountsStoppedJobsByDefault) {
 TEST(EvaluateMedianRule, IgnoresStoppedJobsWhenReferenceIsCompletedJobs) {
   std::vector<JobCurve> previous = {Done("a", {1, 1}), Stopped("b", {2, 2}), Done("c", {3, 3}),
                                     Running("d", {0, 0})};
-  MedianRuleOptions options;
+  MedianRuleOptions options = EveryEpoch();
   options.reference = MedianRuleOptions::Reference::kCompletedJobs;
   Decision d = MustEvaluate(Running("cur", {5, 2.5}), previous, kLoss, options);
   EXPECT_EQ(d.reference_jobs, 2);
@@ -153,7 +161,7 @@ TEST(EvaluateMedianRule, SkipsAReferenceNamedLikeTheCurrentJob) {
 }
 
 TEST(EvaluateMedianRule, ContinuesWithoutComparingWhenTooFewReferences) {
-  MedianRuleOptions options;
+  MedianRuleOptions options = EveryEpoch();
   options.min_reference_jobs = 3;
   std::vector<JobCurve> previous = {Done("a", {1, 1}), Done("b", {2, 2})};
   Decision d = MustEvaluate(Running("cur", {9, 9}), previous, kLoss, options);
@@ -178,7 +186,7 @@ TEST(EvaluateMedianRule, FirstJobAlwaysContinuesByDefault) {
 TEST(EvaluateMedianRule, ComparesBestSoFarWhenAsked) {
   JobCurve current = Running("cur", {1, 3});
   EXPECT_TRUE(MustEvaluate(current, ThreeFinished(), kLoss).stop);
-  MedianRuleOptions options;
+  MedianRuleOptions options = EveryEpoch();
   options.compare_best_so_far = true;
   Decision d = MustEvaluate(current, ThreeFinished(), kLoss, options);
   EXPECT_FALSE(d.stop);
@@ -191,9 +199,8 @@ TEST(EvaluateMedianRule, ComparesBestSoFarWhenAsked) {
   EXPECT_EQ(MustEvaluate(Running("cur", {0.9, 0.2}), previous, kAccuracy, options).value, 0.9);
 }
 
-TEST(EvaluateMedianRule, ComparesNothingDuringGraceEpochs) {
-  MedianRuleOptions options;
-  options.grace_epochs = 2;
+TEST(EvaluateMedianRule, ComparesNothingDuringGraceEpochsTwoByDefault) {
+  const MedianRuleOptions options;
   Decision d = MustEvaluate(Running("cur", {9, 9}), ThreeFinished(), kLoss, options);
   EXPECT_FALSE(d.stop);
   EXPECT_EQ(d.reason, Reason::kGracePeriod);
@@ -223,19 +230,21 @@ TEST(EvaluateMedianRule, RejectsJobWithoutEmission) {
 
 TEST(EvaluateMedianRule, RejectsNonFiniteValues) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  absl::StatusOr<Decision> own = EvaluateMedianRule(Running("cur", {1, nan}), {}, kLoss, {});
+  absl::StatusOr<Decision> own =
+      EvaluateMedianRule(Running("cur", {1, nan}), {}, kLoss, EveryEpoch());
   EXPECT_EQ(own.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(own.status().message(),
             "Training job 'cur' has a non-finite objective value at epoch 2.");
   std::vector<JobCurve> previous = {Done("a", {std::numeric_limits<double>::infinity(), 1})};
-  absl::StatusOr<Decision> ref = EvaluateMedianRule(Running("cur", {1, 1}), previous, kLoss, {});
+  absl::StatusOr<Decision> ref =
+      EvaluateMedianRule(Running("cur", {1, 1}), previous, kLoss, EveryEpoch());
   EXPECT_EQ(ref.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ref.status().message(),
             "Training job 'a' has a non-finite objective value at epoch 1.");
 }
 
 TEST(EvaluateMedianRule, RejectsMinReferenceJobsBelowOne) {
-  MedianRuleOptions options;
+  MedianRuleOptions options = EveryEpoch();
   options.min_reference_jobs = 0;
   absl::StatusOr<Decision> d = EvaluateMedianRule(Running("cur", {1}), {}, kLoss, options);
   EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
