@@ -208,6 +208,14 @@ std::vector<std::string> ProgressRenderer::TableLines(
   if (total > jobs.size()) {
     lines.push_back("(" + std::to_string(total - jobs.size()) + " more training jobs not shown)");
   }
+  // Why the most recently stopped job (by creation) was stopped.
+  const std::vector<HyperParameterTrainingJobSummary> all = SortedJobs(snapshot);
+  for (auto job = all.rbegin(); job != all.rend(); ++job) {
+    auto reason = snapshot.stop_reasons().find(job->training_job_name());
+    if (reason == snapshot.stop_reasons().end()) continue;
+    lines.push_back("Last stop: " + job->training_job_name() + ": " + reason->second);
+    break;
+  }
   return lines;
 }
 
@@ -250,6 +258,12 @@ void ProgressRenderer::PrintChanges(const WatchHyperParameterTuningJobResponse& 
     } else {
       const std::vector<std::string> hyper_parameters = HyperParameters(job);
       if (!hyper_parameters.empty()) line += " [" + Join(hyper_parameters, " ") + "]";
+    }
+    // Why it stops, once: on the Stopping line, or on Stopped when Stopping was never seen.
+    auto reason = snapshot.stop_reasons().find(job.training_job_name());
+    if (reason != snapshot.stop_reasons().end() &&
+        reasons_shown_.insert(job.training_job_name()).second) {
+      line += " (" + reason->second + ")";
     }
     Emit(line);
   }

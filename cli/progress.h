@@ -2,8 +2,9 @@
 // for `amt watch` and `amt run`.
 //
 // TTY mode redraws, in place, a header (tuning-job status and counters, best job so far) and a
-// table with one row per training job: name, status, latest objective, tuned hyperparameters.
-// Non-TTY mode (CI logs) prints one line per change instead and never prints a line twice.
+// table with one row per training job: name, status, latest objective, tuned hyperparameters,
+// and under it why the latest stopped job was stopped. Non-TTY mode (CI logs) prints one line per
+// change instead, never prints a line twice, and says once per stopped job why it was stopped.
 // Both end with Finish(): final status, counters, the best training job and its hyperparameters
 // (or the FailureReason).
 //
@@ -12,6 +13,9 @@
 //   Training job demo-001-a1b2c3d4: InProgress [lr=0.01]
 //   Training job demo-001-a1b2c3d4: Completed, val:loss=0.25
 //   Best so far: demo-001-a1b2c3d4, val:loss=0.25
+//   Training job demo-002-e5f6a7b8: InProgress [lr=0.5]
+//   Training job demo-002-e5f6a7b8: Stopping [lr=0.5] (median rule, epoch 3: val:loss 0.9 > ...)
+//   Training job demo-002-e5f6a7b8: Stopped, val:loss=0.9
 //   Tuning job demo: Completed
 #ifndef AMT_CLI_PROGRESS_H_
 #define AMT_CLI_PROGRESS_H_
@@ -61,6 +65,7 @@ class ProgressRenderer {
   std::string tuning_status_;                        // non-TTY: last status shown
   std::map<std::string, std::string> job_statuses_;  // non-TTY: training job -> last status
   std::set<std::string> printed_;                    // non-TTY: every line printed so far
+  std::set<std::string> reasons_shown_;              // non-TTY: jobs whose stop reason was shown
 };
 
 }  // namespace amt::cli

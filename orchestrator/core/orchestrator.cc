@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "common/arn.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
@@ -80,6 +81,33 @@ v1::HyperParameterTuningJobSummary ListSummaryOf(const v1::TuningJobRecord& t) {
   *s.mutable_objective_status_counters() = d.objective_status_counters();
   *s.mutable_resource_limits() = d.hyper_parameter_tuning_job_config().resource_limits();
   return s;
+}
+
+// Why `job` was stopped, for people watching a tuning job (WatchHyperParameterTuningJob's
+// StopReasons); "" when it was not. An early stop quotes the decision that took it.
+std::string StopReasonOf(const v1::TrainingJobRecord& job, const v1::TuningJobRecord& tuning) {
+  const std::string& cause = job.stop_cause();
+  if (cause == StopCauseName(StopCause::kEarlyStopping)) {
+    for (auto d = job.decisions().rbegin(); d != job.decisions().rend(); ++d) {
+      if (!d->stop()) continue;
+      std::string text = d->explanation();
+      if (absl::EndsWith(text, ": stop")) text.resize(text.size() - 6);
+      return (d->rule() == "Median" ? "median rule, " : "Hyperband, ") + text;
+    }
+    return "early stopping";
+  }
+  if (cause == StopCauseName(StopCause::kUser)) return "StopTrainingJob";
+  if (cause == StopCauseName(StopCause::kMaxRuntime)) return "MaxRuntimeInSeconds reached";
+  if (cause == StopCauseName(StopCause::kTuningJob)) {
+    if (tuning.stop_requested()) return "the tuning job was stopped";
+    const std::string& end = tuning.end_cause();
+    if (end == "target") return "the tuning job reached TargetObjectiveMetricValue";
+    if (end == "not_improving") return "the tuning job's best objective stopped improving";
+    if (end == "runtime") return "the tuning job reached its MaxRuntimeInSeconds";
+    if (end == "failed") return "the tuning job failed";
+    return "the tuning job ended";
+  }
+  return "";
 }
 
 absl::Status TrainingJobNotFound() { return ValidationError("Requested resource not found."); }
@@ -358,7 +386,12 @@ absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> Orchestrator::Snapshot(
   *out.mutable_tuning_job() = *describe;
   const auto& objective =
       t->describe().hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective();
-  for (const auto* job : JobsOf(*t)) *out.add_training_jobs() = SummaryOf(*job, objective);
+  for (const auto* job : JobsOf(*t)) {
+    *out.add_training_jobs() = SummaryOf(*job, objective);
+    if (std::string reason = StopReasonOf(*job, *t); !reason.empty()) {
+      (*out.mutable_stop_reasons())[job->describe().training_job_name()] = std::move(reason);
+    }
+  }
   return out;
 }
 

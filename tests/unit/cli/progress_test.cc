@@ -116,6 +116,60 @@ TEST(ProgressRendererLines, NeverPrintsTheSameLineTwiceWhenAStatusComesBack) {
             "Training job demo-001-aaaa: Stopping [batch=32 lr=0.01]\n");
 }
 
+TEST(ProgressRendererLines, SaysOnceWhyAJobIsStopped) {
+  std::ostringstream out;
+  ProgressRenderer renderer(out, /*tty=*/false);
+  HyperParameterTrainingJobSummary stopping = kJob1Running;
+  stopping.set_training_job_status("Stopping");
+  HyperParameterTrainingJobSummary stopped = WithObjective(kJob1Running, 0.9f);
+  stopped.set_training_job_status("Stopped");
+  auto with_reason = [](WatchHyperParameterTuningJobResponse snapshot) {
+    (*snapshot.mutable_stop_reasons())["demo-001-aaaa"] =
+        "median rule, epoch 3: val:loss 0.9 > 0.5";
+    return snapshot;
+  };
+  renderer.Update(Snapshot(Tuning("InProgress", 0, 1), {kJob1Running}));
+  renderer.Update(with_reason(Snapshot(Tuning("InProgress", 0, 1), {stopping})));
+  renderer.Update(with_reason(Snapshot(Tuning("InProgress", 0, 0), {stopped})));
+  EXPECT_EQ(out.str(),
+            "Tuning job demo: InProgress\n"
+            "Training job demo-001-aaaa: InProgress [batch=32 lr=0.01]\n"
+            "Training job demo-001-aaaa: Stopping [batch=32 lr=0.01] (median rule, epoch 3: "
+            "val:loss 0.9 > 0.5)\n"
+            "Training job demo-001-aaaa: Stopped, val:loss=0.9\n");
+}
+
+TEST(ProgressRendererLines, GivesTheReasonOnStoppedWhenStoppingWasNotSeen) {
+  std::ostringstream out;
+  ProgressRenderer renderer(out, /*tty=*/false);
+  HyperParameterTrainingJobSummary stopped = kJob2Running;
+  stopped.set_training_job_status("Stopped");
+  auto snapshot = Snapshot(Tuning("Stopping", 0, 0), {stopped});
+  (*snapshot.mutable_stop_reasons())["demo-002-bbbb"] = "the tuning job was stopped";
+  renderer.Update(snapshot);
+  EXPECT_NE(out.str().find("Training job demo-002-bbbb: Stopped (the tuning job was stopped)\n"),
+            std::string::npos)
+      << out.str();
+}
+
+TEST(ProgressRendererTable, ShowsWhyTheLatestStoppedJobWasStopped) {
+  std::ostringstream out;
+  ProgressRenderer renderer(out, /*tty=*/true, /*width=*/0);
+  HyperParameterTrainingJobSummary first = kJob1Done;
+  first.set_training_job_status("Stopped");
+  HyperParameterTrainingJobSummary second = kJob2Running;
+  second.set_training_job_status("Stopping");
+  auto snapshot = Snapshot(Tuning("InProgress", 0, 1), {second, first});
+  (*snapshot.mutable_stop_reasons())["demo-001-aaaa"] = "StopTrainingJob";
+  (*snapshot.mutable_stop_reasons())["demo-002-bbbb"] = "Hyperband, epoch 1: val:loss 3 > 2";
+  renderer.Update(snapshot);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("\nLast stop: demo-002-bbbb: Hyperband, epoch 1: val:loss 3 > 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("StopTrainingJob"), std::string::npos) << text;
+}
+
 TEST(ProgressRendererLines, NeverCutsLongLines) {
   std::ostringstream out;
   ProgressRenderer renderer(out, /*tty=*/false, /*width=*/20);

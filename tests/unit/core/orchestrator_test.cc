@@ -273,6 +273,12 @@ TEST_F(OrchestratorTest, StopTuningJobStopsRunningJobsThenEndsStopped) {
   auto job = orch_->DescribeTrainingJob(starts[1].training_job_name());
   EXPECT_EQ(job->training_job_status(), "Stopped");
   EXPECT_EQ(job->secondary_status(), "Stopped");
+  auto snapshot = orch_->Snapshot("demo");
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_THAT(snapshot->stop_reasons(),
+              ::testing::UnorderedElementsAre(
+                  ::testing::Pair(starts[0].training_job_name(), "the tuning job was stopped"),
+                  ::testing::Pair(starts[1].training_job_name(), "the tuning job was stopped")));
 }
 
 TEST_F(OrchestratorTest, MaxRuntimeStopsTheJobAndReportsMaxRuntimeExceeded) {
@@ -423,6 +429,10 @@ TEST_F(OrchestratorTest, TargetObjectiveEndsTheTuningJobCompleted) {
   Exit(starts[1], 0);
   auto d = Describe();
   EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Completed");
+  EXPECT_THAT(
+      orch_->Snapshot("demo")->stop_reasons(),
+      ::testing::ElementsAre(::testing::Pair(starts[1].training_job_name(),
+                                             "the tuning job reached TargetObjectiveMetricValue")));
   EXPECT_EQ(link->Starts().size(), 2u);
 }
 
@@ -487,6 +497,11 @@ TEST_F(OrchestratorTest, AutoEarlyStoppingStopsAWorseJobAndExplainsEveryDecision
   EXPECT_DOUBLE_EQ(stop.threshold(), 0.8);
   EXPECT_EQ(stop.reference_jobs(), 1);
   EXPECT_THAT(explained->objective_values(), ElementsAre(5, 5, 0.85));
+  EXPECT_THAT(orch_->Snapshot("demo")->stop_reasons(),
+              ::testing::ElementsAre(::testing::Pair(
+                  second.training_job_name(),
+                  "median rule, epoch 3: val:loss 0.85 > 0.8, the median of the running averages "
+                  "to epoch 3 of 1 completed or stopped job")));
 
   auto d = Describe();
   EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Completed");
