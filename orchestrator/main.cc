@@ -65,6 +65,9 @@ int main(int argc, char** argv) {
   app.add_option("--hyperband-brackets", options.hyperband_brackets,
                  "Hyperband: number of brackets (1 = plain asynchronous successive halving)")
       ->capture_default_str();
+  app.add_flag("--hyperband-stop-last-epoch", options.hyperband_stop_last_epoch,
+               "Hyperband: stop a job reaching MaxResource even at its own last epoch (it ends "
+               "Stopped); by default it ends by itself, Completed");
   app.add_option(
          "--sqlite-sync", options.sqlite_sync,
          "full: every acknowledged change is fsynced (survives power loss); normal: "

@@ -988,6 +988,7 @@ std::optional<v1::StoppingDecision> Orchestrator::EvaluateEarlyStopping(
     c.state = s == kCompleted ? stopping::JobState::kCompleted
               : s == kStopped ? stopping::JobState::kStopped
                               : stopping::JobState::kRunning;
+    c.last_epoch = validation::EpochsHyperParameter(j.describe().hyper_parameters()).value_or(0);
     return c;
   };
   const stopping::JobCurve current = curve(job);
@@ -1009,6 +1010,7 @@ std::optional<v1::StoppingDecision> Orchestrator::EvaluateEarlyStopping(
     asha.max_resource = t->hyperband_max_resource();
     asha.reduction_factor = options_.hyperband_reduction_factor;
     asha.brackets = std::min<int64_t>(options_.hyperband_brackets, stopping::MaxBrackets(asha));
+    asha.stop_at_last_epoch = options_.hyperband_stop_last_epoch;
     decision = stopping::EvaluateAsha(current, others, objective, asha);
   } else {
     decision = stopping::EvaluateMedianRule(current, others, objective, options_.median_rule);

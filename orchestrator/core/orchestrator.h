@@ -71,7 +71,8 @@ struct OrchestratorOptions {
   stopping::MedianRuleOptions median_rule;
   // Hyperband's undocumented parts: reduction factor (eta) and number of brackets.
   int64_t hyperband_reduction_factor = 3;
-  int64_t hyperband_brackets = 3;  // chosen with bench/stopping (see bench/README.md)
+  int64_t hyperband_brackets = 3;          // chosen with bench/stopping (see bench/README.md)
+  bool hyperband_stop_last_epoch = false;  // stopping::AshaOptions::stop_at_last_epoch
 };
 
 class Orchestrator {

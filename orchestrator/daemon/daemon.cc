@@ -118,6 +118,7 @@ class DaemonImpl final : public Daemon {
     }
     orch.hyperband_reduction_factor = options.hyperband_reduction_factor;
     orch.hyperband_brackets = options.hyperband_brackets;
+    orch.hyperband_stop_last_epoch = options.hyperband_stop_last_epoch;
 
     if (options.sqlite_sync != "full" && options.sqlite_sync != "normal") {
       return absl::InvalidArgumentError("--sqlite-sync must be full or normal");

@@ -31,6 +31,7 @@ struct DaemonOptions {
   int median_grace_epochs = 2;       // epochs compared from grace + 1 (0: every epoch)
   int hyperband_reduction_factor = 3;
   int hyperband_brackets = 3;
+  bool hyperband_stop_last_epoch = false;  // stop a job whose last epoch is MaxResource
   // "full" (fsync every commit: survives power loss) or "normal" (survives kill -9 only).
   std::string sqlite_sync = "full";
   std::string region = "us-east-1";

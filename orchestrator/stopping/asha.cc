@@ -109,6 +109,14 @@ absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector
   decision.bracket = BracketOf(current.index, options);
   const std::string at = "epoch " + std::to_string(epoch) + ": ";
 
+  if (epoch >= options.max_resource && !options.stop_at_last_epoch && current.last_epoch > 0 &&
+      epoch == current.last_epoch) {
+    decision.reason = Reason::kLastEpoch;
+    decision.explanation = at + objective.metric_name + " " + FormatValue(value) +
+                           "; reached MaxResource " + std::to_string(options.max_resource) +
+                           ", its last epoch: it ends by itself: continue";
+    return decision;
+  }
   if (epoch >= options.max_resource) {
     decision.stop = true;
     decision.reason = Reason::kReachedMaxResource;

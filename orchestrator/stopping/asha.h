@@ -43,6 +43,11 @@ struct AshaOptions {
   // first comparison. Undocumented by AWS; 3 is what bench/README.md measured best (1 stops too
   // many slow starters at epoch 1). Must be >= 1.
   int64_t brackets = 3;
+  // A job reaching MaxResource at its own last epoch: false leaves it to end by itself (it ends
+  // Completed, as a job that ran all its epochs); true stops it like any job reaching MaxResource
+  // (it ends Stopped). SageMaker documents only "once a job reaches MaxResource it is stopped"
+  // (spec §2, status UNCONFIRMED). A job with more epochs than MaxResource is stopped either way.
+  bool stop_at_last_epoch = false;
 };
 
 // 1 + the number of rungs of bracket 0 (the last bracket then has no rung: it never stops a job
@@ -68,12 +73,12 @@ std::vector<int64_t> Rungs(const AshaOptions& options, int64_t bracket = 0);
 // every other job of the tuning job with its emissions so far (whatever their state, stopped ones
 // included, any order; a job named like `current` is skipped); only those of current's bracket
 // count. The Decision's rule is "hyperband", its bracket current's; reason kReachedMaxResource or
-// kOutsideTopFraction (stop), kBelowMinResource, kNotARung, kTooFewAtRung or kInTopFraction
-// (continue). At a rung, threshold is the cut-off (the worst value still in the top 1/eta) and
-// reference_jobs the number of the bracket's jobs at the rung, current included.
-// Errors: InvalidArgument for invalid options, a negative current.index, a `current` without
-// emission, or a non-finite value the rule reads (naming the job and epoch).
-// Cost: O(others) at a rung, O(log MaxResource) elsewhere.
+// kOutsideTopFraction (stop), kLastEpoch, kBelowMinResource, kNotARung, kTooFewAtRung or
+// kInTopFraction (continue). At a rung, threshold is the cut-off (the worst value still in the top
+// 1/eta) and reference_jobs the number of the bracket's jobs at the rung, current included. Errors:
+// InvalidArgument for invalid options, a negative current.index, a `current` without emission, or a
+// non-finite value the rule reads (naming the job and epoch). Cost: O(others) at a rung, O(log
+// MaxResource) elsewhere.
 absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector<JobCurve>& others,
                                       const Objective& objective, const AshaOptions& options);
 

@@ -35,6 +35,8 @@ std::string_view ReasonName(Reason reason) {
       return "outside_top_fraction";
     case Reason::kReachedMaxResource:
       return "reached_max_resource";
+    case Reason::kLastEpoch:
+      return "last_epoch";
   }
   return "unknown";
 }

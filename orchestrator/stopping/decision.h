@@ -31,6 +31,10 @@ struct JobCurve {
   int64_t index = 0;           // 0-based launch index in the tuning job (Hyperband's bracket)
   std::vector<double> values;  // values[e - 1] is epoch e's value; must be finite
   JobState state = JobState::kRunning;  // the median rule's reference sets depend on it
+  // The epochs the job runs by itself (its epochs-like hyperparameter), 0 when unknown. Hyperband
+  // leaves a job whose last epoch is MaxResource to end by itself (AshaOptions); one that emits
+  // more than that is stopped at the next emission.
+  int64_t last_epoch = 0;
 };
 
 // The tuning job's objective (HyperParameterTuningJobObjective).
@@ -51,10 +55,12 @@ enum class Reason {
   kInTopFraction,       // hyperband: within the top 1/eta at the rung: continue
   kOutsideTopFraction,  // hyperband: outside the top 1/eta at the rung: stop
   kReachedMaxResource,  // hyperband: epoch >= MaxResource: stop
+  kLastEpoch,           // hyperband: MaxResource reached at the job's own last epoch: continue
 };
 
 // "not_worse", "worse", "too_few_references", "grace_period", "below_min_resource", "not_a_rung",
-// "too_few_at_rung", "in_top_fraction", "outside_top_fraction", "reached_max_resource".
+// "too_few_at_rung", "in_top_fraction", "outside_top_fraction", "reached_max_resource",
+// "last_epoch".
 std::string_view ReasonName(Reason reason);
 
 // One decision of a rule on one emission of one job. Every decision, stop or continue, carries the

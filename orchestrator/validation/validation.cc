@@ -466,23 +466,30 @@ int64_t GridCombinations(const v1::ParameterRanges& ranges) {
   return combinations;
 }
 
-absl::StatusOr<int> HyperbandMaxResource(const v1::CreateHyperParameterTuningJobRequest& r) {
-  const v1::HyperbandStrategyConfig& hyperband =
-      r.hyper_parameter_tuning_job_config().strategy_config().hyperband_strategy_config();
-  if (hyperband.has_max_resource()) return hyperband.max_resource();
-  const auto& statics = r.training_job_definition().static_hyper_parameters();
+std::optional<int> EpochsHyperParameter(
+    const google::protobuf::Map<std::string, std::string>& hyper_parameters) {
   for (const char* key : kEpochKeys) {
-    const auto it = statics.find(key);
-    if (it == statics.end()) continue;
+    const auto it = hyper_parameters.find(key);
+    if (it == hyper_parameters.end()) continue;
     std::string_view value = it->second;
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
       value = value.substr(1, value.size() - 2);
     }
     const std::optional<int64_t> epochs = ParseInteger(value);
-    if (!epochs || *epochs < 1 || *epochs > std::numeric_limits<int>::max()) break;
+    if (!epochs || *epochs < 1 || *epochs > std::numeric_limits<int>::max()) return std::nullopt;
     return static_cast<int>(*epochs);
   }
-  return ValidationError(kMaxResourceNotInferred);
+  return std::nullopt;
+}
+
+absl::StatusOr<int> HyperbandMaxResource(const v1::CreateHyperParameterTuningJobRequest& r) {
+  const v1::HyperbandStrategyConfig& hyperband =
+      r.hyper_parameter_tuning_job_config().strategy_config().hyperband_strategy_config();
+  if (hyperband.has_max_resource()) return hyperband.max_resource();
+  const std::optional<int> epochs =
+      EpochsHyperParameter(r.training_job_definition().static_hyper_parameters());
+  if (!epochs) return ValidationError(kMaxResourceNotInferred);
+  return *epochs;
 }
 
 }  // namespace amt::validation

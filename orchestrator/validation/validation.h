@@ -73,6 +73,12 @@ absl::Status ValidateTrainingJobName(const std::optional<std::string>& name,
 // saturates at INT64_MAX.
 int64_t GridCombinations(const v1::ParameterRanges& ranges);
 
+// The value of the first of the hyperparameters epochs, numepochs, n-epochs, n_epochs, num_epochs
+// present, when it is a positive integer (one pair of JSON quotes, as the Python SDK adds, is
+// accepted); nullopt when the first present is not, or none is present.
+std::optional<int> EpochsHyperParameter(
+    const google::protobuf::Map<std::string, std::string>& hyper_parameters);
+
 // Hyperband's MaxResource: StrategyConfig.HyperbandStrategyConfig.MaxResource when given, else
 // inferred from the first of the static hyperparameters epochs, numepochs, n-epochs, n_epochs,
 // num_epochs present in TrainingJobDefinition, whose value must be a positive integer (one pair of

@@ -521,7 +521,33 @@ TEST_F(OrchestratorTest, EarlyStoppingOffRecordsNoDecision) {
   EXPECT_EQ(explained->decisions_size(), 0);
 }
 
-TEST_F(OrchestratorTest, HyperbandStopsAJobReachingMaxResource) {
+TEST_F(OrchestratorTest, HyperbandStopsAJobReachingMaxResourceBeforeItsLastEpoch) {
+  auto r = TuningRequest();
+  auto* c = r.mutable_hyper_parameter_tuning_job_config();
+  c->set_strategy("Hyperband");
+  c->mutable_strategy_config()->mutable_hyperband_strategy_config()->set_max_resource(2);
+  c->mutable_resource_limits()->set_max_parallel_training_jobs(1);
+  c->mutable_resource_limits()->set_max_number_of_training_jobs(1);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());  // epochs = 3, MaxResource 2
+  auto link = Connect(1);
+  auto s = link->Starts()[0];
+  Started(s);
+  Log(s, {"val_loss=1"});
+  EXPECT_TRUE(link->Stops().empty());
+  Log(s, {"val_loss=0.9"});
+  ASSERT_EQ(link->Stops().size(), 1u);
+  Exit(s, 0);
+  EXPECT_EQ(orch_->DescribeTrainingJob(s.training_job_name())->training_job_status(), "Stopped");
+  auto explained = orch_->ExplainTrainingJob(s.training_job_name());
+  EXPECT_EQ(explained->early_stopping(), "Hyperband");
+  ASSERT_EQ(explained->decisions_size(), 2);
+  EXPECT_TRUE(explained->decisions(1).stop());
+  EXPECT_EQ(explained->decisions(1).rule(), "Hyperband");
+  EXPECT_EQ(explained->decisions(1).explanation(),
+            "epoch 2: val:loss 0.9; reached MaxResource 2: stop");
+}
+
+TEST_F(OrchestratorTest, HyperbandLeavesAJobWhoseLastEpochIsMaxResourceToComplete) {
   auto r = TuningRequest();
   auto* c = r.mutable_hyper_parameter_tuning_job_config();
   c->set_strategy("Hyperband");
@@ -530,16 +556,16 @@ TEST_F(OrchestratorTest, HyperbandStopsAJobReachingMaxResource) {
   ASSERT_TRUE(orch_->CreateTuningJob(r).ok());  // MaxResource inferred from epochs = 3
   auto link = Connect(1);
   auto s = link->Starts()[0];
-  Started(s);
-  Log(s, {"val_loss=1", "val_loss=0.9"});
+  Succeed(s, {1, 0.9, 0.8});
   EXPECT_TRUE(link->Stops().empty());
-  Log(s, {"val_loss=0.8"});
-  ASSERT_EQ(link->Stops().size(), 1u);
+  EXPECT_EQ(orch_->DescribeTrainingJob(s.training_job_name())->training_job_status(), "Completed");
   auto explained = orch_->ExplainTrainingJob(s.training_job_name());
-  EXPECT_EQ(explained->early_stopping(), "Hyperband");
   ASSERT_EQ(explained->decisions_size(), 3);
-  EXPECT_TRUE(explained->decisions(2).stop());
-  EXPECT_EQ(explained->decisions(2).rule(), "Hyperband");
+  EXPECT_FALSE(explained->decisions(2).stop());
+  EXPECT_EQ(explained->decisions(2).explanation(),
+            "epoch 3: val:loss 0.8; reached MaxResource 3, its last epoch: it ends by itself: "
+            "continue");
+  EXPECT_EQ(Describe().training_job_status_counters().completed(), 1);
 }
 
 }  // namespace

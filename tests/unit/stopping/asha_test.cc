@@ -127,6 +127,41 @@ TEST(EvaluateAsha, StopsAtMaxResource) {
   EXPECT_EQ(d.explanation, "epoch 3: val_loss 0.3; reached MaxResource 3: stop");
 }
 
+TEST(EvaluateAsha, LeavesAJobWhoseLastEpochIsMaxResourceToEndByItself) {
+  JobCurve current = Job("cur", 0, {0.9, 0.5, 0.3});
+  current.last_epoch = 3;
+  Decision d = MustEvaluate(current, {}, kLoss, Options(1, 3));
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kLastEpoch);
+  EXPECT_EQ(ReasonName(d.reason), "last_epoch");
+  EXPECT_EQ(d.epoch, 3);
+  EXPECT_EQ(d.explanation,
+            "epoch 3: val_loss 0.3; reached MaxResource 3, its last epoch: it ends by itself: "
+            "continue");
+}
+
+TEST(EvaluateAsha, StopsAtMaxResourceAJobWithMoreEpochsOrMoreEmissions) {
+  JobCurve longer = Job("cur", 0, {0.9, 0.5, 0.3});
+  longer.last_epoch = 10;
+  EXPECT_EQ(MustEvaluate(longer, {}, kLoss, Options(1, 3)).reason, Reason::kReachedMaxResource);
+  // Printing the objective more often than its epochs say: stopped at the next emission.
+  JobCurve chatty = Job("cur", 0, {0.9, 0.5, 0.3, 0.3});
+  chatty.last_epoch = 3;
+  Decision d = MustEvaluate(chatty, {}, kLoss, Options(1, 3));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kReachedMaxResource);
+}
+
+TEST(EvaluateAsha, StopsAtTheLastEpochWhenAsked) {
+  JobCurve current = Job("cur", 0, {0.9, 0.5, 0.3});
+  current.last_epoch = 3;
+  AshaOptions options = Options(1, 3);
+  options.stop_at_last_epoch = true;
+  Decision d = MustEvaluate(current, {}, kLoss, options);
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kReachedMaxResource);
+}
+
 TEST(EvaluateAsha, ContinuesBetweenRungs) {
   Decision d = MustEvaluate(Job("cur", 0, {9, 9}), FiveAtFirstRung(), kLoss, Options(1, 81));
   EXPECT_FALSE(d.stop);
