@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 #include "orchestrator/daemon/daemon.h"
 
@@ -13,12 +14,17 @@ int main(int argc, char** argv) {
   CLI::App app{
       "amtd: runs Amazon SageMaker Automatic Model Tuning jobs locally.\n"
       "Serves amt.v1.TuningService (the SageMaker operations) and amt.v1.WorkerService over gRPC,\n"
+      "SageMaker's own AWS JSON 1.1 API over HTTP for boto3 and the aws cli (--http-port),\n"
       "keeps every job in SQLite under --data-dir, and starts a local amt-worker unless told not "
       "to."};
   app.add_option("--host", options.host, "Address to listen on (loopback by default)")
       ->capture_default_str();
   app.add_option("--port", options.port, "Port to listen on; 0 picks a free one (printed at start)")
       ->capture_default_str();
+  std::optional<int> http_port;
+  app.add_option("--http-port", http_port,
+                 "Port of the AWS JSON 1.1 gateway (boto3: endpoint_url=http://HOST:PORT); default "
+                 "7071, or a free one when --port is 0; -1 serves no HTTP");
   app.add_option("--data-dir", options.data_dir, "State folder: amt.db, s3/, jobs/, worker.log")
       ->capture_default_str();
   app.add_flag(
@@ -87,12 +93,20 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  options.http_port = http_port.value_or(options.port == 0 ? 0 : 7071);
+  // A reader of our stdout or a client going away must never end amtd.
+  std::signal(SIGPIPE, SIG_IGN);
   auto daemon = amt::daemon::Daemon::Start(options);
   if (!daemon.ok()) {
     std::cerr << "amtd: " << daemon.status().message() << "\n";
     return 1;
   }
-  std::cout << "amtd listening on " << (*daemon)->endpoint() << std::endl;
+  // One line, written at once: scripts read it to learn the ports.
+  std::string banner = "amtd listening on " + (*daemon)->endpoint() + " (gRPC)";
+  if (!(*daemon)->http_endpoint().empty()) {
+    banner += ", " + (*daemon)->http_endpoint() + " (AWS JSON: boto3, aws cli)";
+  }
+  std::cout << banner << std::endl;
   int sig = 0;
   sigwait(&signals, &sig);
   std::cerr << "amtd: shutting down\n";

@@ -18,6 +18,8 @@
 #include "orchestrator/api/tuning_service.h"
 #include "orchestrator/api/worker_service.h"
 #include "orchestrator/core/orchestrator.h"
+#include "orchestrator/gateway/aws_json.h"
+#include "orchestrator/gateway/http_server.h"
 #include "orchestrator/store/store.h"
 
 extern char** environ;
@@ -150,6 +152,17 @@ class DaemonImpl final : public Daemon {
     }
     endpoint_ = options.host + ":" + std::to_string(selected_port);
 
+    if (options.http_port >= 0) {
+      gateway_ = std::make_unique<gateway::AwsJsonGateway>(*tuning_service_);
+      auto http = gateway::HttpServer::Start(
+          options.host, options.http_port, [this](std::string_view target, std::string_view body) {
+            return gateway_->Handle(target, body);
+          });
+      if (!http.ok()) return http.status();
+      http_server_ = std::move(*http);
+      http_endpoint_ = "http://" + options.host + ":" + std::to_string(http_server_->port());
+    }
+
     if (options.start_local_worker) {
       const std::string binary =
           options.worker_binary.empty() ? ExecutableDir() + "/amt-worker" : options.worker_binary;
@@ -166,6 +179,7 @@ class DaemonImpl final : public Daemon {
   }
 
   std::string endpoint() const override { return endpoint_; }
+  std::string http_endpoint() const override { return http_endpoint_; }
 
   void Shutdown() override {
     if (shut_down_) return;
@@ -173,6 +187,7 @@ class DaemonImpl final : public Daemon {
     // Stop listening first, so reports of jobs ended by the shutdown itself are not taken for
     // real outcomes: jobs that were running stay InProgress in the store and are settled on the
     // next start (their worker re-adopts them, or they fail as RetryableError).
+    if (http_server_) http_server_->Stop();
     if (tuning_service_) tuning_service_->Shutdown();
     if (server_) server_->Shutdown(std::chrono::system_clock::now());
     if (worker_pid_ > 0) {
@@ -202,7 +217,10 @@ class DaemonImpl final : public Daemon {
   std::unique_ptr<api::TuningServiceImpl> tuning_service_;
   std::unique_ptr<api::WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<gateway::AwsJsonGateway> gateway_;
+  std::unique_ptr<gateway::HttpServer> http_server_;
   std::string endpoint_;
+  std::string http_endpoint_;
   pid_t worker_pid_ = 0;
   bool shut_down_ = false;
 };

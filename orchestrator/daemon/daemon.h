@@ -1,5 +1,6 @@
 // Daemon: amtd assembled. Opens the SQLite store, loads the orchestrator on its loop, serves
-// TuningService and WorkerService over gRPC, and starts a local amt-worker unless told not to.
+// TuningService and WorkerService over gRPC (and SageMaker's AWS JSON API over HTTP when asked),
+// and starts a local amt-worker unless told not to.
 // Used by amtd's main.cc and, embedded, by `amt run`.
 #ifndef AMT_ORCHESTRATOR_DAEMON_DAEMON_H_
 #define AMT_ORCHESTRATOR_DAEMON_DAEMON_H_
@@ -14,7 +15,10 @@ namespace amt::daemon {
 struct DaemonOptions {
   std::string host = "127.0.0.1";  // loopback by default
   int port = 7070;                 // 0 picks a free port
-  std::string data_dir = ".amt";   // amt.db, the local S3 folder, job folders, worker.log
+  // SageMaker's own API (AWS JSON 1.1, for boto3 and the aws cli) on host:http_port; 0 picks a
+  // free port, -1 serves none.
+  int http_port = -1;
+  std::string data_dir = ".amt";  // amt.db, the local S3 folder, job folders, worker.log
   bool start_local_worker = true;
   int local_worker_slots = 0;  // 0: the number of CPUs
   std::string worker_binary;   // default: amt-worker next to the running executable
@@ -47,6 +51,8 @@ class Daemon {
 
   // host:port amtd listens on (the real port when 0 was asked for).
   virtual std::string endpoint() const = 0;
+  // http://host:port of the AWS JSON gateway, "" when it is off.
+  virtual std::string http_endpoint() const = 0;
   // Stops the local worker (its jobs get SIGTERM), the server and the loop. Idempotent.
   virtual void Shutdown() = 0;
 };

@@ -77,10 +77,12 @@ Amtd::Amtd(const std::string& data_dir, const std::vector<std::string>& extra) {
   const std::string prefix = "amtd listening on ";
   while (std::fgets(line, sizeof line, out) != nullptr) {
     std::string s(line);
+    // "amtd listening on HOST:PORT (gRPC)[, http://HOST:PORT (AWS JSON: ...)]"
     if (s.rfind(prefix, 0) == 0) {
-      endpoint_ = s.substr(prefix.size());
-      while (!endpoint_.empty() && (endpoint_.back() == '\n' || endpoint_.back() == '\r'))
-        endpoint_.pop_back();
+      endpoint_ = s.substr(prefix.size(), s.find_first_of(" \r\n", prefix.size()) - prefix.size());
+      if (const size_t http = s.find("http://"); http != std::string::npos) {
+        http_endpoint_ = s.substr(http, s.find_first_of(" \r\n", http) - http);
+      }
       break;
     }
   }

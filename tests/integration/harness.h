@@ -36,6 +36,8 @@ class Amtd {
   ~Amtd();
 
   const std::string& endpoint() const { return endpoint_; }
+  // http://HOST:PORT of the AWS JSON gateway ("" when amtd serves none).
+  const std::string& http_endpoint() const { return http_endpoint_; }
   v1::TuningService::Stub& stub() { return *stub_; }
   // Sends `signal` and waits for the process to end.
   void Kill(int signal);
@@ -44,6 +46,7 @@ class Amtd {
  private:
   pid_t pid_ = 0;
   std::string endpoint_;
+  std::string http_endpoint_;
   std::unique_ptr<v1::TuningService::Stub> stub_;
 };
 

@@ -1,0 +1,201 @@
+// The AWS JSON 1.1 gateway end to end: real amtd, real HTTP on loopback (a Beast client here),
+// real training processes. boto3 and the aws cli against it: tests/compat/.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "nlohmann/json.hpp"
+#include "tests/integration/harness.h"
+
+namespace amt::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::StartsWith;
+
+struct Reply {
+  int status = 0;
+  std::string content_type;
+  std::string request_id;
+  std::string body;
+  nlohmann::json json() const { return nlohmann::json::parse(body); }
+};
+
+// One HTTP/1.1 client connection to the gateway; requests reuse it (keep-alive).
+class Client {
+ public:
+  explicit Client(const std::string& http_endpoint) : stream_(io_) {
+    const std::string hostport = http_endpoint.substr(std::string("http://").size());
+    const size_t colon = hostport.rfind(':');
+    asio::ip::tcp::resolver resolver(io_);
+    stream_.connect(resolver.resolve(hostport.substr(0, colon), hostport.substr(colon + 1)));
+  }
+
+  Reply Send(http::verb verb, const std::string& target, const std::string& body) {
+    http::request<http::string_body> request{verb, "/", 11};
+    request.set(http::field::host, "localhost");
+    if (!target.empty()) request.set("X-Amz-Target", target);
+    request.set(http::field::content_type, "application/x-amz-json-1.1");
+    request.body() = body;
+    request.prepare_payload();
+    http::write(stream_, request);
+    http::response<http::string_body> response;
+    http::read(stream_, buffer_, response);
+    return {static_cast<int>(response.result_int()),
+            std::string(response[http::field::content_type]),
+            std::string(response["x-amzn-RequestId"]), response.body()};
+  }
+  Reply Post(const std::string& operation, const std::string& body) {
+    return Send(http::verb::post, "SageMaker." + operation, body);
+  }
+
+ private:
+  asio::io_context io_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// examples/random-tuning.json renamed, with a small budget.
+std::string SmallTuningJob(const std::string& name) {
+  nlohmann::json job =
+      nlohmann::json::parse(ReadFile(SourceDir() + "/examples/random-tuning.json"));
+  job["HyperParameterTuningJobName"] = name;
+  job["HyperParameterTuningJobConfig"]["ResourceLimits"] = {{"MaxNumberOfTrainingJobs", 3},
+                                                            {"MaxParallelTrainingJobs", 3}};
+  job["TrainingJobDefinition"]["StaticHyperParameters"] = {{"epochs", "2"}};
+  return job.dump();
+}
+
+class GatewayIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("amt-gw");
+    amtd_ = std::make_unique<Amtd>(
+        dir_ + "/data",
+        std::vector<std::string>{"--image-map", WriteImageMap(dir_), "--slots", "3"});
+    ASSERT_THAT(amtd_->http_endpoint(), StartsWith("http://127.0.0.1:"));
+    client_ = std::make_unique<Client>(amtd_->http_endpoint());
+  }
+  std::string dir_;
+  std::unique_ptr<Amtd> amtd_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(GatewayIntegrationTest, RunsATuningJobCreatedOverHttpAndDescribesItInSageMakersShape) {
+  const Reply created = client_->Post("CreateHyperParameterTuningJob", SmallTuningJob("http-run"));
+  ASSERT_EQ(created.status, 200) << created.body;
+  EXPECT_EQ(created.content_type, "application/x-amz-json-1.1");
+  EXPECT_THAT(created.request_id,
+              MatchesRegex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"));
+  EXPECT_EQ(created.json(),
+            nlohmann::json({{"HyperParameterTuningJobArn",
+                             "arn:aws:sagemaker:us-east-1:000000000000:hyper-parameter-tuning-job/"
+                             "http-run"}}));
+
+  // The same job is seen over gRPC: wait for its end on the watch stream (an event).
+  const auto last = WaitForTuningJob(amtd_->stub(), "http-run");
+  ASSERT_EQ(last.tuning_job().hyper_parameter_tuning_job_status(), "Completed");
+
+  const Reply described = client_->Post("DescribeHyperParameterTuningJob",
+                                        R"({"HyperParameterTuningJobName": "http-run"})");
+  ASSERT_EQ(described.status, 200) << described.body;
+  const nlohmann::json d = described.json();
+  EXPECT_EQ(d["HyperParameterTuningJobStatus"], "Completed");
+  EXPECT_EQ(d["TrainingJobStatusCounters"], nlohmann::json({{"Completed", 3},
+                                                            {"InProgress", 0},
+                                                            {"RetryableError", 0},
+                                                            {"NonRetryableError", 0},
+                                                            {"Stopped", 0}}));
+  EXPECT_TRUE(d["CreationTime"].is_number());  // epoch seconds, as botocore expects
+  EXPECT_TRUE(
+      d["BestTrainingJob"]["FinalHyperParameterTuningJobObjectiveMetric"]["Value"].is_number());
+
+  const Reply page = client_->Post(
+      "ListTrainingJobsForHyperParameterTuningJob",
+      R"({"HyperParameterTuningJobName": "http-run", "MaxResults": 2, "SortBy": "Name", "SortOrder": "Ascending"})");
+  ASSERT_EQ(page.status, 200) << page.body;
+  ASSERT_EQ(page.json()["TrainingJobSummaries"].size(), 2u);
+  EXPECT_TRUE(page.json()["NextToken"].is_string());
+
+  const std::string job = page.json()["TrainingJobSummaries"][0]["TrainingJobName"];
+  const Reply training =
+      client_->Post("DescribeTrainingJob", nlohmann::json({{"TrainingJobName", job}}).dump());
+  ASSERT_EQ(training.status, 200);
+  EXPECT_EQ(training.json()["TrainingJobStatus"], "Completed");
+  EXPECT_EQ(training.json()["TuningJobArn"],
+            "arn:aws:sagemaker:us-east-1:000000000000:hyper-parameter-tuning-job/http-run");
+}
+
+TEST_F(GatewayIntegrationTest, AnswersErrorsWithSageMakersNamesAndTexts) {
+  Reply r = client_->Post("DescribeTrainingJob", R"({"TrainingJobName": "nope"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json(), nlohmann::json({{"__type", "ValidationException"},
+                                      {"message", "Requested resource not found."}}));
+
+  r = client_->Post("DescribeHyperParameterTuningJob",
+                    R"({"HyperParameterTuningJobName": "nope"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json()["__type"], "ResourceNotFound");
+  EXPECT_EQ(r.json()["message"],
+            "Amazon SageMaker can't find a tuning job called nope. Type another name.");
+
+  ASSERT_EQ(client_->Post("CreateHyperParameterTuningJob", SmallTuningJob("twice")).status, 200);
+  r = client_->Post("CreateHyperParameterTuningJob", SmallTuningJob("twice"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json()["__type"], "ResourceInUse");
+  EXPECT_THAT(r.json()["message"].get<std::string>(), HasSubstr("twice, already exists"));
+
+  r = client_->Post("DescribeTrainingJob", R"({"TrainingJobName": "bad_name!"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json()["__type"], "ValidationException");
+  EXPECT_THAT(r.json()["message"].get<std::string>(),
+              StartsWith("1 validation error detected: Value 'bad_name!' at 'trainingJobName' "
+                         "failed to satisfy constraint"));
+
+  r = client_->Post("ListTrainingJobs", R"({"MaxResults": "many"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json()["__type"], "SerializationException");
+
+  r = client_->Post("ListTrainingJobs", "[1, 2]");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json()["__type"], "SerializationException");
+
+  r = client_->Post("CreateEndpoint", "{}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json(), nlohmann::json({{"__type", "UnknownOperationException"},
+                                      {"message", "Unknown operation SageMaker.CreateEndpoint."}}));
+
+  r = client_->Send(http::verb::post, "", "{}");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.json()["__type"], "UnknownOperationException");
+}
+
+TEST_F(GatewayIntegrationTest, AcceptsAnEmptyBodyAndAnswersAHealthCheck) {
+  Reply r = client_->Post("ListHyperParameterTuningJobs", "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.json(),
+            nlohmann::json({{"HyperParameterTuningJobSummaries", nlohmann::json::array()}}));
+  r = client_->Send(http::verb::get, "", "");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_THAT(r.body, HasSubstr("AWS JSON 1.1"));
+}
+
+}  // namespace
+}  // namespace amt::testing
