@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""boto3 and the aws cli against amtd's AWS JSON gateway: real clients, real HTTP, real trainers.
+
+Run by CTest (tests/compat/CMakeLists.txt) with Debian's python3-boto3 and awscli, which
+scripts/install-deps.sh installs:
+
+    /usr/bin/python3 tests/compat/sagemaker_compat_test.py --bin-dir build/bin --source-dir .
+
+Starts build/bin/amtd on free ports with the examples' image map, then drives it the way a
+SageMaker user's code does. Debian 12's botocore (1.29) predates RandomSeed, so the job files sent
+through boto3 leave it out (botocore rejects members its model does not know).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import boto3
+import botocore.exceptions
+
+ARGS = None
+AWS = "/usr/bin/aws"  # Debian's aws cli; a pip-installed one earlier on PATH may differ
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+               "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+class Amtd:
+    """amtd on free ports in a fresh data dir; knows its HTTP endpoint from its start line."""
+
+    def __init__(self, work):
+        image_map = os.path.join(work, "image-map.json")
+        with open(os.path.join(ARGS.source_dir, "examples", "image-map.json")) as f:
+            text = f.read().replace("${IMAGE_MAP_DIR}", os.path.join(ARGS.source_dir, "examples"))
+        with open(image_map, "w") as f:
+            f.write(text)
+        self.process = subprocess.Popen(
+            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
+             os.path.join(work, "data"), "--image-map", image_map, "--slots", "3"],
+            stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()  # "amtd listening on H:P (gRPC), http://H:P (...)"
+        if "http://" not in line:
+            raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
+        self.url = line[line.index("http://"):].split()[0]
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def job_file(name, budget=3, epochs=2):
+    with open(os.path.join(ARGS.source_dir, "examples", "random-tuning.json")) as f:
+        job = json.load(f)
+    job["HyperParameterTuningJobName"] = name
+    job["HyperParameterTuningJobConfig"].pop("RandomSeed", None)
+    job["HyperParameterTuningJobConfig"]["ResourceLimits"] = {
+        "MaxNumberOfTrainingJobs": budget, "MaxParallelTrainingJobs": 3}
+    job["TrainingJobDefinition"]["StaticHyperParameters"] = {"epochs": str(epochs)}
+    return job
+
+
+class SageMakerCompatTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="amt-compat-")
+        cls.amtd = Amtd(cls.work)
+        cls.sm = boto3.client("sagemaker", region_name="us-east-1", endpoint_url=cls.amtd.url,
+                              aws_access_key_id="test", aws_secret_access_key="test")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.amtd.stop()
+
+    def wait_for_tuning_job(self, name, timeout=120):
+        # No botocore waiter exists for tuning jobs: poll as SageMaker users do.
+        deadline = time.monotonic() + timeout
+        while True:
+            d = self.sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
+            if d["HyperParameterTuningJobStatus"] not in ("InProgress", "Stopping"):
+                return d
+            self.assertLess(time.monotonic(), deadline, "tuning job %s did not end" % name)
+            time.sleep(0.05)
+
+    def aws(self, *args):
+        return subprocess.run([AWS, "--endpoint-url", self.amtd.url, "--output", "json",
+                               "sagemaker"] + list(args),
+                              env=dict(os.environ, **CREDENTIALS), capture_output=True, text=True)
+
+    def test_boto3_runs_a_tuning_job_to_completion(self):
+        created = self.sm.create_hyper_parameter_tuning_job(**job_file("boto-run"))
+        self.assertEqual(created["HyperParameterTuningJobArn"],
+                         "arn:aws:sagemaker:us-east-1:000000000000:hyper-parameter-tuning-job/boto-run")
+        self.assertRegex(created["ResponseMetadata"]["RequestId"], r"^[0-9a-f-]{36}$")
+        d = self.wait_for_tuning_job("boto-run")
+        self.assertEqual(d["HyperParameterTuningJobStatus"], "Completed")
+        self.assertEqual(d["TrainingJobStatusCounters"],
+                         {"Completed": 3, "InProgress": 0, "RetryableError": 0,
+                          "NonRetryableError": 0, "Stopped": 0})
+        self.assertEqual(d["ObjectiveStatusCounters"], {"Succeeded": 3, "Pending": 0, "Failed": 0})
+        # botocore turned the epoch seconds into datetimes.
+        self.assertIsNotNone(d["CreationTime"].tzinfo)
+        best = d["BestTrainingJob"]
+        self.assertEqual(best["FinalHyperParameterTuningJobObjectiveMetric"]["MetricName"], "val_loss")
+        self.assertEqual(best["TrainingJobStatus"], "Completed")
+
+        paginator = self.sm.get_paginator("list_training_jobs_for_hyper_parameter_tuning_job")
+        pages = list(paginator.paginate(HyperParameterTuningJobName="boto-run",
+                                        PaginationConfig={"PageSize": 2}))
+        self.assertEqual([len(p["TrainingJobSummaries"]) for p in pages], [2, 1])
+        names = sorted(s["TrainingJobName"] for p in pages for s in p["TrainingJobSummaries"])
+        self.assertEqual(len(set(names)), 3)
+        self.assertTrue(all(n.startswith("boto-run-00") for n in names), names)
+
+        job = self.sm.describe_training_job(TrainingJobName=best["TrainingJobName"])
+        self.assertEqual(job["TrainingJobStatus"], "Completed")
+        self.assertEqual(job["HyperParameters"]["epochs"], "2")
+        self.assertIn("val_loss", [m["MetricName"] for m in job["FinalMetricDataList"]])
+        # The one botocore waiter of the area works as is.
+        self.sm.get_waiter("training_job_completed_or_stopped").wait(
+            TrainingJobName=best["TrainingJobName"], WaiterConfig={"Delay": 1, "MaxAttempts": 5})
+
+    def test_boto3_raises_sagemakers_exceptions(self):
+        with self.assertRaises(self.sm.exceptions.ResourceNotFound) as caught:
+            self.sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="missing")
+        self.assertEqual(caught.exception.response["Error"]["Message"],
+                         "Amazon SageMaker can't find a tuning job called missing. Type another name.")
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            self.sm.describe_training_job(TrainingJobName="missing")
+        self.assertEqual(caught.exception.response["Error"],
+                         {"Code": "ValidationException", "Message": "Requested resource not found."})
+        self.sm.create_hyper_parameter_tuning_job(**job_file("boto-twice", budget=1))
+        with self.assertRaises(self.sm.exceptions.ResourceInUse):
+            self.sm.create_hyper_parameter_tuning_job(**job_file("boto-twice", budget=1))
+        # botocore checks no pattern on the client (spec §6): the server's validation answers.
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            self.sm.create_hyper_parameter_tuning_job(**job_file("boto_bad!"))
+        self.assertEqual(caught.exception.response["Error"]["Code"], "ValidationException")
+        self.assertTrue(caught.exception.response["Error"]["Message"].startswith(
+            "1 validation error detected: Value 'boto_bad!' at 'hyperParameterTuningJobName' "
+            "failed to satisfy constraint: Member must satisfy regular expression pattern"),
+            caught.exception.response["Error"]["Message"])
+        self.wait_for_tuning_job("boto-twice")
+
+    def test_boto3_stops_a_tuning_job(self):
+        job = job_file("boto-stop", budget=6, epochs=200)
+        job["TrainingJobDefinition"]["StaticHyperParameters"]["sleep_ms"] = "50"
+        self.sm.create_hyper_parameter_tuning_job(**job)
+        self.sm.stop_hyper_parameter_tuning_job(HyperParameterTuningJobName="boto-stop")
+        d = self.wait_for_tuning_job("boto-stop")
+        self.assertEqual(d["HyperParameterTuningJobStatus"], "Stopped")
+        self.assertEqual(d["TrainingJobStatusCounters"]["Completed"], 0)
+
+    def test_aws_cli_lists_describes_and_reports_errors(self):
+        self.sm.create_hyper_parameter_tuning_job(**job_file("cli-run", budget=1))
+        self.wait_for_tuning_job("cli-run")
+        listed = self.aws("list-hyper-parameter-tuning-jobs", "--name-contains", "cli-run")
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        summaries = json.loads(listed.stdout)["HyperParameterTuningJobSummaries"]
+        self.assertEqual([s["HyperParameterTuningJobName"] for s in summaries], ["cli-run"])
+        self.assertEqual(summaries[0]["HyperParameterTuningJobStatus"], "Completed")
+        described = self.aws("describe-hyper-parameter-tuning-job",
+                             "--hyper-parameter-tuning-job-name", "cli-run")
+        self.assertEqual(described.returncode, 0, described.stderr)
+        self.assertEqual(json.loads(described.stdout)["TrainingJobStatusCounters"]["Completed"], 1)
+        missing = self.aws("describe-training-job", "--training-job-name", "missing")
+        self.assertEqual(missing.returncode, 254)
+        self.assertIn("An error occurred (ValidationException) when calling the DescribeTrainingJob "
+                      "operation: Requested resource not found.", missing.stderr)
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bin-dir", required=True)
+    parser.add_argument("--source-dir", required=True)
+    ARGS, rest = parser.parse_known_args()
+    ARGS.bin_dir = os.path.abspath(ARGS.bin_dir)
+    ARGS.source_dir = os.path.abspath(ARGS.source_dir)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
