@@ -83,6 +83,27 @@ v1::HyperParameterTuningJobSummary ListSummaryOf(const v1::TuningJobRecord& t) {
   return s;
 }
 
+// "Continuous", "Integer" or "Categorical" for each tunable hyperparameter; Auto ranges count as
+// "Auto" (their type is decided by SageMaker).
+std::map<std::string, std::string> TunableTypes(const v1::ParameterRanges& ranges) {
+  std::map<std::string, std::string> out;
+  for (const auto& r : ranges.continuous_parameter_ranges()) out[r.name()] = "Continuous";
+  for (const auto& r : ranges.integer_parameter_ranges()) out[r.name()] = "Integer";
+  for (const auto& r : ranges.categorical_parameter_ranges()) out[r.name()] = "Categorical";
+  for (const auto& r : ranges.auto_parameters()) out[r.name()] = "Auto";
+  return out;
+}
+
+// Static plus tunable hyperparameters, without the objective AMT adds to the statics.
+size_t HyperParameterCount(const v1::HyperParameterTrainingJobDefinition& definition,
+                           const v1::ParameterRanges& ranges) {
+  size_t n = TunableTypes(ranges).size();
+  for (const auto& [name, value] : definition.static_hyper_parameters()) {
+    n += name == kTuningObjectiveKey ? 0 : 1;
+  }
+  return n;
+}
+
 // Why `job` was stopped, for people watching a tuning job (WatchHyperParameterTuningJob's
 // StopReasons); "" when it was not. An early stop quotes the decision that took it.
 std::string StopReasonOf(const v1::TrainingJobRecord& job, const v1::TuningJobRecord& tuning) {
@@ -194,7 +215,8 @@ absl::Status Orchestrator::EnsureStrategy(const v1::TuningJobRecord& tuning) {
   const auto& config = tuning.describe().hyper_parameter_tuning_job_config();
   auto space = search::SearchSpace::FromProto(config.parameter_ranges());
   if (!space.ok()) return ValidationError(std::string(space.status().message()));
-  auto strategy = search::MakeStrategy(config.strategy(), std::move(*space), tuning.seed());
+  auto strategy = search::MakeStrategy(config.strategy(), std::move(*space), tuning.seed(),
+                                       WarmStartObservations(tuning));
   if (!strategy.ok()) {
     if (strategy.status().code() == absl::StatusCode::kUnimplemented) {
       return ValidationError("The " + config.strategy() +
@@ -205,6 +227,85 @@ absl::Status Orchestrator::EnsureStrategy(const v1::TuningJobRecord& tuning) {
   }
   rt.strategy = std::move(*strategy);
   return absl::OkStatus();
+}
+
+absl::Status Orchestrator::ValidateWarmStart(
+    const v1::CreateHyperParameterTuningJobRequest& request) {
+  // SageMaker's texts for these rules are UNCONFIRMED (spec §4): the wording is ours.
+  const auto& config = request.hyper_parameter_tuning_job_config();
+  if (config.strategy() != "Bayesian" && config.strategy() != "Random") {
+    return ValidationError(
+        "Warm start is available for the Bayesian and Random strategies; this "
+        "tuning job uses " +
+        config.strategy() + ".");
+  }
+  const auto& objective = config.hyper_parameter_tuning_job_objective();
+  const auto types = TunableTypes(config.parameter_ranges());
+  const size_t count =
+      HyperParameterCount(request.training_job_definition(), config.parameter_ranges());
+  for (const auto& parent : request.warm_start_config().parent_hyper_parameter_tuning_jobs()) {
+    const std::string& name = parent.hyper_parameter_tuning_job_name();
+    const auto* p = FindTuning(name);
+    if (p == nullptr) return TuningJobNotFound(name);
+    const auto& pd = p->describe();
+    const std::string& status = pd.hyper_parameter_tuning_job_status();
+    if (status != "Completed" && status != "Stopped" && status != "Failed") {
+      return ValidationError("The parent tuning job " + name + " is " + status +
+                             "; warm start needs parent tuning jobs that are Completed, Stopped "
+                             "or Failed.");
+    }
+    const auto& pconfig = pd.hyper_parameter_tuning_job_config();
+    const auto& pobjective = pconfig.hyper_parameter_tuning_job_objective();
+    if (pobjective.metric_name() != objective.metric_name() ||
+        pobjective.type() != objective.type()) {
+      return ValidationError("The parent tuning job " + name + " has the objective " +
+                             pobjective.type() + " " + pobjective.metric_name() +
+                             "; warm start needs the same objective as this tuning job, " +
+                             objective.type() + " " + objective.metric_name() + ".");
+    }
+    const size_t pcount =
+        HyperParameterCount(pd.training_job_definition(), pconfig.parameter_ranges());
+    if (pcount != count) {
+      return ValidationError("The parent tuning job " + name + " has " + std::to_string(pcount) +
+                             " static and tunable hyperparameters and this tuning job has " +
+                             std::to_string(count) +
+                             "; warm start needs the same number (a hyperparameter may move "
+                             "between static and tunable).");
+    }
+    for (const auto& [hp, type] : TunableTypes(pconfig.parameter_ranges())) {
+      const auto mine = types.find(hp);
+      if (mine != types.end() && mine->second != type && mine->second != "Auto" && type != "Auto") {
+        return ValidationError("The hyperparameter " + hp + " is " + type +
+                               " in the parent tuning job " + name + " and " + mine->second +
+                               " here; warm start does not allow changing its type.");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<search::PriorObservation> Orchestrator::WarmStartObservations(
+    const v1::TuningJobRecord& tuning) {
+  std::vector<search::PriorObservation> out;
+  const auto& d = tuning.describe();
+  if (!d.has_warm_start_config()) return out;
+  const auto types = TunableTypes(d.hyper_parameter_tuning_job_config().parameter_ranges());
+  for (const auto& parent : d.warm_start_config().parent_hyper_parameter_tuning_jobs()) {
+    const auto* p = FindTuning(parent.hyper_parameter_tuning_job_name());
+    if (p == nullptr) continue;
+    for (const auto* job : JobsOf(*p)) {
+      if (job->objective_status() != "Succeeded" || !job->has_objective()) continue;
+      search::PriorObservation observation;
+      observation.objective = job->objective();
+      // Every hyperparameter tunable here, whether the parent tuned it or held it static.
+      const auto& hps = job->describe().hyper_parameters();
+      for (const auto& [name, type] : types) {
+        if (auto it = hps.find(name); it != hps.end()) observation.params[name] = it->second;
+      }
+      out.push_back(std::move(observation));
+    }
+  }
+  return out;
 }
 
 void Orchestrator::Notify(const std::string& tuning_job, const std::string& training_job) {
@@ -283,6 +384,7 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTu
     return ResourceInUseError("A hyperparameter tuning job with the name, " + name +
                               ", already exists. Choose a different name.");
   }
+  if (request.has_warm_start_config()) RETURN_IF_ERROR(ValidateWarmStart(request));
   const double now = clock_.Now();
   v1::TuningJobRecord t;
   auto* d = t.mutable_describe();
@@ -350,6 +452,26 @@ absl::StatusOr<v1::DescribeHyperParameterTuningJobResponse> Orchestrator::Descri
   const auto* t = FindTuning(name);
   if (t == nullptr) return TuningJobNotFound(name);
   v1::DescribeHyperParameterTuningJobResponse d = t->describe();
+  // OverallBestTrainingJob: with IdenticalDataAndAlgorithm, the best of this job's and its
+  // parents' training jobs (the parents' own parents are not looked at, as in SageMaker).
+  if (d.has_warm_start_config() &&
+      d.warm_start_config().warm_start_type() == "IdenticalDataAndAlgorithm") {
+    const std::string& type =
+        d.hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective().type();
+    const v1::HyperParameterTrainingJobSummary* best =
+        d.has_best_training_job() ? &d.best_training_job() : nullptr;
+    for (const auto& parent : d.warm_start_config().parent_hyper_parameter_tuning_jobs()) {
+      const auto* p = FindTuning(parent.hyper_parameter_tuning_job_name());
+      if (p == nullptr || !p->describe().has_best_training_job()) continue;
+      const auto& candidate = p->describe().best_training_job();
+      if (best == nullptr ||
+          Better(candidate.final_hyper_parameter_tuning_job_objective_metric().value(),
+                 best->final_hyper_parameter_tuning_job_objective_metric().value(), type)) {
+        best = &candidate;
+      }
+    }
+    if (best != nullptr) *d.mutable_overall_best_training_job() = *best;
+  }
   if (!d.has_hyper_parameter_tuning_end_time()) {
     d.mutable_consumed_resources()->set_runtime_in_seconds(
         static_cast<int>(std::max(0.0, clock_.Now() - d.creation_time())));

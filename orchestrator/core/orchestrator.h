@@ -180,6 +180,10 @@ class Orchestrator {
   void EndTuningIfDone(v1::TuningJobRecord& tuning);
   void BeginEndingTuning(v1::TuningJobRecord& tuning, const std::string& cause);
   absl::Status EnsureStrategy(const v1::TuningJobRecord& tuning);
+  // Warm start: checks the parents of `request` (see README, "Warm start").
+  absl::Status ValidateWarmStart(const v1::CreateHyperParameterTuningJobRequest& request);
+  // The parents' training jobs with an objective, as observations in `tuning`'s search space.
+  std::vector<search::PriorObservation> WarmStartObservations(const v1::TuningJobRecord& tuning);
   TuningRuntime& TuningRt(const v1::TuningJobRecord& tuning);
   JobRuntime& Rt(const v1::TrainingJobRecord& job);
 

@@ -42,14 +42,10 @@
 
 namespace amt::search {
 
-// A result known before the tuning job started (warm start: a parent tuning job's training
-// job). Its params may use another range set: names outside the space are ignored; an
-// observation missing a parameter of the space, naming an unknown categorical value or lying
-// far outside a numeric range (more than half the range's width) is dropped.
-struct PriorObservation {
-  Assignment params;
-  double objective = 0;  // the same objective metric, same direction, as the tuning job
-};
+// PriorObservation (strategy.h): a result known before the tuning job started (warm start). Its
+// params may use another range set: names outside the space are ignored; an observation missing
+// a parameter of the space, naming an unknown categorical value or lying far outside a numeric
+// range (more than half the range's width) is dropped.
 
 struct BayesianOptions {
   std::vector<PriorObservation> prior_observations;

@@ -11,7 +11,8 @@
 namespace amt::search {
 
 absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, SearchSpace space,
-                                                       uint64_t seed) {
+                                                       uint64_t seed,
+                                                       std::vector<PriorObservation> prior) {
   const std::string strategy(name);
   if (strategy == "Random") {
     ASSIGN_OR_RETURN(std::unique_ptr<RandomStrategy> random,
@@ -27,7 +28,11 @@ absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, Se
                      HyperbandStrategy::Create(std::move(space), seed));
     return std::unique_ptr<Strategy>(std::move(hyperband));
   }
-  if (strategy == "Bayesian") return BayesianStrategy::Create(std::move(space), seed);
+  if (strategy == "Bayesian") {
+    BayesianOptions options;
+    options.prior_observations = std::move(prior);
+    return BayesianStrategy::Create(std::move(space), seed, std::move(options));
+  }
   return absl::InvalidArgumentError("Unknown strategy '" + strategy +
                                     "'; expected Bayesian, Random, Hyperband or Grid.");
 }

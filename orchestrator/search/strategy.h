@@ -39,6 +39,12 @@ struct History {
   bool minimize = true;  // HyperParameterTuningJobObjective.Type == "Minimize"
 };
 
+// A result known before the tuning job started: a warm-start parent's training job.
+struct PriorObservation {
+  Assignment params;
+  double objective = 0;  // the same objective metric, same direction, as the tuning job
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -58,8 +64,11 @@ class Strategy {
 // Errors: InvalidArgument when `space` fails SearchSpace::Validate(), when the strategy cannot
 // search it (Grid with integer or continuous ranges) or when `name` is not a SageMaker strategy;
 // "Random", "Grid", "Hyperband" (random configurations; stopping is amtd's) or "Bayesian".
+// `prior` (warm start) is what Bayesian learns from before its first trial; the others, which
+// learn nothing, ignore it.
 absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, SearchSpace space,
-                                                       uint64_t seed);
+                                                       uint64_t seed,
+                                                       std::vector<PriorObservation> prior = {});
 
 }  // namespace amt::search
 

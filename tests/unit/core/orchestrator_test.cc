@@ -568,5 +568,103 @@ TEST_F(OrchestratorTest, HyperbandLeavesAJobWhoseLastEpochIsMaxResourceToComplet
   EXPECT_EQ(Describe().training_job_status_counters().completed(), 1);
 }
 
+v1::CreateHyperParameterTuningJobRequest WarmChild(
+    const std::string& name, const std::string& parent,
+    const std::string& type = "IdenticalDataAndAlgorithm") {
+  auto r = TuningRequest();
+  r.set_hyper_parameter_tuning_job_name(name);
+  r.mutable_warm_start_config()->set_warm_start_type(type);
+  r.mutable_warm_start_config()
+      ->add_parent_hyper_parameter_tuning_jobs()
+      ->set_hyper_parameter_tuning_job_name(parent);
+  return r;
+}
+
+TEST_F(OrchestratorTest, WarmStartChecksItsParents) {
+  auto message = [this](const v1::CreateHyperParameterTuningJobRequest& r) {
+    return std::string(orch_->CreateTuningJob(r).status().message());
+  };
+  EXPECT_EQ(orch_->CreateTuningJob(WarmChild("child", "ghost")).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(message(WarmChild("child", "ghost")),
+            "Amazon SageMaker can't find a tuning job called ghost. Type another name.");
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  EXPECT_EQ(message(WarmChild("child", "demo")),
+            "The parent tuning job demo is InProgress; warm start needs parent tuning jobs that "
+            "are Completed, Stopped or Failed.");
+  ASSERT_TRUE(orch_->StopTuningJob("demo").ok());  // no worker: nothing runs, it ends Stopped
+  ASSERT_EQ(Describe().hyper_parameter_tuning_job_status(), "Stopped");
+
+  auto grid = WarmChild("child", "demo");
+  grid.mutable_hyper_parameter_tuning_job_config()->set_strategy("Grid");
+  EXPECT_EQ(message(grid),
+            "Warm start is available for the Bayesian and Random strategies; this tuning job "
+            "uses Grid.");
+  auto maximize = WarmChild("child", "demo");
+  maximize.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_hyper_parameter_tuning_job_objective()
+      ->set_type("Maximize");
+  EXPECT_EQ(message(maximize),
+            "The parent tuning job demo has the objective Minimize val:loss; warm start needs the "
+            "same objective as this tuning job, Maximize val:loss.");
+  auto more = WarmChild("child", "demo");
+  (*more.mutable_training_job_definition()->mutable_static_hyper_parameters())["batch"] = "32";
+  EXPECT_EQ(message(more),
+            "The parent tuning job demo has 3 static and tunable hyperparameters and this tuning "
+            "job has 4; warm start needs the same number (a hyperparameter may move between "
+            "static and tunable).");
+  // Moving a hyperparameter from tunable to static keeps the count: allowed.
+  auto moved = WarmChild("child", "demo");
+  moved.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_parameter_ranges()
+      ->clear_categorical_parameter_ranges();
+  (*moved.mutable_training_job_definition()->mutable_static_hyper_parameters())["opt"] = "adam";
+  EXPECT_TRUE(orch_->CreateTuningJob(moved).ok());
+  auto retyped = WarmChild("child2", "demo");
+  auto* ranges = retyped.mutable_hyper_parameter_tuning_job_config()->mutable_parameter_ranges();
+  ranges->clear_continuous_parameter_ranges();
+  auto* lr = ranges->add_integer_parameter_ranges();
+  lr->set_name("lr");
+  lr->set_min_value("1");
+  lr->set_max_value("10");
+  EXPECT_EQ(message(retyped),
+            "The hyperparameter lr is Continuous in the parent tuning job demo and Integer here; "
+            "warm start does not allow changing its type.");
+}
+
+TEST_F(OrchestratorTest, WarmStartReportsTheOverallBestOfParentAndChild) {
+  auto parent = TuningRequest();
+  parent.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_number_of_training_jobs(1);
+  ASSERT_TRUE(orch_->CreateTuningJob(parent).ok());
+  auto link = Connect(1);
+  Succeed(link->Starts()[0], {0.1});
+  ASSERT_EQ(Describe().hyper_parameter_tuning_job_status(), "Completed");
+
+  auto child = WarmChild("child", "demo");
+  child.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_number_of_training_jobs(1);
+  ASSERT_TRUE(orch_->CreateTuningJob(child).ok());
+  auto transfer = WarmChild("transfer", "demo", "TransferLearning");
+  transfer.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_number_of_training_jobs(1);
+  ASSERT_TRUE(orch_->CreateTuningJob(transfer).ok());
+  Succeed(link->Starts()[1], {0.5});
+  Succeed(link->Starts()[2], {0.5});
+
+  const auto d = Describe("child");
+  EXPECT_EQ(d.best_training_job().training_job_name(), link->Starts()[1].training_job_name());
+  EXPECT_EQ(d.overall_best_training_job().training_job_name(),
+            link->Starts()[0].training_job_name());
+  EXPECT_FLOAT_EQ(
+      d.overall_best_training_job().final_hyper_parameter_tuning_job_objective_metric().value(),
+      0.1f);
+  // OverallBestTrainingJob is for IdenticalDataAndAlgorithm only.
+  EXPECT_FALSE(Describe("transfer").has_overall_best_training_job());
+}
+
 }  // namespace
 }  // namespace amt::core

@@ -25,6 +25,24 @@ TEST(MakeStrategy, CreatesRandomWithoutTrialLimit) {
   EXPECT_EQ(params->size(), 3u);
 }
 
+TEST(MakeStrategy, GivesBayesianThePriorObservations) {
+  // Warm start: five of the six combinations are known, and Bayesian never re-suggests a known
+  // combination while another exists, so its first trial is the sixth.
+  std::vector<PriorObservation> prior;
+  for (const char* booster : {"gbtree", "dart"}) {
+    for (const char* objective : {"reg:squarederror", "reg:tweedie", "reg:gamma"}) {
+      if (std::string(booster) == "dart" && std::string(objective) == "reg:gamma") continue;
+      prior.push_back({{{"booster", booster}, {"objective", objective}}, 1.0});
+    }
+  }
+  absl::StatusOr<std::unique_ptr<Strategy>> strategy =
+      MakeStrategy("Bayesian", CategoricalSpace(), 1, prior);
+  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  absl::StatusOr<Assignment> first = (*strategy)->Suggest(History{}, 0);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(*first, (Assignment{{"booster", "dart"}, {"objective", "reg:gamma"}}));
+}
+
 TEST(MakeStrategy, CreatesGridWithCombinationCount) {
   absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Grid", CategoricalSpace(), 1);
   ASSERT_TRUE(strategy.ok()) << strategy.status();
