@@ -102,6 +102,20 @@ std::vector<HyperParameterTrainingJobSummary> SortedJobs(
   return jobs;
 }
 
+// "Warm start (IdenticalDataAndAlgorithm) from a, b: 16 training jobs known", or "".
+std::string WarmStartLine(const WatchHyperParameterTuningJobResponse& snapshot) {
+  const DescribeHyperParameterTuningJobResponse& tuning = snapshot.tuning_job();
+  if (!tuning.has_warm_start_config()) return "";
+  std::vector<std::string> parents;
+  for (const auto& p : tuning.warm_start_config().parent_hyper_parameter_tuning_jobs()) {
+    parents.push_back(p.hyper_parameter_tuning_job_name());
+  }
+  const int known = snapshot.warm_start_observations();
+  return "Warm start (" + tuning.warm_start_config().warm_start_type() + ") from " +
+         Join(parents, ", ") + ": " + std::to_string(known) + " training job" +
+         (known == 1 ? "" : "s") + " known before the first";
+}
+
 // Cuts `text` to at most `max` bytes without splitting a UTF-8 sequence.
 std::string CutBytes(const std::string& text, size_t max) {
   if (text.size() <= max) return text;
@@ -151,6 +165,7 @@ std::vector<std::string> ProgressRenderer::TableLines(
     header += " of " + std::to_string(limits.max_number_of_training_jobs());
   }
   lines.push_back(header + " training jobs)");
+  if (std::string warm = WarmStartLine(snapshot); !warm.empty()) lines.push_back(warm);
   lines.push_back(TrainingCounters(tuning));
   if (tuning.has_best_training_job()) {
     lines.push_back("Best: " + JobWithObjective(tuning.best_training_job()));
@@ -244,6 +259,7 @@ void ProgressRenderer::PrintChanges(const WatchHyperParameterTuningJobResponse& 
   tuning_status_ = status;
   // A running status reads best before the jobs it covers, a final one after them.
   if (status_changed && !IsTerminal(status)) Emit(status_line);
+  if (std::string warm = WarmStartLine(snapshot); !warm.empty()) Emit(warm);
 
   for (const HyperParameterTrainingJobSummary& job : SortedJobs(snapshot)) {
     std::string& last = job_statuses_[job.training_job_name()];

@@ -508,6 +508,7 @@ absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> Orchestrator::Snapshot(
   *out.mutable_tuning_job() = *describe;
   const auto& objective =
       t->describe().hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective();
+  out.set_warm_start_observations(static_cast<int32_t>(WarmStartObservations(*t).size()));
   for (const auto* job : JobsOf(*t)) {
     *out.add_training_jobs() = SummaryOf(*job, objective);
     if (std::string reason = StopReasonOf(*job, *t); !reason.empty()) {

@@ -170,6 +170,25 @@ TEST(ProgressRendererTable, ShowsWhyTheLatestStoppedJobWasStopped) {
   EXPECT_EQ(text.find("StopTrainingJob"), std::string::npos) << text;
 }
 
+TEST(ProgressRendererLines, SaysWhereAWarmStartBegan) {
+  std::ostringstream out;
+  ProgressRenderer renderer(out, /*tty=*/false);
+  auto tuning = Tuning("InProgress", 0, 1);
+  auto* warm = tuning.mutable_warm_start_config();
+  warm->set_warm_start_type("IdenticalDataAndAlgorithm");
+  warm->add_parent_hyper_parameter_tuning_jobs()->set_hyper_parameter_tuning_job_name("first");
+  warm->add_parent_hyper_parameter_tuning_jobs()->set_hyper_parameter_tuning_job_name("second");
+  auto snapshot = Snapshot(tuning, {kJob1Running});
+  snapshot.set_warm_start_observations(16);
+  renderer.Update(snapshot);
+  renderer.Update(snapshot);
+  EXPECT_EQ(out.str(),
+            "Tuning job demo: InProgress\n"
+            "Warm start (IdenticalDataAndAlgorithm) from first, second: 16 training jobs known "
+            "before the first\n"
+            "Training job demo-001-aaaa: InProgress [batch=32 lr=0.01]\n");
+}
+
 TEST(ProgressRendererLines, NeverCutsLongLines) {
   std::ostringstream out;
   ProgressRenderer renderer(out, /*tty=*/false, /*width=*/20);

@@ -662,6 +662,8 @@ TEST_F(OrchestratorTest, WarmStartReportsTheOverallBestOfParentAndChild) {
   EXPECT_FLOAT_EQ(
       d.overall_best_training_job().final_hyper_parameter_tuning_job_objective_metric().value(),
       0.1f);
+  EXPECT_EQ(orch_->Snapshot("child")->warm_start_observations(), 1);  // the parent's one job
+  EXPECT_EQ(orch_->Snapshot("demo")->warm_start_observations(), 0);
   // OverallBestTrainingJob is for IdenticalDataAndAlgorithm only.
   EXPECT_FALSE(Describe("transfer").has_overall_best_training_job());
 }
