@@ -104,6 +104,31 @@ size_t HyperParameterCount(const v1::HyperParameterTrainingJobDefinition& defini
   return n;
 }
 
+// Warm start's "changes" from a parent (spec §4): a hyperparameter tunable in the parent and
+// static here counts 1, or its number of values when categorical; a static value changed counts 2.
+int WarmStartChanges(const v1::HyperParameterTrainingJobDefinition& parent_definition,
+                     const v1::ParameterRanges& parent_ranges,
+                     const v1::HyperParameterTrainingJobDefinition& definition) {
+  const auto& statics = definition.static_hyper_parameters();
+  const auto& parent_statics = parent_definition.static_hyper_parameters();
+  std::map<std::string, int> weight;  // parent's tunables: what making them static costs
+  for (const auto& [name, type] : TunableTypes(parent_ranges)) weight[name] = 1;
+  for (const auto& r : parent_ranges.categorical_parameter_ranges()) {
+    weight[r.name()] = r.values_size();
+  }
+  int changes = 0;
+  for (const auto& [name, value] : statics) {
+    if (name == kTuningObjectiveKey) continue;
+    if (auto w = weight.find(name); w != weight.end()) {
+      changes += w->second;
+    } else if (auto p = parent_statics.find(name);
+               p != parent_statics.end() && p->second != value) {
+      changes += 2;
+    }
+  }
+  return changes;
+}
+
 // Why `job` was stopped, for people watching a tuning job (WatchHyperParameterTuningJob's
 // StopReasons); "" when it was not. An early stop quotes the decision that took it.
 std::string StopReasonOf(const v1::TrainingJobRecord& job, const v1::TuningJobRecord& tuning) {
@@ -271,6 +296,16 @@ absl::Status Orchestrator::ValidateWarmStart(
                              std::to_string(count) +
                              "; warm start needs the same number (a hyperparameter may move "
                              "between static and tunable).");
+    }
+    if (const int changes =
+            WarmStartChanges(pd.training_job_definition(), pconfig.parameter_ranges(),
+                             request.training_job_definition());
+        changes > 10) {
+      return ValidationError(
+          "This tuning job makes " + std::to_string(changes) +
+          " changes to the hyperparameters of the parent tuning job " + name +
+          "; warm start allows at most 10 (a tunable hyperparameter made static counts 1, or its "
+          "number of values when categorical; a changed static value counts 2).");
     }
     for (const auto& [hp, type] : TunableTypes(pconfig.parameter_ranges())) {
       const auto mine = types.find(hp);

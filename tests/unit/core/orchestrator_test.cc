@@ -620,6 +620,27 @@ TEST_F(OrchestratorTest, WarmStartChecksItsParents) {
       ->clear_categorical_parameter_ranges();
   (*moved.mutable_training_job_definition()->mutable_static_hyper_parameters())["opt"] = "adam";
   EXPECT_TRUE(orch_->CreateTuningJob(moved).ok());
+  // 6 changed static values count 12 changes: too many. The parent has epochs and 5 more here
+  // would change the count, so the parent is a new one with 6 statics.
+  auto six = TuningRequest();
+  six.set_hyper_parameter_tuning_job_name("six");
+  auto* statics = six.mutable_training_job_definition()->mutable_static_hyper_parameters();
+  for (const char* s : {"a", "b", "c", "d", "e"}) (*statics)[s] = "1";
+  six.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_number_of_training_jobs(1);
+  ASSERT_TRUE(orch_->CreateTuningJob(six).ok());
+  ASSERT_TRUE(orch_->StopTuningJob("six").ok());
+  auto changed = WarmChild("child3", "six");
+  auto* child_statics =
+      changed.mutable_training_job_definition()->mutable_static_hyper_parameters();
+  for (const char* s : {"epochs", "a", "b", "c", "d", "e"}) (*child_statics)[s] = "2";
+  EXPECT_EQ(message(changed),
+            "This tuning job makes 12 changes to the hyperparameters of the parent tuning job six; "
+            "warm start allows at most 10 (a tunable hyperparameter made static counts 1, or its "
+            "number of values when categorical; a changed static value counts 2).");
+  (*child_statics)["e"] = "1";  // 10 changes: allowed
+  EXPECT_TRUE(orch_->CreateTuningJob(changed).ok());
   auto retyped = WarmChild("child2", "demo");
   auto* ranges = retyped.mutable_hyper_parameter_tuning_job_config()->mutable_parameter_ranges();
   ranges->clear_continuous_parameter_ranges();
