@@ -266,6 +266,12 @@ int main(int argc, char** argv) {
   sub->add_option("--name", run.name,
                   "Job name; default: the file's name, plus a -NNNN suffix if taken");
   sub->add_flag("--quiet,-q", run.quiet, "Print only the final summary");
+  sub->add_option("--spot-mean-seconds", run.spot_mean_seconds,
+                  "Jobs with EnableManagedSpotTraining: mean training seconds before an "
+                  "interruption (SageMaker seconds, scaled by --time-scale); 0: never")
+      ->capture_default_str();
+  sub->add_option("--spot-seed", run.spot_seed, "Seed of the simulated spot interruptions")
+      ->capture_default_str();
   sub->callback([&] { standalone = [&] { return amt::cli::RunTuningJob(run); }; });
 
   try {

@@ -3,6 +3,7 @@
 #ifndef AMT_CLI_RUN_H_
 #define AMT_CLI_RUN_H_
 
+#include <cstdint>
 #include <string>
 
 namespace amt::cli {
@@ -15,7 +16,9 @@ struct RunOptions {
   std::string image_map;          // --image-map FILE (JSON: image URI -> argv)
   std::string
       name;  // --name: override the job name (default: the file's name + a -NNNN suffix if taken)
-  bool quiet = false;  // --quiet: only the final summary
+  bool quiet = false;              // --quiet: only the final summary
+  double spot_mean_seconds = 600;  // --spot-mean-seconds: managed spot interruptions (0: none)
+  uint64_t spot_seed = 0;          // --spot-seed
 };
 
 // Runs the job and returns the process exit code (0 iff the job ended Completed).

@@ -71,6 +71,19 @@ int main(int argc, char** argv) {
   app.add_option("--hyperband-brackets", options.hyperband_brackets,
                  "Hyperband: number of brackets (1 = plain asynchronous successive halving)")
       ->capture_default_str();
+  app.add_option("--spot-mean-seconds", options.spot_mean_seconds,
+                 "Managed spot simulation: mean training seconds before a spot job is interrupted "
+                 "(SageMaker seconds, scaled by --time-scale); 0: never")
+      ->capture_default_str();
+  app.add_option("--spot-max-interruptions", options.spot_max_interruptions,
+                 "Managed spot simulation: interruptions per training job at most")
+      ->capture_default_str();
+  app.add_option("--spot-discount", options.spot_discount,
+                 "Managed spot simulation: BillableTimeInSeconds = training x (1 - discount)")
+      ->capture_default_str();
+  app.add_option("--spot-seed", options.spot_seed,
+                 "Managed spot simulation: seed of the interruption times (same seed, same run)")
+      ->capture_default_str();
   app.add_flag("--hyperband-stop-last-epoch", options.hyperband_stop_last_epoch,
                "Hyperband: stop a job reaching MaxResource even at its own last epoch (it ends "
                "Stopped); by default it ends by itself, Completed");

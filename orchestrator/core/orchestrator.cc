@@ -383,6 +383,7 @@ absl::Status Orchestrator::Load() {
   for (const auto& key : training_order_) {
     auto& job = training_.at(key);
     if (IsTerminal(job)) continue;
+    ArmMaxWait(job);
     if (!job.worker_id().empty()) {
       // Running when amtd stopped: its worker may reconnect and re-adopt it.
       ArmLostTimer(job);
@@ -608,6 +609,7 @@ absl::StatusOr<v1::CreateTrainingJobResponse> Orchestrator::CreateTrainingJob(
   }
   if (request.has_enable_managed_spot_training()) {
     d->set_enable_managed_spot_training(request.enable_managed_spot_training());
+    job.set_spot_discount(options_.spot.discount);
   }
   if (request.has_checkpoint_config())
     *d->mutable_checkpoint_config() = request.checkpoint_config();
@@ -619,7 +621,7 @@ absl::StatusOr<v1::CreateTrainingJobResponse> Orchestrator::CreateTrainingJob(
   RETURN_IF_ERROR(PutTraining(job));
   const std::string key = Key(name);
   training_order_.push_back(key);
-  training_.emplace(key, std::move(job));
+  ArmMaxWait(training_.emplace(key, std::move(job)).first->second);
   waiting_.push_back(key);
   v1::CreateTrainingJobResponse response;
   response.set_training_job_arn(training_.at(key).describe().training_job_arn());
@@ -766,6 +768,7 @@ absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
   }
   if (def.has_enable_managed_spot_training()) {
     d->set_enable_managed_spot_training(def.enable_managed_spot_training());
+    job.set_spot_discount(options_.spot.discount);
   }
   if (def.has_checkpoint_config()) *d->mutable_checkpoint_config() = def.checkpoint_config();
   *d->mutable_environment() = def.environment();
@@ -814,8 +817,11 @@ void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_
   const auto& sc = job.describe().stopping_condition();
   const double max_runtime =
       sc.has_max_runtime_in_seconds() ? sc.max_runtime_in_seconds() : kDefaultMaxRuntimeSeconds;
-  job.set_runtime_deadline(now + max_runtime * options_.time_scale);
+  // A restarted spot job has used part of its MaxRuntimeInSeconds in earlier attempts.
+  job.set_runtime_deadline(
+      now + std::max(0.0, max_runtime * options_.time_scale - job.trained_seconds()));
   ArmRuntimeDeadline(job);
+  ArmMaxWait(job);
   (void)PutTraining(job);
   v1::OrchestratorMessage message;
   *message.mutable_start() = std::move(*plan);
@@ -879,7 +885,58 @@ void Orchestrator::DetachFromWorker(v1::TrainingJobRecord& job) {
   auto& rt = Rt(job);
   timers_.Cancel(rt.runtime_timer);
   timers_.Cancel(rt.lost_timer);
-  rt.runtime_timer = rt.lost_timer = 0;
+  timers_.Cancel(rt.spot_timer);
+  rt.runtime_timer = rt.lost_timer = rt.spot_timer = 0;
+}
+
+void Orchestrator::ArmSpotInterruption(v1::TrainingJobRecord& job) {
+  if (!job.describe().enable_managed_spot_training()) return;
+  const std::string name = job.describe().training_job_name();
+  const auto after = spot::InterruptionAfter(options_.spot, options_.spot_seed, name, job.attempt(),
+                                             job.spot_interruptions());
+  if (!after.has_value()) return;
+  auto& rt = Rt(job);
+  timers_.Cancel(rt.spot_timer);
+  const int attempt = job.attempt();
+  rt.spot_timer = timers_.At(clock_.Now() + *after * options_.time_scale, [this, name, attempt] {
+    auto* j = FindTraining(name);
+    if (j == nullptr || j->attempt() != attempt || j->interrupted() ||
+        j->describe().training_job_status() != kInProgress || j->worker_id().empty()) {
+      return;
+    }
+    // The instances are taken back: SIGTERM, the grace period, SIGKILL, like a stop; the exit
+    // then restarts the job instead of ending it (OnJobExited).
+    MarkInterrupted(*j, clock_.Now());
+    (void)PutTraining(*j);
+    if (auto w = workers_.find(j->worker_id()); w != workers_.end()) {
+      v1::OrchestratorMessage message;
+      auto* stop = message.mutable_stop();
+      stop->set_training_job_name(name);
+      stop->set_attempt(attempt);
+      stop->set_grace_seconds(options_.stop_grace_seconds * options_.time_scale);
+      w->second.link->Send(message);
+    }
+    Notify(j->tuning_job_name(), name);
+  });
+}
+
+void Orchestrator::ArmMaxWait(v1::TrainingJobRecord& job) {
+  const auto& d = job.describe();
+  if (!d.enable_managed_spot_training() || !d.stopping_condition().has_max_wait_time_in_seconds()) {
+    return;
+  }
+  auto& rt = Rt(job);
+  timers_.Cancel(rt.max_wait_timer);
+  const std::string name = d.training_job_name();
+  const double deadline =
+      d.creation_time() + d.stopping_condition().max_wait_time_in_seconds() * options_.time_scale;
+  rt.max_wait_timer = timers_.At(deadline, [this, name] {
+    auto* j = FindTraining(name);
+    if (j == nullptr || IsTerminal(*j)) return;
+    StopRunningJob(*j, StopCause::kMaxWait);
+    Schedule();
+    Notify(j->tuning_job_name(), name);
+  });
 }
 
 void Orchestrator::StopRunningJob(v1::TrainingJobRecord& job, StopCause cause,
@@ -1067,6 +1124,7 @@ void Orchestrator::OnJobStarted(const v1::JobStarted& started) {
   const double now = clock_.Now();
   if (job->describe().training_job_status() == kInProgress) {
     MarkTraining(*job, now);
+    ArmSpotInterruption(*job);
   } else if (!job->describe().has_training_start_time()) {
     job->mutable_describe()->set_training_start_time(now);
   }
@@ -1211,6 +1269,16 @@ void Orchestrator::OnJobExited(const v1::JobExited& exited) {
   auto* job = FindTraining(exited.training_job_name());
   if (job == nullptr || job->attempt() != exited.attempt() || IsTerminal(*job)) return;
   DetachFromWorker(*job);
+  if (job->interrupted() && job->describe().training_job_status() == kInProgress) {
+    // A Spot interruption ended the attempt: back to Starting, relaunched when a slot is free;
+    // the worker copies the checkpoints back before the next attempt (spec §8).
+    MarkRestarting(*job, clock_.Now());
+    (void)PutTraining(*job);
+    waiting_.push_back(Key(job->describe().training_job_name()));
+    Schedule();
+    Notify(job->tuning_job_name(), job->describe().training_job_name());
+    return;
+  }
   ExitReport report;
   report.exit_code = exited.exit_code();
   report.signal = exited.signal();

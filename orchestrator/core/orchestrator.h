@@ -28,6 +28,7 @@
 #include "orchestrator/core/training_job.h"
 #include "orchestrator/metrics/metric_parser.h"
 #include "orchestrator/search/strategy.h"
+#include "orchestrator/spot/spot.h"
 #include "orchestrator/stopping/asha.h"
 #include "orchestrator/stopping/median_rule.h"
 #include "orchestrator/store/store.h"
@@ -73,6 +74,10 @@ struct OrchestratorOptions {
   int64_t hyperband_reduction_factor = 3;
   int64_t hyperband_brackets = 3;          // chosen with bench/stopping (see bench/README.md)
   bool hyperband_stop_last_epoch = false;  // stopping::AshaOptions::stop_at_last_epoch
+  // Managed spot simulation: when spot jobs are interrupted (scaled by time_scale) and how they
+  // are billed; spot_seed makes the interruptions of a run reproducible.
+  spot::SpotOptions spot;
+  uint64_t spot_seed = 0;
 };
 
 class Orchestrator {
@@ -143,6 +148,8 @@ class Orchestrator {
     std::string objective_metric;  // tuning objective MetricName, empty for standalone jobs
     uint64_t runtime_timer = 0;
     uint64_t lost_timer = 0;
+    uint64_t spot_timer = 0;      // the current attempt's Spot interruption
+    uint64_t max_wait_timer = 0;  // StoppingCondition.MaxWaitTimeInSeconds
   };
   struct TuningRuntime {
     std::unique_ptr<search::Strategy> strategy;
@@ -180,6 +187,10 @@ class Orchestrator {
   void EndTuningIfDone(v1::TuningJobRecord& tuning);
   void BeginEndingTuning(v1::TuningJobRecord& tuning, const std::string& cause);
   absl::Status EnsureStrategy(const v1::TuningJobRecord& tuning);
+  // Managed spot: arms the current attempt's interruption, and the MaxWaitTimeInSeconds deadline
+  // (from the creation time, across attempts and restarts of amtd).
+  void ArmSpotInterruption(v1::TrainingJobRecord& job);
+  void ArmMaxWait(v1::TrainingJobRecord& job);
   // Warm start: checks the parents of `request` (see README, "Warm start").
   absl::Status ValidateWarmStart(const v1::CreateHyperParameterTuningJobRequest& request);
   // The parents' training jobs with an objective, as observations in `tuning`'s search space.

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "orchestrator/spot/spot.h"
+
 namespace amt::core {
 namespace {
 
@@ -23,6 +25,19 @@ int WholeSeconds(double seconds) {
 void FinishTimes(v1::TrainingJobRecord& job, double now) {
   auto* d = job.mutable_describe();
   d->set_training_end_time(now);
+  if (d->enable_managed_spot_training()) {
+    // Spot: the training phases of every attempt, billed at the spot discount (spec §8).
+    const double current =
+        job.attempt_training_start() > 0 ? now - job.attempt_training_start() : 0;
+    const double trained = job.trained_seconds() + current;
+    if (trained <= 0 && !d->has_training_start_time()) return;
+    const int seconds = WholeSeconds(trained);
+    d->set_training_time_in_seconds(seconds);
+    spot::SpotOptions billing;
+    billing.discount = job.spot_discount();
+    d->set_billable_time_in_seconds(spot::BillableSeconds(billing, seconds));
+    return;
+  }
   if (d->has_training_start_time()) {
     const int seconds = WholeSeconds(now - d->training_start_time());
     d->set_training_time_in_seconds(seconds);
@@ -44,6 +59,7 @@ StopCause CauseFromName(std::string_view name) {
   if (name == "max_runtime") return StopCause::kMaxRuntime;
   if (name == "tuning") return StopCause::kTuningJob;
   if (name == "early_stopping") return StopCause::kEarlyStopping;
+  if (name == "max_wait") return StopCause::kMaxWait;
   return StopCause::kUser;
 }
 
@@ -53,6 +69,9 @@ void MarkStoppedFinal(v1::TrainingJobRecord& job, double now) {
   if (cause == StopCause::kMaxRuntime) {
     AddTransition(job, "MaxRuntimeExceeded",
                   "Training job exceeded the MaxRuntimeInSeconds provided", now);
+  } else if (cause == StopCause::kMaxWait) {
+    AddTransition(job, "MaxWaitTimeExceeded",
+                  "Training job exceeded the MaxWaitTimeInSeconds provided", now);
   } else if (cause == StopCause::kEarlyStopping) {
     AddTransition(job, "Stopped", "Training job stopped by early stopping", now);
   } else {
@@ -72,6 +91,8 @@ std::string_view StopCauseName(StopCause cause) {
       return "max_runtime";
     case StopCause::kEarlyStopping:
       return "early_stopping";
+    case StopCause::kMaxWait:
+      return "max_wait";
   }
   return "user";
 }
@@ -109,6 +130,23 @@ void MarkWaitingForCapacity(v1::TrainingJobRecord& job, double now) {
   AddTransition(job, "Starting", "Waiting for a free worker slot", now);
 }
 
+void MarkInterrupted(v1::TrainingJobRecord& job, double now) {
+  job.set_interrupted(true);
+  AddTransition(job, "Interrupted",
+                "The Spot instances were interrupted; the job restarts from its checkpoints", now);
+}
+
+void MarkRestarting(v1::TrainingJobRecord& job, double now) {
+  if (job.attempt_training_start() > 0) {
+    job.set_trained_seconds(job.trained_seconds() + (now - job.attempt_training_start()));
+  }
+  job.set_attempt_training_start(0);
+  job.set_interrupted(false);
+  job.set_spot_interruptions(job.spot_interruptions() + 1);
+  job.set_worker_id("");
+  AddTransition(job, "Starting", "Restarting the training job after a Spot interruption", now);
+}
+
 void MarkLaunching(v1::TrainingJobRecord& job, double now) {
   AddTransition(job, "Starting", "Launching requested ML instances", now);
 }
@@ -116,6 +154,7 @@ void MarkLaunching(v1::TrainingJobRecord& job, double now) {
 void MarkTraining(v1::TrainingJobRecord& job, double now) {
   auto* d = job.mutable_describe();
   if (!d->has_training_start_time()) d->set_training_start_time(now);
+  job.set_attempt_training_start(now);
   AddTransition(job, "Downloading", "Downloading input data", now);
   AddTransition(job, "Training", "Training image download completed. Training in progress.", now);
 }
@@ -134,7 +173,11 @@ void MarkStoppedBeforeStart(v1::TrainingJobRecord& job, StopCause cause, double 
   SetStatus(job, kStopping);
   AddTransition(job, "Stopping", "Stopping the training job", now);
   MarkStoppedFinal(job, now);
-  job.mutable_describe()->set_training_end_time(now);
+  if (job.trained_seconds() > 0) {
+    FinishTimes(job, now);  // a spot job stopped between attempts keeps its training time
+  } else {
+    job.mutable_describe()->set_training_end_time(now);
+  }
   job.set_worker_id("");
   SetFinalObjectiveStatus(job);
 }

@@ -23,7 +23,8 @@ enum class StopCause {
   kUser,           // StopTrainingJob
   kTuningJob,      // its tuning job was stopped or ended
   kMaxRuntime,     // StoppingCondition.MaxRuntimeInSeconds
-  kEarlyStopping,  // AUTO early stopping / Hyperband (later issues)
+  kEarlyStopping,  // AUTO early stopping / Hyperband
+  kMaxWait,        // StoppingCondition.MaxWaitTimeInSeconds (managed spot)
 };
 std::string_view StopCauseName(StopCause cause);
 
@@ -39,6 +40,10 @@ void AddTransition(v1::TrainingJobRecord& job, std::string_view secondary, std::
 void MarkCreated(v1::TrainingJobRecord& job, double now);
 // Still Starting: waiting for a free worker slot.
 void MarkWaitingForCapacity(v1::TrainingJobRecord& job, double now);
+// Managed spot: the current attempt's instances are taken back (Interrupted); the job restarts.
+void MarkInterrupted(v1::TrainingJobRecord& job, double now);
+// Managed spot: the interrupted attempt ended; back to Starting, waiting to be launched again.
+void MarkRestarting(v1::TrainingJobRecord& job, double now);
 // Assigned to a worker: instances "launched".
 void MarkLaunching(v1::TrainingJobRecord& job, double now);
 // The process runs: Downloading, then Training; sets TrainingStartTime.

@@ -121,6 +121,11 @@ class DaemonImpl final : public Daemon {
     orch.hyperband_reduction_factor = options.hyperband_reduction_factor;
     orch.hyperband_brackets = options.hyperband_brackets;
     orch.hyperband_stop_last_epoch = options.hyperband_stop_last_epoch;
+    orch.spot.mean_seconds_to_interruption = options.spot_mean_seconds;
+    orch.spot.max_interruptions = options.spot_max_interruptions;
+    orch.spot.discount = options.spot_discount;
+    orch.spot_seed = options.spot_seed;
+    if (auto s = spot::ValidateSpotOptions(orch.spot); !s.ok()) return s;
 
     if (options.sqlite_sync != "full" && options.sqlite_sync != "normal") {
       return absl::InvalidArgumentError("--sqlite-sync must be full or normal");

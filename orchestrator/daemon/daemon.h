@@ -5,6 +5,7 @@
 #ifndef AMT_ORCHESTRATOR_DAEMON_DAEMON_H_
 #define AMT_ORCHESTRATOR_DAEMON_DAEMON_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -36,6 +37,12 @@ struct DaemonOptions {
   int hyperband_reduction_factor = 3;
   int hyperband_brackets = 3;
   bool hyperband_stop_last_epoch = false;  // stop a job whose last epoch is MaxResource
+  // Managed spot simulation (spot::SpotOptions): mean training seconds to an interruption (0:
+  // none), interruptions per job at most, the discount billed, the seed of the interruptions.
+  double spot_mean_seconds = 600;
+  int spot_max_interruptions = 2;
+  double spot_discount = 0.7;
+  uint64_t spot_seed = 0;
   // "full" (fsync every commit: survives power loss) or "normal" (survives kill -9 only).
   std::string sqlite_sync = "full";
   std::string region = "us-east-1";

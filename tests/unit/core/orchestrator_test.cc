@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "common/json.h"
 #include "tests/unit/core/fakes.h"
 
@@ -51,6 +53,8 @@ class OrchestratorTest : public ::testing::Test {
     options.launch.image_map = {{"toy:latest", {"/bin/toy"}}};
     options.launch.is_executable = [](const std::string&) { return false; };
     options.seed_source = [] { return 1234u; };
+    options.spot = spot_;
+    options.spot_seed = 99;
     orch_ = std::make_unique<Orchestrator>(options, *store_, clock_, timers_);
   }
 
@@ -109,6 +113,7 @@ class OrchestratorTest : public ::testing::Test {
     return *d;
   }
 
+  spot::SpotOptions spot_;  // the library's defaults unless a test changes them and Rebuild()s
   FakeClock clock_;
   std::unique_ptr<store::Store> store_;
   FakeTimers timers_;
@@ -566,6 +571,121 @@ TEST_F(OrchestratorTest, HyperbandLeavesAJobWhoseLastEpochIsMaxResourceToComplet
             "epoch 3: val:loss 0.8; reached MaxResource 3, its last epoch: it ends by itself: "
             "continue");
   EXPECT_EQ(Describe().training_job_status_counters().completed(), 1);
+}
+
+v1::CreateTrainingJobRequest SpotTrainingJob() {
+  v1::CreateTrainingJobRequest r;
+  EXPECT_TRUE(JsonToProto(R"j({"TrainingJobName": "spot",
+      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
+        "MetricDefinitions": [{"Name": "loss", "Regex": "loss=(\\S+)"}]},
+      "RoleArn": "arn:aws:iam::123456789012:role/R",
+      "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
+      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
+      "EnableManagedSpotTraining": true,
+      "CheckpointConfig": {"S3Uri": "s3://b/checkpoints"},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 1000, "MaxWaitTimeInSeconds": 5000}})j",
+                          &r)
+                  .ok());
+  return r;
+}
+
+// The statuses of a training job's SecondaryStatusTransitions, repeats collapsed.
+std::vector<std::string> SecondaryStatuses(const v1::DescribeTrainingJobResponse& job) {
+  std::vector<std::string> out;
+  for (const auto& t : job.secondary_status_transitions()) {
+    if (out.empty() || out.back() != t.status()) out.push_back(t.status());
+  }
+  return out;
+}
+
+TEST_F(OrchestratorTest, SpotJobIsInterruptedRestartedFromCheckpointsAndBilledAtTheDiscount) {
+  spot_.mean_seconds_to_interruption = 100;
+  spot_.max_interruptions = 1;
+  Rebuild();
+  ASSERT_TRUE(orch_->CreateTrainingJob(SpotTrainingJob()).ok());
+  auto link = Connect(1);
+  ASSERT_EQ(link->Starts().size(), 1u);
+  const auto first = link->Starts()[0];
+  Started(first);
+  const double after = *spot::InterruptionAfter(spot_, 99, "spot", 1, 0);
+  ASSERT_LT(after, 700);  // room for the rest within MaxRuntimeInSeconds 1000
+  timers_.Advance(after - 0.5);
+  EXPECT_TRUE(link->Stops().empty());
+  timers_.Advance(1);
+  ASSERT_EQ(link->Stops().size(), 1u);  // SIGTERM, then the stop grace, like any stop
+  EXPECT_EQ(link->Stops()[0].attempt(), 1);
+  EXPECT_DOUBLE_EQ(link->Stops()[0].grace_seconds(), 120);
+  auto job = orch_->DescribeTrainingJob("spot");
+  EXPECT_EQ(job->training_job_status(), "InProgress");
+  EXPECT_EQ(job->secondary_status(), "Interrupted");
+
+  Exit(first, 0);                        // the trainer saved its checkpoint and exited on SIGTERM
+  ASSERT_EQ(link->Starts().size(), 2u);  // relaunched at once: the slot is free again
+  const auto second = link->Starts()[1];
+  EXPECT_EQ(second.attempt(), 2);
+  EXPECT_EQ(second.checkpoint_local_sync_dir(), first.checkpoint_local_sync_dir());
+  Started(second);
+  timers_.Advance(200);  // max_interruptions reached: no second interruption
+  EXPECT_EQ(link->Stops().size(), 1u);
+  Log(second, {"loss=0.5"});
+  Exit(second, 0);
+
+  job = orch_->DescribeTrainingJob("spot");
+  EXPECT_EQ(job->training_job_status(), "Completed");
+  EXPECT_THAT(SecondaryStatuses(*job),
+              ElementsAre("Starting", "Downloading", "Training", "Interrupted", "Starting",
+                          "Downloading", "Training", "Uploading", "Completed"));
+  std::vector<std::string> messages;
+  for (const auto& t : job->secondary_status_transitions()) messages.push_back(t.status_message());
+  EXPECT_THAT(messages,
+              ::testing::Contains("Restarting the training job after a Spot interruption"));
+  // Training time counts both attempts' training; billing applies the 70% discount.
+  const int trained = static_cast<int>(std::lround(after + 0.5 + 200));
+  EXPECT_NEAR(job->training_time_in_seconds(), trained, 1);
+  EXPECT_EQ(job->billable_time_in_seconds(),
+            spot::BillableSeconds(spot_, job->training_time_in_seconds()));
+}
+
+TEST_F(OrchestratorTest, SpotJobThatNeverGetsCapacityStopsAtMaxWait) {
+  ASSERT_TRUE(orch_->CreateTrainingJob(SpotTrainingJob()).ok());  // no worker: never launched
+  timers_.Advance(4999);
+  EXPECT_EQ(orch_->DescribeTrainingJob("spot")->training_job_status(), "InProgress");
+  timers_.Advance(2);
+  auto job = orch_->DescribeTrainingJob("spot");
+  EXPECT_EQ(job->training_job_status(), "Stopped");
+  EXPECT_EQ(job->secondary_status(), "MaxWaitTimeExceeded");
+  EXPECT_THAT(SecondaryStatuses(*job), ElementsAre("Starting", "Stopping", "MaxWaitTimeExceeded"));
+}
+
+TEST_F(OrchestratorTest, SpotJobWaitingAfterAnInterruptionStopsAtMaxWait) {
+  spot_.mean_seconds_to_interruption = 100;
+  Rebuild();
+  ASSERT_TRUE(orch_->CreateTrainingJob(SpotTrainingJob()).ok());
+  auto link = Connect(1);
+  const auto first = link->Starts()[0];
+  Started(first);
+  const double after = *spot::InterruptionAfter(spot_, 99, "spot", 1, 0);
+  ASSERT_LT(after, 900);
+  timers_.Advance(after + 0.1);
+  ASSERT_EQ(link->Stops().size(), 1u);
+  // Another job is queued first, so the freed slot goes to it and the spot job waits.
+  auto other = SpotTrainingJob();
+  other.set_training_job_name("other");
+  other.set_enable_managed_spot_training(false);
+  other.mutable_stopping_condition()->clear_max_wait_time_in_seconds();
+  ASSERT_TRUE(orch_->CreateTrainingJob(other).ok());
+  Exit(first, 0);
+  ASSERT_EQ(link->Starts().size(), 2u);
+  EXPECT_EQ(link->Starts()[1].training_job_name(), "other");
+  EXPECT_EQ(orch_->DescribeTrainingJob("spot")->secondary_status(), "Starting");
+  timers_.Advance(5000);
+  auto job = orch_->DescribeTrainingJob("spot");
+  EXPECT_EQ(job->training_job_status(), "Stopped");
+  EXPECT_EQ(job->secondary_status(), "MaxWaitTimeExceeded");
+  EXPECT_THAT(SecondaryStatuses(*job),
+              ElementsAre("Starting", "Downloading", "Training", "Interrupted", "Starting",
+                          "Stopping", "MaxWaitTimeExceeded"));
+  EXPECT_NEAR(job->training_time_in_seconds(), after + 0.1, 1);  // the one attempt's training
 }
 
 v1::CreateHyperParameterTuningJobRequest WarmChild(
