@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -117,6 +118,14 @@ int RunTrainingJob(v1::TuningService::Stub& stub, const std::string& endpoint,
   if (job.has_training_time_in_seconds()) {
     std::cout << "Training seconds: " << job.training_time_in_seconds() << "\n"
               << "Billable seconds: " << job.billable_time_in_seconds() << "\n";
+    // The SageMaker Python SDK's third line for spot jobs, one decimal.
+    if (job.enable_managed_spot_training() && job.training_time_in_seconds() > 0) {
+      char savings[64];
+      std::snprintf(savings, sizeof(savings), "Managed Spot Training savings: %.1f%%\n",
+                    100.0 * (1.0 - static_cast<double>(job.billable_time_in_seconds()) /
+                                       job.training_time_in_seconds()));
+      std::cout << savings;
+    }
   }
   return job.training_job_status() == "Completed" ? kExitSuccess : kExitNotCompleted;
 }

@@ -1,0 +1,122 @@
+// Managed spot training end to end: real amtd, amt-worker and toy-trainer processes. An
+// interrupted job gets SIGTERM, saves its checkpoint, restarts from it and ends with the same
+// result as an uninterrupted run.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "orchestrator/spot/spot.h"
+#include "tests/integration/harness.h"
+
+namespace amt::testing {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+
+constexpr double kMeanSeconds = 0.3;
+constexpr uint64_t kSeed = 5;
+
+std::string TrainingJobJson(const std::string& name, bool spot) {
+  return R"j({
+    "TrainingJobName": ")j" +
+         name + R"j(",
+    "HyperParameters": {"learning_rate": "0.01", "num_layers": "4", "epochs": "20", "sleep_ms": "100"},
+    "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest", "TrainingInputMode": "File",
+      "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+    "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
+    "EnableManagedSpotTraining": )j" +
+         (spot ? "true" : "false") + R"j(,
+    "StoppingCondition": )j" +
+         (spot ? R"j({"MaxRuntimeInSeconds": 600, "MaxWaitTimeInSeconds": 1200})j"
+               : R"j({"MaxRuntimeInSeconds": 600})j") +
+         R"j(,
+    "CheckpointConfig": {"S3Uri": "s3://bucket/checkpoints/)j" +
+         name + R"j("}
+  })j";
+}
+
+void CreateTrainingJob(Amtd& amtd, const std::string& json) {
+  v1::CreateTrainingJobRequest request;
+  ASSERT_TRUE(JsonToProto(json, &request).ok());
+  grpc::ClientContext ctx;
+  v1::CreateTrainingJobResponse response;
+  const auto status = amtd.stub().CreateTrainingJob(&ctx, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+}
+
+std::vector<std::string> Logs(Amtd& amtd, const std::string& job) {
+  grpc::ClientContext ctx;
+  v1::GetTrainingJobLogsRequest request;
+  request.set_training_job_name(job);
+  auto reader = amtd.stub().GetTrainingJobLogs(&ctx, request);
+  v1::GetTrainingJobLogsResponse page;
+  std::vector<std::string> lines;
+  while (reader->Read(&page)) {
+    for (const auto& l : page.lines()) lines.push_back(l.message());
+  }
+  EXPECT_TRUE(reader->Finish().ok());
+  return lines;
+}
+
+std::vector<std::string> SecondaryStatuses(const v1::DescribeTrainingJobResponse& job) {
+  std::vector<std::string> out;
+  for (const auto& t : job.secondary_status_transitions()) {
+    if (out.empty() || out.back() != t.status()) out.push_back(t.status());
+  }
+  return out;
+}
+
+bool Terminal(const v1::DescribeTrainingJobResponse& job) {
+  const auto& s = job.training_job_status();
+  return s == "Completed" || s == "Failed" || s == "Stopped";
+}
+
+TEST(SpotIntegrationTest, InterruptedJobResumesFromItsCheckpointAndEndsLikeAnUninterruptedOne) {
+  // The seeded schedule interrupts the first attempt well inside its 2 s of training; one
+  // interruption at most, so the second attempt runs to its end.
+  spot::SpotOptions options;
+  options.mean_seconds_to_interruption = kMeanSeconds;
+  const auto after = spot::InterruptionAfter(options, kSeed, "spot-run", 1, 0);
+  ASSERT_TRUE(after.has_value());
+  ASSERT_LT(*after, 1.2);
+
+  const std::string dir = MakeTempDir("amt-spot");
+  Amtd amtd(dir + "/data", {"--image-map", WriteImageMap(dir), "--slots", "2",
+                            "--spot-mean-seconds", std::to_string(kMeanSeconds),
+                            "--spot-max-interruptions", "1", "--spot-seed", std::to_string(kSeed)});
+  CreateTrainingJob(amtd, TrainingJobJson("spot-run", true));
+  CreateTrainingJob(amtd, TrainingJobJson("plain-run", false));
+  const auto spot_job = WaitForTrainingJob(amtd.stub(), "spot-run", Terminal);
+  const auto plain_job = WaitForTrainingJob(amtd.stub(), "plain-run", Terminal);
+
+  ASSERT_EQ(spot_job.training_job_status(), "Completed") << spot_job.failure_reason();
+  EXPECT_THAT(SecondaryStatuses(spot_job),
+              ElementsAre("Starting", "Downloading", "Training", "Interrupted", "Starting",
+                          "Downloading", "Training", "Uploading", "Completed"));
+  const auto logs = Logs(amtd, "spot-run");
+  EXPECT_THAT(logs, Contains("SIGTERM received, saving model"));
+  bool resumed = false;
+  for (const auto& line : logs) resumed |= line.rfind("resuming from checkpoint at epoch", 0) == 0;
+  EXPECT_TRUE(resumed);
+
+  // Resuming from the checkpoint reproduces the uninterrupted run's final value exactly.
+  ASSERT_EQ(plain_job.training_job_status(), "Completed");
+  ASSERT_EQ(spot_job.final_metric_data_list_size(), 1);
+  ASSERT_EQ(plain_job.final_metric_data_list_size(), 1);
+  EXPECT_EQ(spot_job.final_metric_data_list(0).value(),
+            plain_job.final_metric_data_list(0).value());
+
+  // Billed at the 70% discount; the plain job pays full price.
+  EXPECT_EQ(spot_job.billable_time_in_seconds(),
+            spot::BillableSeconds(options, spot_job.training_time_in_seconds()));
+  EXPECT_EQ(plain_job.billable_time_in_seconds(), plain_job.training_time_in_seconds());
+}
+
+}  // namespace
+}  // namespace amt::testing
