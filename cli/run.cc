@@ -6,9 +6,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
