@@ -868,6 +868,11 @@ void Orchestrator::ArmLostTimer(v1::TrainingJobRecord& job) {
     if (j == nullptr || IsTerminal(*j)) return;
     auto w = workers_.find(j->worker_id());
     if (w != workers_.end() && w->second.jobs.count(Key(name)) > 0) return;  // re-adopted
+    if (RetryInPlace(*j, "the worker running it was lost")) {
+      Schedule();
+      Notify(j->tuning_job_name(), name);
+      return;
+    }
     ExitReport report;
     report.internal_error = j->describe().training_job_status() != kStopping;
     report.failure_reason = "The worker running this training job was lost.";
@@ -887,6 +892,23 @@ void Orchestrator::DetachFromWorker(v1::TrainingJobRecord& job) {
   timers_.Cancel(rt.lost_timer);
   timers_.Cancel(rt.spot_timer);
   rt.runtime_timer = rt.lost_timer = rt.spot_timer = 0;
+}
+
+bool Orchestrator::RetryInPlace(v1::TrainingJobRecord& job, const std::string& what) {
+  const auto& d = job.describe();
+  if (d.training_job_status() != kInProgress || !d.has_retry_strategy() ||
+      job.retries() >= d.retry_strategy().maximum_retry_attempts()) {
+    return false;
+  }
+  DetachFromWorker(job);
+  job.set_retries(job.retries() + 1);
+  MarkRestarting(job, clock_.Now(),
+                 "Retrying the training job after an internal error (" + what + "): retry " +
+                     std::to_string(job.retries()) + " of " +
+                     std::to_string(d.retry_strategy().maximum_retry_attempts()));
+  (void)PutTraining(job);
+  waiting_.push_back(Key(d.training_job_name()));
+  return true;
 }
 
 void Orchestrator::ArmSpotInterruption(v1::TrainingJobRecord& job) {
@@ -1094,6 +1116,7 @@ void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
     auto& job = training_.at(key);
     if (IsTerminal(job) || job.worker_id() != hello.worker_id() || reported.count(key) > 0)
       continue;
+    if (RetryInPlace(job, "the worker restarted and no longer runs it")) continue;
     ExitReport report;
     report.internal_error = job.describe().training_job_status() != kStopping;
     report.failure_reason = "The worker restarted and no longer runs this training job.";
@@ -1272,7 +1295,8 @@ void Orchestrator::OnJobExited(const v1::JobExited& exited) {
   if (job->interrupted() && job->describe().training_job_status() == kInProgress) {
     // A Spot interruption ended the attempt: back to Starting, relaunched when a slot is free;
     // the worker copies the checkpoints back before the next attempt (spec §8).
-    MarkRestarting(*job, clock_.Now());
+    job->set_spot_interruptions(job->spot_interruptions() + 1);
+    MarkRestarting(*job, clock_.Now(), "Restarting the training job after a Spot interruption");
     (void)PutTraining(*job);
     waiting_.push_back(Key(job->describe().training_job_name()));
     Schedule();

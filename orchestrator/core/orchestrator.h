@@ -190,6 +190,10 @@ class Orchestrator {
   // Managed spot: arms the current attempt's interruption, and the MaxWaitTimeInSeconds deadline
   // (from the creation time, across attempts and restarts of amtd).
   void ArmSpotInterruption(v1::TrainingJobRecord& job);
+  // RetryStrategy: a job that meets an internal error (its worker lost) while retries remain is
+  // restarted in place (same name, back to Starting) instead of failing as RetryableError.
+  // Returns whether it was; the caller then schedules.
+  bool RetryInPlace(v1::TrainingJobRecord& job, const std::string& what);
   void ArmMaxWait(v1::TrainingJobRecord& job);
   // Warm start: checks the parents of `request` (see README, "Warm start").
   absl::Status ValidateWarmStart(const v1::CreateHyperParameterTuningJobRequest& request);

@@ -136,15 +136,14 @@ void MarkInterrupted(v1::TrainingJobRecord& job, double now) {
                 "The Spot instances were interrupted; the job restarts from its checkpoints", now);
 }
 
-void MarkRestarting(v1::TrainingJobRecord& job, double now) {
+void MarkRestarting(v1::TrainingJobRecord& job, double now, std::string_view message) {
   if (job.attempt_training_start() > 0) {
     job.set_trained_seconds(job.trained_seconds() + (now - job.attempt_training_start()));
   }
   job.set_attempt_training_start(0);
   job.set_interrupted(false);
-  job.set_spot_interruptions(job.spot_interruptions() + 1);
   job.set_worker_id("");
-  AddTransition(job, "Starting", "Restarting the training job after a Spot interruption", now);
+  AddTransition(job, "Starting", message, now);
 }
 
 void MarkLaunching(v1::TrainingJobRecord& job, double now) {

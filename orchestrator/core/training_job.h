@@ -42,8 +42,10 @@ void MarkCreated(v1::TrainingJobRecord& job, double now);
 void MarkWaitingForCapacity(v1::TrainingJobRecord& job, double now);
 // Managed spot: the current attempt's instances are taken back (Interrupted); the job restarts.
 void MarkInterrupted(v1::TrainingJobRecord& job, double now);
-// Managed spot: the interrupted attempt ended; back to Starting, waiting to be launched again.
-void MarkRestarting(v1::TrainingJobRecord& job, double now);
+// The attempt ended and the job starts again in place (a Spot interruption, or a retry after an
+// internal error): its training time so far is kept, and it is back to Starting with `message`,
+// waiting to be launched again.
+void MarkRestarting(v1::TrainingJobRecord& job, double now, std::string_view message);
 // Assigned to a worker: instances "launched".
 void MarkLaunching(v1::TrainingJobRecord& job, double now);
 // The process runs: Downloading, then Training; sets TrainingStartTime.

@@ -382,6 +382,37 @@ TEST_F(OrchestratorTest, LostWorkerTimesOutRunningJobs) {
             "Failed");
 }
 
+TEST_F(OrchestratorTest, RetryStrategyRestartsAJobInPlaceAfterAnInternalError) {
+  auto r = TuningRequest();
+  r.mutable_training_job_definition()->mutable_retry_strategy()->set_maximum_retry_attempts(1);
+  r.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_number_of_training_jobs(1);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
+  auto link = Connect(1);
+  const auto first = link->Starts()[0];
+  Started(first);
+  orch_->OnWorkerDisconnected("w1", link.get());
+  timers_.Advance(61);  // lost: retried in place, not failed
+  auto job = orch_->DescribeTrainingJob(first.training_job_name());
+  EXPECT_EQ(job->training_job_status(), "InProgress");
+  EXPECT_EQ(job->secondary_status(), "Starting");
+  EXPECT_EQ(job->secondary_status_transitions().rbegin()->status_message(),
+            "Retrying the training job after an internal error (the worker running it was "
+            "lost): retry 1 of 1");
+  auto again = Connect(1);  // a worker comes back: the same job, attempt 2
+  ASSERT_EQ(again->Starts().size(), 1u);
+  EXPECT_EQ(again->Starts()[0].training_job_name(), first.training_job_name());
+  EXPECT_EQ(again->Starts()[0].attempt(), 2);
+  Started(again->Starts()[0]);
+  orch_->OnWorkerDisconnected("w1", again.get());
+  timers_.Advance(61);  // no retry left: RetryableError
+  job = orch_->DescribeTrainingJob(first.training_job_name());
+  EXPECT_EQ(job->training_job_status(), "Failed");
+  EXPECT_EQ(Describe().training_job_status_counters().retryable_error(), 1);
+  EXPECT_EQ(Describe().training_job_status_counters().in_progress(), 0);
+}
+
 TEST_F(OrchestratorTest, ErrorsUseSageMakerNamesAndTexts) {
   ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
   auto dup = orch_->CreateTuningJob(TuningRequest());
