@@ -43,7 +43,7 @@ std::function<HttpReply(std::string_view)> Unary(
     Response response;
     const grpc::Status status = (service.*method)(nullptr, &request, &response);
     if (!status.ok()) return FromGrpc(status);
-    return HttpReply{200, ProtoToJson(response)};
+    return HttpReply{200, ProtoToAwsJson(response)};
   };
 }
 

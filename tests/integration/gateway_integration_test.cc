@@ -187,6 +187,22 @@ TEST_F(GatewayIntegrationTest, AnswersErrorsWithSageMakersNamesAndTexts) {
   EXPECT_EQ(r.json()["__type"], "UnknownOperationException");
 }
 
+TEST_F(GatewayIntegrationTest, PrintsLongMembersAsNumbers) {
+  nlohmann::json job = nlohmann::json::parse(ReadFile(SourceDir() + "/examples/training-job.json"));
+  job["TrainingJobName"] = "with-seed";
+  job["InputDataConfig"] = {
+      {{"ChannelName", "train"},
+       {"DataSource",
+        {{"S3DataSource", {{"S3DataType", "S3Prefix"}, {"S3Uri", "s3://bucket/train"}}}}},
+       {"ShuffleConfig", {{"Seed", 1234567890123}}}}};
+  ASSERT_EQ(client_->Post("CreateTrainingJob", job.dump()).status, 200);
+  const Reply r = client_->Post("DescribeTrainingJob", R"({"TrainingJobName": "with-seed"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const nlohmann::json seed = r.json()["InputDataConfig"][0]["ShuffleConfig"]["Seed"];
+  EXPECT_TRUE(seed.is_number_integer()) << seed;
+  EXPECT_EQ(seed, 1234567890123);
+}
+
 TEST_F(GatewayIntegrationTest, AcceptsAnEmptyBodyAndAnswersAHealthCheck) {
   Reply r = client_->Post("ListHyperParameterTuningJobs", "");
   EXPECT_EQ(r.status, 200);

@@ -56,5 +56,22 @@ TEST(Json, PrintsZeroCountersButNotUnsetOptionalMembers) {
   EXPECT_THAT(json, Not(HasSubstr("BestTrainingJob")));
 }
 
+TEST(Json, PrintsAwsJsonInSageMakersMemberOrderWithLongsAsNumbers) {
+  v1::Channel channel;
+  channel.set_channel_name("train");
+  channel.mutable_shuffle_config()->set_seed(1234567890123);
+  EXPECT_EQ(ProtoToAwsJson(channel),
+            R"({"ChannelName":"train","ShuffleConfig":{"Seed":1234567890123}})");
+
+  v1::DescribeTrainingJobResponse job;
+  (*job.mutable_hyper_parameters())["zeta"] = "1";
+  (*job.mutable_hyper_parameters())["alpha"] = "2";
+  job.set_training_job_name("j");
+  const std::string json = ProtoToAwsJson(job);
+  // TrainingJobName is declared before HyperParameters; map keys come sorted.
+  EXPECT_LT(json.find("\"TrainingJobName\""), json.find("\"HyperParameters\""));
+  EXPECT_THAT(json, HasSubstr(R"("HyperParameters":{"alpha":"2","zeta":"1"})"));
+}
+
 }  // namespace
 }  // namespace amt
