@@ -7,7 +7,7 @@ PACKAGES=(
   g++ cmake ninja-build pkg-config
   libboost-dev libboost-filesystem-dev libboost-system-dev libboost-program-options-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc libabsl-dev
-  libsqlite3-dev libre2-dev libeigen3-dev nlohmann-json3-dev libcli11-dev
+  libsqlite3-dev libre2-dev libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev python3 clang-format
   python3-boto3 awscli
 )

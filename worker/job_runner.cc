@@ -7,6 +7,8 @@
 #include <system_error>
 #include <utility>
 
+#include "worker/tar_gz.h"
+
 namespace amt::worker {
 namespace fs = std::filesystem;
 
@@ -91,8 +93,7 @@ void JobRunner::ReportExit(amt::v1::JobExited exited) {
   cv_.notify_all();
 }
 
-absl::Status JobRunner::Tar(const std::string& dir, const std::string& file,
-                            const std::string& cwd) {
+absl::Status JobRunner::Tar(const std::string& dir, const std::string& file) {
   std::error_code ec;
   const fs::path target = fs::absolute(file, ec);
   fs::create_directories(target.parent_path(), ec);
@@ -102,18 +103,9 @@ absl::Status JobRunner::Tar(const std::string& dir, const std::string& file,
   }
   // Write next to the target and rename, so a reader never sees half an archive.
   const std::string partial = target.string() + ".partial";
-  LaunchSpec spec{
-      {options_.tar_path, "-czf", partial, "-C", dir, "."}, options_.base_environment, cwd};
-  std::string output;
-  auto process = launcher_.Launch(spec, [&output](OutputStream, std::string line) {
-    if (output.size() < 4096) output += line + "\n";
-  });
-  if (!process.ok()) return process.status();
-  const ExitStatus status = (*process)->Wait();
-  if (status.signal != 0 || status.exit_code != 0) {
+  if (absl::Status written = WriteTarGz(dir, partial); !written.ok()) {
     fs::remove(partial, ec);
-    return absl::InternalError("tar exited with code " + std::to_string(status.exit_code) + ": " +
-                               output);
+    return written;
   }
   fs::rename(partial, target, ec);
   if (ec) return absl::InternalError("cannot rename to " + target.string() + ": " + ec.message());
@@ -184,12 +176,12 @@ void JobRunner::Run() {
   exited.set_exit_code(status.exit_code);
   exited.set_signal(status.signal);
   if (!job_.model_output_path().empty()) {
-    absl::Status tarred = Tar(paths.model.string(), job_.model_output_path(), spec.cwd);
+    absl::Status tarred = Tar(paths.model.string(), job_.model_output_path());
     exited.set_model_uploaded(tarred.ok());
     if (!tarred.ok()) Diagnose("model upload failed: " + std::string(tarred.message()));
   }
   if (!job_.output_data_path().empty() && dir->HasOutputData()) {
-    absl::Status tarred = Tar(paths.output_data.string(), job_.output_data_path(), spec.cwd);
+    absl::Status tarred = Tar(paths.output_data.string(), job_.output_data_path());
     if (!tarred.ok()) Diagnose("output data upload failed: " + std::string(tarred.message()));
   }
   exited.set_failure_reason(dir->ReadFailureReason());

@@ -33,7 +33,6 @@ struct JobRunnerOptions {
   JobDirOptions job_dir;
   // The worker's own variables a trainer inherits (PATH, HOME, LANG); the job's variables win.
   std::map<std::string, std::string> base_environment;
-  std::string tar_path = "tar";
   LogShipperOptions logs;
   // Receives problems that are not the job's fault (a failed checkpoint sync or tar); may be
   // called on the job thread. Empty: dropped.
@@ -75,7 +74,8 @@ class JobRunner {
   void ReportExit(amt::v1::JobExited exited);
   void SignalAndArmKillTimerLocked();
   void KillTimer();
-  absl::Status Tar(const std::string& dir, const std::string& file, const std::string& cwd);
+  // Packs `dir` into `file` (model.tar.gz, output.tar.gz) in-process, atomically (tar_gz.h).
+  absl::Status Tar(const std::string& dir, const std::string& file);
   void Diagnose(const std::string& message) const;
 
   const JobRunnerOptions options_;

@@ -33,14 +33,12 @@ int main(int argc, char** argv) {
   int slots = 1;
   std::string work_dir;
   std::string worker_id;
-  std::string tar_path = "tar";
   app.add_option("--orchestrator", orchestrator, "amtd's WorkerService address, HOST:PORT")
       ->required();
   app.add_option("--slots", slots, "training jobs run at once")->check(CLI::Range(1, 1024));
   app.add_option("--work-dir", work_dir, "where job directories (the emulated /opt/ml) go")
       ->required();
   app.add_option("--worker-id", worker_id, "stable worker id (default: HOST:PID)");
-  app.add_option("--tar", tar_path, "tar executable used to pack model.tar.gz");
   bool exit_with_parent = false;
   app.add_flag("--exit-with-parent", exit_with_parent,
                "stop (as on SIGTERM) when the process that started this worker dies; amtd sets it "
@@ -80,7 +78,6 @@ int main(int argc, char** argv) {
   options.runner.job_dir.work_dir = work_dir;
   options.runner.job_dir.num_cpus =
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.runner.tar_path = tar_path;
   options.runner.diagnostics = diagnostics;
   for (const char* name : {"PATH", "HOME", "LANG"}) {
     if (const char* value = std::getenv(name)) options.runner.base_environment[name] = value;

@@ -1,0 +1,98 @@
+#include "worker/tar_gz.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/unit/worker/temp_dir.h"
+
+namespace amt::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+void Write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string Read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Output of a shell command (GNU tar is the reference reader here).
+std::string Shell(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  EXPECT_EQ(::pclose(pipe), 0) << command;
+  return out;
+}
+
+class TarGzTest : public ::testing::Test {
+ protected:
+  testing::TempDir temp_;
+};
+
+TEST_F(TarGzTest, GnuTarExtractsWhatWasPackedLikeTarCzf) {
+  const fs::path in = temp_.path() / "model";
+  Write(in / "model.json", R"({"w": [1, 2]})");
+  Write(in / "empty", "");
+  std::string big(1'000'003, 'x');
+  for (size_t i = 0; i < big.size(); i += 997) big[i] = static_cast<char>('a' + i % 26);
+  Write(in / "weights" / "big.bin", big);
+  // 150 characters: a ustar prefix; a 120-character last component: a GNU long name.
+  const std::string deep = std::string(60, 'd') + "/" + std::string(60, 'e') + "/" + "f.txt";
+  Write(in / deep, "deep");
+  const std::string longest = std::string(120, 'n') + ".txt";
+  Write(in / longest, "long name");
+  fs::create_directories(in / "empty-dir");
+  fs::create_symlink("model.json", in / "latest");
+
+  const fs::path archive = temp_.path() / "model.tar.gz";
+  ASSERT_TRUE(WriteTarGz(in, archive).ok());
+
+  const fs::path out = temp_.path() / "out";
+  fs::create_directories(out);
+  Shell("tar -xzf " + archive.string() + " -C " + out.string());
+  EXPECT_EQ(Read(out / "model.json"), R"({"w": [1, 2]})");
+  EXPECT_EQ(Read(out / "empty"), "");
+  EXPECT_EQ(Read(out / "weights" / "big.bin"), big);
+  EXPECT_EQ(Read(out / deep), "deep");
+  EXPECT_EQ(Read(out / longest), "long name");
+  EXPECT_TRUE(fs::is_directory(out / "empty-dir"));
+  ASSERT_TRUE(fs::is_symlink(out / "latest"));
+  EXPECT_EQ(fs::read_symlink(out / "latest"), "model.json");
+
+  // The same member names and order as `tar -czf ARCHIVE -C DIR .` lists them, sorted.
+  const std::string listed = Shell("tar -tzf " + archive.string());
+  EXPECT_THAT(listed, ::testing::StartsWith("./\n./" + std::string(60, 'd') + "/\n"));
+  EXPECT_THAT(listed, ::testing::HasSubstr("./model.json\n"));
+  EXPECT_THAT(listed, ::testing::HasSubstr("./" + longest + "\n"));
+}
+
+TEST_F(TarGzTest, PacksAnEmptyFolderAsItsRootEntry) {
+  const fs::path in = temp_.path() / "empty";
+  fs::create_directories(in);
+  const fs::path archive = temp_.path() / "e.tar.gz";
+  ASSERT_TRUE(WriteTarGz(in, archive).ok());
+  EXPECT_EQ(Shell("tar -tzf " + archive.string()), "./\n");
+}
+
+TEST_F(TarGzTest, SaysWhichFolderItCannotRead) {
+  const absl::Status status = WriteTarGz(temp_.path() / "missing", temp_.path() / "x.tar.gz");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("missing"));
+}
+
+}  // namespace
+}  // namespace amt::worker
