@@ -1,4 +1,4 @@
-// ProcessLauncher: how amt-worker starts a training process (or `tar`), the one place that touches
+// ProcessLauncher: how amt-worker starts a training process, the one place that touches
 // real processes. A Process runs in its own process group, with stdin on /dev/null and stdout and
 // stderr read line by line on a reader thread. The production implementation uses posix_spawn
 // (POSIX_SPAWN_SETPGROUP); tests inject a fake (tests/unit/worker/fake_process_launcher.h).
