@@ -14,6 +14,8 @@ std::string_view SageMakerErrorName(absl::StatusCode code) {
       return "ResourceLimitExceeded";
     case absl::StatusCode::kFailedPrecondition:
       return "ConflictException";
+    case absl::StatusCode::kUnavailable:
+      return "ServiceUnavailable";
     default:
       return "InternalFailure";
   }
@@ -25,6 +27,7 @@ absl::StatusCode StatusCodeForSageMakerError(std::string_view name) {
   if (name == "ResourceNotFound") return absl::StatusCode::kNotFound;
   if (name == "ResourceLimitExceeded") return absl::StatusCode::kResourceExhausted;
   if (name == "ConflictException") return absl::StatusCode::kFailedPrecondition;
+  if (name == "ServiceUnavailable") return absl::StatusCode::kUnavailable;
   return absl::StatusCode::kUnknown;
 }
 

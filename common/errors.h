@@ -6,6 +6,7 @@
 //   NotFound           <-> ResourceNotFound
 //   ResourceExhausted  <-> ResourceLimitExceeded
 //   FailedPrecondition <-> ConflictException
+//   Unavailable        <-> ServiceUnavailable (AWS's common error, HTTP 503)
 //   anything else      <-> InternalFailure
 #ifndef AMT_COMMON_ERRORS_H_
 #define AMT_COMMON_ERRORS_H_
@@ -35,6 +36,9 @@ inline absl::Status ResourceNotFoundError(std::string_view message) {
 }
 inline absl::Status ResourceLimitExceededError(std::string_view message) {
   return absl::ResourceExhaustedError(std::string(message));
+}
+inline absl::Status ServiceUnavailableError(std::string_view message) {
+  return absl::UnavailableError(std::string(message));
 }
 
 }  // namespace amt

@@ -2,20 +2,9 @@
 
 #include <utility>
 
-namespace amt::worker {
+#include "common/log_line.h"
 
-std::string CleanLogLine(const std::string& line) {
-  std::string out;
-  out.reserve(line.size());
-  for (const char c : line) {
-    if (c == '\t') {
-      out += "#011";
-    } else if (c != '\r') {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
+namespace amt::worker {
 
 LogShipper::LogShipper(std::string training_job_name, int attempt, const Clock& clock,
                        LogShipperOptions options, SendFn send)
@@ -30,7 +19,7 @@ LogShipper::~LogShipper() { Close(); }
 void LogShipper::Add(OutputStream stream, const std::string& line) {
   amt::v1::LogRecord record;
   record.set_timestamp(clock_.Now());
-  record.set_text(CleanLogLine(line));
+  record.set_text(SageMakerLogLine(line));
   record.set_stderr(stream == OutputStream::kStderr);
   std::lock_guard<std::mutex> lock(mu_);
   if (closing_) return;

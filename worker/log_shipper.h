@@ -1,5 +1,6 @@
 // LogShipper: turns one job's output lines into LogBatch messages. A line is cleaned the way
-// SageMaker shows it (tab -> "#011", '\r' removed), timestamped with the injected Clock, and
+// SageMaker shows it (SageMakerLogLine, common/log_line.h: tab -> "#011", '\r' removed, invalid
+// UTF-8 replaced), timestamped with the injected Clock, and
 // batched: a batch goes out when it holds `max_lines` lines or when its oldest line has waited
 // `max_delay` (a wall-clock wait on the shipper's own thread: the worker is the real-process edge).
 #ifndef AMT_WORKER_LOG_SHIPPER_H_
@@ -18,10 +19,6 @@
 #include "worker/process_launcher.h"
 
 namespace amt::worker {
-
-// SageMaker's log form of one line: every '\t' becomes the literal text "#011" and every '\r'
-// is dropped.
-std::string CleanLogLine(const std::string& line);
 
 struct LogShipperOptions {
   size_t max_lines = 64;

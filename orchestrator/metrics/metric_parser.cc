@@ -50,21 +50,6 @@ std::vector<MetricValue> MetricParser::Parse(std::string_view line) const {
   return values;
 }
 
-std::string EscapeTabs(std::string_view line) {
-  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  std::string out;
-  out.reserve(line.size());
-  for (char c : line) {
-    if (c == '\t') {
-      out += "#011";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::optional<double> ParseNumber(std::string_view text) {
   while (!text.empty() && IsSpace(text.front())) text.remove_prefix(1);
   while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);

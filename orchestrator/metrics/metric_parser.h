@@ -44,7 +44,7 @@ class MetricParser {
   // capture group 1, or the whole match when the regex has no capturing group; a group 1 that did
   // not take part in the match gives nothing. Only text that ParseNumber() accepts becomes a
   // value. Results come in definition order. The line must already show tabs as #011
-  // (EscapeTabs()).
+  // (SageMakerLogLine(), common/log_line.h).
   std::vector<MetricValue> Parse(std::string_view line) const;
 
   // Number of definitions.
@@ -61,10 +61,6 @@ class MetricParser {
 
   std::vector<Definition> definitions_;
 };
-
-// Returns `line` as SageMaker's logs show it: every '\t' becomes the literal text "#011", and one
-// trailing "\n" and then one trailing "\r" are removed (CRLF output). Other characters are kept.
-std::string EscapeTabs(std::string_view line);
 
 // The number `text` spells, if all of it is one finite number: optional sign ('+' or '-'), digits
 // with an optional '.' ("1.", ".5" and "1.5" are all fine), an optional exponent ("1.5e-03",

@@ -160,4 +160,19 @@ v1::CreateHyperParameterTuningJobRequest TuningRequestFromJson(const std::string
   return request;
 }
 
+std::vector<std::string> ReadLogs(v1::TuningService::Stub& stub, const std::string& job) {
+  grpc::ClientContext ctx;
+  v1::GetTrainingJobLogsRequest request;
+  request.set_training_job_name(job);
+  auto reader = stub.GetTrainingJobLogs(&ctx, request);
+  v1::GetTrainingJobLogsResponse page;
+  std::vector<std::string> lines;
+  while (reader->Read(&page)) {
+    for (const auto& l : page.lines()) lines.push_back(l.message());
+  }
+  const grpc::Status status = reader->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return lines;
+}
+
 }  // namespace amt::testing

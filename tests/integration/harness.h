@@ -64,6 +64,9 @@ v1::WatchHyperParameterTuningJobResponse WaitForTuningSnapshot(
     v1::TuningService::Stub& stub, const std::string& name,
     const std::function<bool(const v1::WatchHyperParameterTuningJobResponse&)>& done);
 
+// Every log line of a training job so far (GetTrainingJobLogs, not following).
+std::vector<std::string> ReadLogs(v1::TuningService::Stub& stub, const std::string& job);
+
 // Reads a JSON request body from examples/ (or a string) into a proto; fails the test on error.
 v1::CreateHyperParameterTuningJobRequest TuningRequestFromJson(const std::string& json);
 

@@ -50,20 +50,6 @@ void CreateTrainingJob(Amtd& amtd, const std::string& json) {
   ASSERT_TRUE(status.ok()) << status.error_message();
 }
 
-std::vector<std::string> Logs(Amtd& amtd, const std::string& job) {
-  grpc::ClientContext ctx;
-  v1::GetTrainingJobLogsRequest request;
-  request.set_training_job_name(job);
-  auto reader = amtd.stub().GetTrainingJobLogs(&ctx, request);
-  v1::GetTrainingJobLogsResponse page;
-  std::vector<std::string> lines;
-  while (reader->Read(&page)) {
-    for (const auto& l : page.lines()) lines.push_back(l.message());
-  }
-  EXPECT_TRUE(reader->Finish().ok());
-  return lines;
-}
-
 std::vector<std::string> SecondaryStatuses(const v1::DescribeTrainingJobResponse& job) {
   std::vector<std::string> out;
   for (const auto& t : job.secondary_status_transitions()) {
@@ -99,7 +85,7 @@ TEST(SpotIntegrationTest, InterruptedJobResumesFromItsCheckpointAndEndsLikeAnUni
   EXPECT_THAT(SecondaryStatuses(spot_job),
               ElementsAre("Starting", "Downloading", "Training", "Interrupted", "Starting",
                           "Downloading", "Training", "Uploading", "Completed"));
-  const auto logs = Logs(amtd, "spot-run");
+  const auto logs = ReadLogs(amtd.stub(), "spot-run");
   EXPECT_THAT(logs, Contains("SIGTERM received, saving model"));
   bool resumed = false;
   for (const auto& line : logs) resumed |= line.rfind("resuming from checkpoint at epoch", 0) == 0;

@@ -188,6 +188,26 @@ TEST_F(TuningIntegrationTest, FailingTrainerIsReportedWithItsFailureFile) {
   }
 }
 
+TEST_F(TuningIntegrationTest, TrainerOutputThatIsNotUtf8IsStoredWithReplacementCharacters) {
+  // A trainer printing Latin-1 ("caf\xe9") and a stray byte: once, this broke the worker's stream
+  // and failed the job as RetryableError.
+  const std::string trainer = dir_ + "/latin1-trainer";
+  WriteFile(trainer, "#!/bin/sh\nprintf 'caf\\351 \\377 val_loss=0.25\\n'\n");
+  fs::permissions(trainer, fs::perms::owner_all);
+  auto amtd = StartAmtd();
+  Create(*amtd,
+         TuningJson("latin1", "Random", 2, 2, kRandomRanges, R"j({"epochs": "1"})j", trainer));
+  auto last = WaitForTuningJob(amtd->stub(), "latin1");
+  EXPECT_EQ(last.tuning_job().hyper_parameter_tuning_job_status(), "Completed");
+  ASSERT_EQ(last.training_jobs_size(), 2);
+  for (const auto& j : last.training_jobs()) {
+    EXPECT_EQ(j.training_job_status(), "Completed") << j.failure_reason();
+    EXPECT_FLOAT_EQ(j.final_hyper_parameter_tuning_job_objective_metric().value(), 0.25f);
+    EXPECT_THAT(ReadLogs(amtd->stub(), j.training_job_name()),
+                ::testing::ElementsAre("caf\xEF\xBF\xBD \xEF\xBF\xBD val_loss=0.25"));
+  }
+}
+
 TEST_F(TuningIntegrationTest, JobOverMaxRuntimeEndsMaxRuntimeExceeded) {
   auto amtd = StartAmtd();
   Create(*amtd, TuningJson("slow", "Random", 1, 1, kRandomRanges,

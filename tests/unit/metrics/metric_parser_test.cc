@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "common/log_line.h"
+
 namespace amt::metrics {
 namespace {
 
@@ -49,7 +51,7 @@ MATCHER_P2(Metric, name, value, "") { return arg.name == name && arg.value == va
 
 TEST(MetricParser, ParsesXgboostValidationAucAfterEscapingTabs) {
   MetricParser parser = MustCreate({{"validation:auc", kXgboostValidationAuc}});
-  const std::string line = EscapeTabs("[3]\ttrain-auc:0.91\tvalidation-auc:0.875");
+  const std::string line = SageMakerLogLine("[3]\ttrain-auc:0.91\tvalidation-auc:0.875");
   EXPECT_EQ(line, "[3]#011train-auc:0.91#011validation-auc:0.875");
   EXPECT_THAT(parser.Parse(line), ElementsAre(Metric("validation:auc", 0.875)));
 }
@@ -147,15 +149,6 @@ TEST(MetricParser, CopiesShareCompiledPatterns) {
   const MetricParser copy = parser;
   EXPECT_EQ(copy.size(), 1u);
   EXPECT_THAT(copy.Parse("loss=0.5"), ElementsAre(Metric("loss", 0.5)));
-}
-
-TEST(EscapeTabs, ReplacesEveryTabAndStripsLineEnding) {
-  EXPECT_EQ(EscapeTabs("a\tb\t\tc"), "a#011b#011#011c");
-  EXPECT_EQ(EscapeTabs("loss=1\r"), "loss=1");
-  EXPECT_EQ(EscapeTabs("loss=1\r\n"), "loss=1");
-  EXPECT_EQ(EscapeTabs("loss=1\n"), "loss=1");
-  EXPECT_EQ(EscapeTabs("a\rb"), "a\rb");
-  EXPECT_EQ(EscapeTabs(""), "");
 }
 
 TEST(ParseNumber, AcceptsDecimalForms) {

@@ -41,13 +41,6 @@ std::vector<int> Sizes(const std::vector<amt::v1::LogBatch>& batches) {
   return sizes;
 }
 
-TEST(CleanLogLine, ReplacesTabsWithHash011AndDropsCarriageReturns) {
-  EXPECT_EQ(CleanLogLine("[3]\ttrain-loss:0.1\tvalidation-loss:0.2\r"),
-            "[3]#011train-loss:0.1#011validation-loss:0.2");
-  EXPECT_EQ(CleanLogLine("a\r\rb"), "ab");
-  EXPECT_EQ(CleanLogLine(""), "");
-}
-
 TEST(LogShipper, SendsBatchesOfAtMost64LinesInOrder) {
   FakeClock clock(100.0);
   Sink sink;
