@@ -119,6 +119,220 @@ Eigen::VectorXd Vector(const std::vector<double>& v) {
   return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
 }
 
+// The acquisition model: the GP conditioned on the running trials' fantasies, and one incumbent
+// (best value) per fantasy column.
+struct Model {
+  const GaussianProcess& gp;
+  Eigen::VectorXd incumbents;
+
+  // The acquisition at each row of `points`: log of the mean over fantasy columns of EI.
+  Eigen::VectorXd LogMeanEi(const Eigen::MatrixXd& points) const {
+    const double log_columns = std::log(static_cast<double>(incumbents.size()));
+    Eigen::MatrixXd mean;
+    Eigen::VectorXd variance;
+    gp.Predict(points, &mean, &variance);
+    Eigen::VectorXd out(points.rows());
+    Eigen::VectorXd logs(incumbents.size());
+    for (Eigen::Index i = 0; i < points.rows(); ++i) {
+      for (Eigen::Index s = 0; s < logs.size(); ++s) {
+        logs[s] = LogExpectedImprovement(mean(i, s), variance[i], incumbents[s]);
+      }
+      const double top = logs.maxCoeff();
+      out[i] = top + std::log((logs.array() - top).exp().sum()) - log_columns;
+    }
+    return out;
+  }
+
+  // -LogMeanEi at one point, with its gradient, for L-BFGS.
+  double NegativeLogMeanEi(const Eigen::VectorXd& x, Eigen::VectorXd* gradient) const {
+    const double log_columns = std::log(static_cast<double>(incumbents.size()));
+    Eigen::VectorXd mean;
+    double variance = 0;
+    Eigen::MatrixXd d_mean;
+    Eigen::VectorXd d_variance;
+    gp.PredictWithGradient(x, &mean, &variance, &d_mean, &d_variance);
+    const Eigen::Index columns = incumbents.size();
+    Eigen::VectorXd logs(columns);
+    Eigen::VectorXd a(columns);
+    Eigen::VectorXd b(columns);
+    for (Eigen::Index s = 0; s < columns; ++s) {
+      logs[s] = LogExpectedImprovement(mean[s], variance, incumbents[s], &a[s], &b[s]);
+    }
+    const double top = logs.maxCoeff();
+    const Eigen::VectorXd w = (logs.array() - top).exp().matrix();
+    const double total = w.sum();
+    // d log(mean EI) = sum_s (EI_s / sum EI) d log EI_s.
+    *gradient = -(d_mean * w.cwiseProduct(a) + d_variance * w.dot(b)) / total;
+    return -(top + std::log(total) - log_columns);
+  }
+};
+
+// Conditions `gp` on fantasies of the running trials' outcomes (at `pending_x`): `samples` joint
+// posterior samples (1: the posterior mean, "kriging believer"). Each column is a possible world;
+// a fantasised value below the best result also lowers that world's incumbent, so a running
+// trial's neighbourhood promises no improvement it would already deliver. Returns the
+// incumbents, one per column (just `best_observed` when nothing runs).
+Eigen::VectorXd Fantasize(GaussianProcess& gp, const std::vector<Eigen::VectorXd>& pending_x,
+                          double best_observed, int samples, std::mt19937_64& engine) {
+  if (pending_x.empty()) return Eigen::VectorXd::Constant(1, best_observed);
+  const Eigen::MatrixXd pending = Rows(pending_x, static_cast<int>(pending_x.front().size()));
+  const Eigen::Index m = pending.rows();
+  Eigen::VectorXd mean;
+  Eigen::MatrixXd covariance;
+  gp.JointPosterior(pending, &mean, &covariance);
+  Eigen::MatrixXd fantasies = mean.replicate(1, samples);
+  if (samples > 1) {
+    covariance.diagonal().array() += 1e-9 * gp.signal_variance();
+    Eigen::LLT<Eigen::MatrixXd> llt(covariance);
+    Eigen::MatrixXd z(m, samples);
+    for (Eigen::Index i = 0; i < z.size(); ++i) z.data()[i] = Normal(engine);
+    if (llt.info() == Eigen::Success) {
+      fantasies += llt.matrixL() * z;
+    } else {
+      fantasies += covariance.diagonal().cwiseMax(0).cwiseSqrt().asDiagonal() * z;
+    }
+  }
+  gp.Condition(pending, fantasies);
+  return fantasies.colwise().minCoeff().transpose().cwiseMin(best_observed);
+}
+
+// Candidates: half uniform over the space, half perturbations of the best results (`centers`,
+// best first). Fewer when the model (of `model_size` points) is large, so that scoring them stays
+// near 3e8 flops.
+Eigen::MatrixXd Candidates(const SpaceEncoder& encoder,
+                           const std::vector<const Eigen::VectorXd*>& centers, int model_size,
+                           std::mt19937_64& engine) {
+  const double n = model_size;
+  const int count = static_cast<int>(std::clamp(3e8 / (n * n), 256.0, 1024.0));
+  const int params = encoder.params();
+  static constexpr double kSteps[] = {0.02, 0.08, 0.2};
+  Eigen::MatrixXd candidates(count, encoder.dims());
+  std::vector<double> u(static_cast<size_t>(params));
+  for (int i = 0; i < count; ++i) {
+    if (i < count / 2) {
+      for (double& c : u) c = UniformUnit(engine);
+      candidates.row(i) = encoder.FromCoordinates(u.data());
+      continue;
+    }
+    // Half of the local candidates around the incumbent, the rest around the next best.
+    const size_t center = (i % 2 == 0) ? 0 : UniformIndex(engine, centers.size());
+    Eigen::VectorXd x = *centers[center];
+    const double step = kSteps[UniformIndex(engine, 3)];
+    const double p_change = std::min(1.0, 2.0 / params);
+    bool changed = false;
+    for (int attempt = 0; !changed && attempt < 10; ++attempt) {
+      for (const SpaceEncoder::Block& b : encoder.blocks()) {
+        if (UniformUnit(engine) >= p_change) continue;
+        changed = true;
+        if (b.kind == SpaceEncoder::Kind::kCategorical) {
+          x.segment(b.offset, b.width).setZero();
+          x[b.offset + static_cast<int>(UniformIndex(engine, static_cast<size_t>(b.width)))] = 1;
+        } else {
+          x[b.offset] += step * Normal(engine);
+        }
+      }
+    }
+    candidates.row(i) = encoder.Snap(x);
+  }
+  return candidates;
+}
+
+struct Scored {
+  double value;
+  Eigen::VectorXd x;
+};
+
+// Best score first; stable, so equal scores keep their order.
+void SortByScore(std::vector<Scored>& pool) {
+  std::stable_sort(pool.begin(), pool.end(),
+                   [](const Scored& a, const Scored& b) { return a.value > b.value; });
+}
+
+// Refines the best distinct candidates of `pool` (sorted) by L-BFGS on -log EI over the numeric
+// features (the one-hot features are held by equal bounds), rounded to the space; then every
+// other value of each categorical at the best refined point (a gradient cannot move a one-hot
+// feature).
+std::vector<Eigen::VectorXd> Refine(const Model& model, const SpaceEncoder& encoder,
+                                    const std::vector<Scored>& pool) {
+  const Objective negative_log_ei = [&](const Eigen::VectorXd& x, Eigen::VectorXd* gradient) {
+    return model.NegativeLogMeanEi(x, gradient);
+  };
+  MinimizeOptions refine;
+  refine.max_evaluations = 40;
+  refine.max_iterations = 40;
+  refine.relative_tolerance = 1e-6;
+  std::vector<Eigen::VectorXd> starts;
+  for (const Scored& s : pool) {
+    if (starts.size() >= 5) break;
+    bool distinct = true;
+    for (const Eigen::VectorXd& other : starts) distinct &= (other - s.x).squaredNorm() > 1e-12;
+    if (distinct) starts.push_back(s.x);
+  }
+  std::vector<Eigen::VectorXd> refined;
+  for (const Eigen::VectorXd& start : starts) {
+    Eigen::VectorXd lower = start;
+    Eigen::VectorXd upper = start;
+    for (int f = 0; f < encoder.dims(); ++f) {
+      if (encoder.IsNumericFeature(f)) {
+        lower[f] = 0;
+        upper[f] = 1;
+      }
+    }
+    MinimizeResult r = MinimizeInBox(negative_log_ei, start, lower, upper, refine);
+    refined.push_back(encoder.Snap(r.x));
+  }
+  if (refined.empty()) return refined;
+  const Eigen::VectorXd base = refined.front();
+  for (const SpaceEncoder::Block& b : encoder.blocks()) {
+    if (b.kind != SpaceEncoder::Kind::kCategorical) continue;
+    for (int v = 0; v < b.width; ++v) {
+      if (base[b.offset + v] == 1) continue;
+      Eigen::VectorXd x = base;
+      x.segment(b.offset, b.width).setZero();
+      x[b.offset + v] = 1;
+      refined.push_back(x);
+    }
+  }
+  return refined;
+}
+
+// The best candidate of `pool` (sorted) not tried before. When every candidate repeats an earlier
+// trial (a small discrete space): any new combination, else the best candidate that did not fail.
+Assignment FirstNew(const std::vector<Scored>& pool, const std::set<Assignment>& seen,
+                    const std::set<Assignment>& failed, const SpaceEncoder& encoder,
+                    std::mt19937_64& engine) {
+  for (const Scored& s : pool) {
+    Assignment params = encoder.Decode(s.x);
+    if (seen.count(params) == 0) return params;
+  }
+  std::vector<double> u(static_cast<size_t>(encoder.params()));
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    for (double& c : u) c = UniformUnit(engine);
+    Assignment params = encoder.Decode(encoder.FromCoordinates(u.data()));
+    if (seen.count(params) == 0) return params;
+  }
+  for (const Scored& s : pool) {
+    Assignment params = encoder.Decode(s.x);
+    if (failed.count(params) == 0) return params;
+  }
+  return encoder.Decode(pool.front().x);
+}
+
+// The points the hyperparameter fit uses: all of them up to kMaxFitPoints, else the kFitKeepBest
+// best results and a seeded sample of the others, in data order.
+std::vector<size_t> FitSubsample(const std::vector<double>& ys, std::mt19937_64& engine) {
+  std::vector<size_t> order(ys.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (order.size() <= kMaxFitPoints) return order;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ys[a] < ys[b]; });
+  for (size_t i = kFitKeepBest; i < kMaxFitPoints; ++i) {
+    std::swap(order[i], order[i + UniformIndex(engine, order.size() - i)]);
+  }
+  order.resize(kMaxFitPoints);
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
 }  // namespace
 
 // Everything Suggest knows, encoded with one encoder.
@@ -294,21 +508,9 @@ BayesianStrategy::Fit BayesianStrategy::FitFor(const History& history) {
       break;
     }
     std::mt19937_64 engine(TrialSeed(seed_, static_cast<int64_t>(key >> 1)));
-    // The subsample: the best results and a seeded sample of the others, in data order.
-    std::vector<size_t> order(data.ok_y.size());
-    std::iota(order.begin(), order.end(), 0);
-    if (order.size() > kMaxFitPoints) {
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return data.ok_y[a] < data.ok_y[b]; });
-      for (size_t i = kFitKeepBest; i < kMaxFitPoints; ++i) {
-        std::swap(order[i], order[i + UniformIndex(engine, order.size() - i)]);
-      }
-      order.resize(kMaxFitPoints);
-      std::sort(order.begin(), order.end());
-    }
     std::vector<Eigen::VectorXd> xs;
     std::vector<double> ys;
-    for (size_t i : order) {
+    for (size_t i : FitSubsample(data.ok_y, engine)) {
       xs.push_back(data.ok_x[i]);
       ys.push_back(data.ok_y[i]);
     }
@@ -354,204 +556,43 @@ Assignment BayesianStrategy::SpreadOut(const Data& data, std::mt19937_64& engine
 Assignment BayesianStrategy::Acquire(const Data& data, const Fit& fit,
                                      std::mt19937_64& engine) const {
   const SpaceEncoder& encoder = data.encoder;
-  const int dims = encoder.dims();
-  const int params = encoder.params();
-  const std::vector<int> groups = encoder.FeatureGroups();
-
   const OutputWarping warping = OutputWarping::Fit(Vector(data.ok_y));
   const Eigen::VectorXd y_ok = warping.Apply(Vector(data.ok_y));
-  const double worst = y_ok.maxCoeff();
   std::vector<Eigen::VectorXd> xs = data.ok_x;
   xs.insert(xs.end(), data.failed_x.begin(), data.failed_x.end());
   Eigen::VectorXd y(static_cast<Eigen::Index>(xs.size()));
   y.head(y_ok.size()) = y_ok;
-  y.tail(static_cast<Eigen::Index>(data.failed_x.size())).setConstant(worst);
-  GaussianProcess gp(Rows(xs, dims), y, groups, fit.hyperparameters);
-  const double best_observed = y_ok.minCoeff();
-  Eigen::VectorXd incumbents = Eigen::VectorXd::Constant(1, best_observed);
+  y.tail(static_cast<Eigen::Index>(data.failed_x.size())).setConstant(y_ok.maxCoeff());
+  GaussianProcess gp(Rows(xs, encoder.dims()), y, encoder.FeatureGroups(), fit.hyperparameters);
+  const Model model{gp, Fantasize(gp, data.pending_x, y_ok.minCoeff(),
+                                  std::max(1, options_.fantasy_samples), engine)};
   // Centres of the local candidates: the best results.
   std::vector<std::pair<double, const Eigen::VectorXd*>> centers;
   for (size_t i = 0; i < data.ok_x.size(); ++i)
     centers.push_back({y_ok[static_cast<Eigen::Index>(i)], &data.ok_x[i]});
-  if (!data.pending_x.empty()) {
-    // Fantasies of the running trials' outcomes: kFantasies joint posterior samples (1: the
-    // posterior mean, "kriging believer"). Each column is a possible world; a fantasised value
-    // below the best result also lowers that world's incumbent, so a running trial's
-    // neighbourhood promises no improvement it would already deliver.
-    const Eigen::MatrixXd pending = Rows(data.pending_x, dims);
-    const Eigen::Index m = pending.rows();
-    Eigen::VectorXd mean;
-    Eigen::MatrixXd covariance;
-    gp.JointPosterior(pending, &mean, &covariance);
-    const int samples = std::max(1, options_.fantasy_samples);
-    Eigen::MatrixXd fantasies = mean.replicate(1, samples);
-    if (samples > 1) {
-      covariance.diagonal().array() += 1e-9 * gp.signal_variance();
-      Eigen::LLT<Eigen::MatrixXd> llt(covariance);
-      Eigen::MatrixXd z(m, samples);
-      for (Eigen::Index i = 0; i < z.size(); ++i) z.data()[i] = Normal(engine);
-      if (llt.info() == Eigen::Success) {
-        fantasies += llt.matrixL() * z;
-      } else {
-        fantasies += covariance.diagonal().cwiseMax(0).cwiseSqrt().asDiagonal() * z;
-      }
-    }
-    gp.Condition(pending, fantasies);
-    incumbents = fantasies.colwise().minCoeff().transpose().cwiseMin(best_observed);
-  }
-  const double log_columns = std::log(static_cast<double>(incumbents.size()));
-
-  // Candidates: half uniform over the space, half perturbations of the best results. Fewer
-  // when the model is large, so that scoring them stays near 3e8 flops.
-  const double n = gp.size();
-  const int count = static_cast<int>(std::clamp(3e8 / (n * n), 256.0, 1024.0));
   std::stable_sort(centers.begin(), centers.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   centers.resize(std::min<size_t>(centers.size(), 5));
-  static constexpr double kSteps[] = {0.02, 0.08, 0.2};
-  Eigen::MatrixXd candidates(count, dims);
-  std::vector<double> u(static_cast<size_t>(params));
-  for (int i = 0; i < count; ++i) {
-    if (i < count / 2) {
-      for (double& c : u) c = UniformUnit(engine);
-      candidates.row(i) = encoder.FromCoordinates(u.data());
-      continue;
-    }
-    // Half of the local candidates around the incumbent, the rest around the next best.
-    const size_t center = (i % 2 == 0) ? 0 : UniformIndex(engine, centers.size());
-    Eigen::VectorXd x = *centers[center].second;
-    const double step = kSteps[UniformIndex(engine, 3)];
-    const double p_change = std::min(1.0, 2.0 / params);
-    bool changed = false;
-    for (int attempt = 0; !changed && attempt < 10; ++attempt) {
-      for (const SpaceEncoder::Block& b : encoder.blocks()) {
-        if (UniformUnit(engine) >= p_change) continue;
-        changed = true;
-        if (b.kind == SpaceEncoder::Kind::kCategorical) {
-          x.segment(b.offset, b.width).setZero();
-          x[b.offset + static_cast<int>(UniformIndex(engine, static_cast<size_t>(b.width)))] = 1;
-        } else {
-          x[b.offset] += step * Normal(engine);
-        }
-      }
-    }
-    candidates.row(i) = encoder.Snap(x);
-  }
+  std::vector<const Eigen::VectorXd*> best;
+  for (const auto& [value, x] : centers) best.push_back(x);
 
-  // The acquisition: log of the mean over fantasy columns of EI.
-  auto score = [&](const Eigen::MatrixXd& points) {
-    Eigen::MatrixXd mean;
-    Eigen::VectorXd variance;
-    gp.Predict(points, &mean, &variance);
-    Eigen::VectorXd out(points.rows());
-    Eigen::VectorXd logs(incumbents.size());
-    for (Eigen::Index i = 0; i < points.rows(); ++i) {
-      for (Eigen::Index s = 0; s < logs.size(); ++s) {
-        logs[s] = LogExpectedImprovement(mean(i, s), variance[i], incumbents[s]);
-      }
-      const double top = logs.maxCoeff();
-      out[i] = top + std::log((logs.array() - top).exp().sum()) - log_columns;
-    }
-    return out;
-  };
-  const Eigen::VectorXd scores = score(candidates);
-
-  struct Scored {
-    double value;
-    Eigen::VectorXd x;
-  };
+  const Eigen::MatrixXd candidates = Candidates(encoder, best, gp.size(), engine);
+  const Eigen::VectorXd scores = model.LogMeanEi(candidates);
   std::vector<Scored> pool;
-  pool.reserve(static_cast<size_t>(count) + 16);
-  for (int i = 0; i < count; ++i) pool.push_back({scores[i], candidates.row(i).transpose()});
-  std::stable_sort(pool.begin(), pool.end(),
-                   [](const Scored& a, const Scored& b) { return a.value > b.value; });
-
-  // Refine the best distinct candidates by L-BFGS on -log EI over the numeric features (the
-  // one-hot features are held by equal bounds), then round and rescore.
-  const Objective negative_log_ei = [&](const Eigen::VectorXd& x, Eigen::VectorXd* gradient) {
-    Eigen::VectorXd mean;
-    double variance = 0;
-    Eigen::MatrixXd d_mean;
-    Eigen::VectorXd d_variance;
-    gp.PredictWithGradient(x, &mean, &variance, &d_mean, &d_variance);
-    const Eigen::Index columns = incumbents.size();
-    Eigen::VectorXd logs(columns);
-    Eigen::VectorXd a(columns);
-    Eigen::VectorXd b(columns);
-    for (Eigen::Index s = 0; s < columns; ++s) {
-      logs[s] = LogExpectedImprovement(mean[s], variance, incumbents[s], &a[s], &b[s]);
-    }
-    const double top = logs.maxCoeff();
-    const Eigen::VectorXd w = (logs.array() - top).exp().matrix();
-    const double total = w.sum();
-    // d log(mean EI) = sum_s (EI_s / sum EI) d log EI_s.
-    *gradient = -(d_mean * w.cwiseProduct(a) + d_variance * w.dot(b)) / total;
-    return -(top + std::log(total) - log_columns);
-  };
-  MinimizeOptions refine;
-  refine.max_evaluations = 40;
-  refine.max_iterations = 40;
-  refine.relative_tolerance = 1e-6;
-  std::vector<Eigen::VectorXd> starts;
-  for (const Scored& s : pool) {
-    if (starts.size() >= 5) break;
-    bool distinct = true;
-    for (const Eigen::VectorXd& other : starts) distinct &= (other - s.x).squaredNorm() > 1e-12;
-    if (distinct) starts.push_back(s.x);
+  pool.reserve(static_cast<size_t>(candidates.rows()) + 16);
+  for (Eigen::Index i = 0; i < candidates.rows(); ++i) {
+    pool.push_back({scores[i], candidates.row(i).transpose()});
   }
-  std::vector<Eigen::VectorXd> refined;
-  for (const Eigen::VectorXd& start : starts) {
-    Eigen::VectorXd lower = start;
-    Eigen::VectorXd upper = start;
-    for (int f = 0; f < dims; ++f) {
-      if (encoder.IsNumericFeature(f)) {
-        lower[f] = 0;
-        upper[f] = 1;
-      }
-    }
-    MinimizeResult r = MinimizeInBox(negative_log_ei, start, lower, upper, refine);
-    refined.push_back(encoder.Snap(r.x));
-  }
-  // Every other value of each categorical at the best refined point (a gradient cannot move a
-  // one-hot feature).
+  SortByScore(pool);
+  const std::vector<Eigen::VectorXd> refined = Refine(model, encoder, pool);
   if (!refined.empty()) {
-    const Eigen::VectorXd base = refined.front();
-    for (const SpaceEncoder::Block& b : encoder.blocks()) {
-      if (b.kind != SpaceEncoder::Kind::kCategorical) continue;
-      for (int v = 0; v < b.width; ++v) {
-        if (base[b.offset + v] == 1) continue;
-        Eigen::VectorXd x = base;
-        x.segment(b.offset, b.width).setZero();
-        x[b.offset + v] = 1;
-        refined.push_back(x);
-      }
-    }
-  }
-  if (!refined.empty()) {
-    const Eigen::VectorXd refined_scores = score(Rows(refined, dims));
+    const Eigen::VectorXd refined_scores = model.LogMeanEi(Rows(refined, encoder.dims()));
     for (size_t i = 0; i < refined.size(); ++i) {
       pool.push_back({refined_scores[static_cast<Eigen::Index>(i)], refined[i]});
     }
-    std::stable_sort(pool.begin(), pool.end(),
-                     [](const Scored& a, const Scored& b) { return a.value > b.value; });
+    SortByScore(pool);
   }
-
-  for (const Scored& s : pool) {
-    Assignment params = encoder.Decode(s.x);
-    if (data.seen.count(params) == 0) return params;
-  }
-  // Every candidate repeats an earlier trial (a small discrete space): look for any new
-  // combination, else repeat the best candidate that did not fail.
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    for (double& c : u) c = UniformUnit(engine);
-    Assignment params = encoder.Decode(encoder.FromCoordinates(u.data()));
-    if (data.seen.count(params) == 0) return params;
-  }
-  for (const Scored& s : pool) {
-    Assignment params = encoder.Decode(s.x);
-    if (data.failed.count(params) == 0) return params;
-  }
-  return encoder.Decode(pool.front().x);
+  return FirstNew(pool, data.seen, data.failed, encoder, engine);
 }
 
 }  // namespace amt::search

@@ -24,6 +24,26 @@ Eigen::VectorXd ProjectedGradient(const Eigen::VectorXd& x, const Eigen::VectorX
   return pg;
 }
 
+// The L-BFGS two-loop recursion: the stored corrections' inverse-Hessian estimate times `v`.
+Eigen::VectorXd InverseHessianTimes(const std::deque<Correction>& memory,
+                                    const Eigen::VectorXd& v) {
+  Eigen::VectorXd q = v;
+  std::vector<double> alpha(memory.size());
+  for (size_t i = memory.size(); i-- > 0;) {
+    alpha[i] = memory[i].rho * memory[i].s.dot(q);
+    q -= alpha[i] * memory[i].y;
+  }
+  if (!memory.empty()) {
+    const Correction& last = memory.back();
+    q *= last.s.dot(last.y) / last.y.squaredNorm();
+  }
+  for (size_t i = 0; i < memory.size(); ++i) {
+    const double beta = memory[i].rho * memory[i].y.dot(q);
+    q += memory[i].s * (alpha[i] - beta);
+  }
+  return q;
+}
+
 }  // namespace
 
 MinimizeResult MinimizeInBox(const Objective& f, const Eigen::VectorXd& start,
@@ -43,22 +63,7 @@ MinimizeResult MinimizeInBox(const Objective& f, const Eigen::VectorXd& start,
     const Eigen::VectorXd pg = ProjectedGradient(x, g, lower, upper);
     if (pg.lpNorm<Eigen::Infinity>() < options.gradient_tolerance) break;
 
-    // Two-loop recursion over the stored corrections.
-    Eigen::VectorXd q = pg;
-    std::vector<double> alpha(memory.size());
-    for (size_t i = memory.size(); i-- > 0;) {
-      alpha[i] = memory[i].rho * memory[i].s.dot(q);
-      q -= alpha[i] * memory[i].y;
-    }
-    if (!memory.empty()) {
-      const Correction& last = memory.back();
-      q *= last.s.dot(last.y) / last.y.squaredNorm();
-    }
-    for (size_t i = 0; i < memory.size(); ++i) {
-      const double beta = memory[i].rho * memory[i].y.dot(q);
-      q += memory[i].s * (alpha[i] - beta);
-    }
-    Eigen::VectorXd d = -q;
+    Eigen::VectorXd d = -InverseHessianTimes(memory, pg);
     for (Eigen::Index i = 0; i < n; ++i) {
       if (pg[i] == 0) d[i] = 0;
     }

@@ -1,6 +1,8 @@
 // SageMaker's Random strategy: every trial an independent random combination within the ranges,
-// reproducible from (seed, trial index) alone. Also the sampler other strategies reuse for their
-// random starting points.
+// reproducible from (seed, trial index) alone. It is also Hyperband's search side (MakeStrategy
+// gives it for "Hyperband": new configurations are "chosen randomly", spec §2; what differs is
+// when jobs stop, stopping/asha.h), and the sampler other strategies reuse for their random
+// starting points.
 //
 // Sampling, per parameter:
 // - Integer, Linear or Auto: uniform over the integers of [min, max].

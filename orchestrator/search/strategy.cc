@@ -5,7 +5,6 @@
 #include "common/status_macros.h"
 #include "orchestrator/search/bayesian.h"
 #include "orchestrator/search/grid.h"
-#include "orchestrator/search/hyperband.h"
 #include "orchestrator/search/random.h"
 
 namespace amt::search {
@@ -14,7 +13,9 @@ absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, Se
                                                        uint64_t seed,
                                                        std::vector<PriorObservation> prior) {
   const std::string strategy(name);
-  if (strategy == "Random") {
+  // Hyperband's search side is Random (spec §2: new configurations are "chosen randomly"); its
+  // stopping side is stopping::EvaluateAsha. With the same seed both propose the same trials.
+  if (strategy == "Random" || strategy == "Hyperband") {
     ASSIGN_OR_RETURN(std::unique_ptr<RandomStrategy> random,
                      RandomStrategy::Create(std::move(space), seed));
     return std::unique_ptr<Strategy>(std::move(random));
@@ -22,11 +23,6 @@ absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, Se
   if (strategy == "Grid") {
     ASSIGN_OR_RETURN(std::unique_ptr<GridStrategy> grid, GridStrategy::Create(std::move(space)));
     return std::unique_ptr<Strategy>(std::move(grid));
-  }
-  if (strategy == "Hyperband") {
-    ASSIGN_OR_RETURN(std::unique_ptr<HyperbandStrategy> hyperband,
-                     HyperbandStrategy::Create(std::move(space), seed));
-    return std::unique_ptr<Strategy>(std::move(hyperband));
   }
   if (strategy == "Bayesian") {
     BayesianOptions options;

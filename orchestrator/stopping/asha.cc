@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace amt::stopping {
@@ -87,42 +88,27 @@ std::vector<int64_t> Rungs(const AshaOptions& options, int64_t bracket) {
   return RungsFrom(first, options);
 }
 
-absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector<JobCurve>& others,
+namespace {
+
+// The decisions that need no other job: MaxResource reached (stop, or continue when it is the
+// job's own last epoch), below MinResource, or not a rung of its bracket (continue). nullopt
+// when the epoch is a rung.
+std::optional<Decision> DecideOffRung(Decision decision, const JobCurve& current,
                                       const Objective& objective, const AshaOptions& options) {
-  if (absl::Status status = ValidateAshaOptions(options); !status.ok()) return status;
-  if (current.index < 0) {
-    return absl::InvalidArgumentError("Training job '" + current.job + "' has a negative index " +
-                                      std::to_string(current.index) + ".");
-  }
-  const int64_t epoch = static_cast<int64_t>(current.values.size());
-  if (epoch == 0) {
-    return absl::InvalidArgumentError("Training job '" + current.job +
-                                      "' has no objective emission to evaluate.");
-  }
-  const double value = current.values.back();
-  if (!std::isfinite(value)) return absl::InvalidArgumentError(NonFinite(current, epoch));
-
-  Decision decision;
-  decision.rule = "hyperband";
-  decision.epoch = epoch;
-  decision.value = value;
-  decision.bracket = BracketOf(current.index, options);
+  const int64_t epoch = decision.epoch;
   const std::string at = "epoch " + std::to_string(epoch) + ": ";
-
+  const std::string reached = at + objective.metric_name + " " + FormatValue(decision.value) +
+                              "; reached MaxResource " + std::to_string(options.max_resource);
   if (epoch >= options.max_resource && !options.stop_at_last_epoch && current.last_epoch > 0 &&
       epoch == current.last_epoch) {
     decision.reason = Reason::kLastEpoch;
-    decision.explanation = at + objective.metric_name + " " + FormatValue(value) +
-                           "; reached MaxResource " + std::to_string(options.max_resource) +
-                           ", its last epoch: it ends by itself: continue";
+    decision.explanation = reached + ", its last epoch: it ends by itself: continue";
     return decision;
   }
   if (epoch >= options.max_resource) {
     decision.stop = true;
     decision.reason = Reason::kReachedMaxResource;
-    decision.explanation = at + objective.metric_name + " " + FormatValue(value) +
-                           "; reached MaxResource " + std::to_string(options.max_resource) +
-                           ": stop";
+    decision.explanation = reached + ": stop";
     return decision;
   }
   if (epoch < options.min_resource) {
@@ -132,15 +118,21 @@ absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector
     return decision;
   }
   const std::vector<int64_t> rungs = Rungs(options, decision.bracket);
-  const std::string bracket = "bracket " + std::to_string(decision.bracket);
-  if (!std::binary_search(rungs.begin(), rungs.end(), epoch)) {
-    decision.reason = Reason::kNotARung;
-    decision.explanation = at + "not a rung of " + bracket +
-                           (rungs.empty() ? " (which has none)" : " (rungs " + Join(rungs) + ")") +
-                           ": continue";
-    return decision;
-  }
+  if (std::binary_search(rungs.begin(), rungs.end(), epoch)) return std::nullopt;
+  decision.reason = Reason::kNotARung;
+  decision.explanation = at + "not a rung of bracket " + std::to_string(decision.bracket) +
+                         (rungs.empty() ? " (which has none)" : " (rungs " + Join(rungs) + ")") +
+                         ": continue";
+  return decision;
+}
 
+// At a rung: the jobs of its bracket that reached it are ranked by their value there, and the
+// top 1/eta continue.
+absl::StatusOr<Decision> DecideAtRung(Decision decision, const JobCurve& current,
+                                      const std::vector<JobCurve>& others,
+                                      const Objective& objective, const AshaOptions& options) {
+  const int64_t epoch = decision.epoch;
+  const double value = decision.value;
   std::vector<double> at_rung = {value};
   for (const JobCurve& job : others) {
     if (job.job == current.job || static_cast<int64_t>(job.values.size()) < epoch) continue;
@@ -151,8 +143,8 @@ absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector
   }
   const int64_t n = static_cast<int64_t>(at_rung.size());
   decision.reference_jobs = n;
-  const std::string rung = at + "rung of " + bracket + ": " + objective.metric_name + " ";
-  const std::string fraction = "1/" + std::to_string(options.reduction_factor);
+  const std::string rung = "epoch " + std::to_string(epoch) + ": rung of bracket " +
+                           std::to_string(decision.bracket) + ": " + objective.metric_name + " ";
   if (n < options.reduction_factor) {
     decision.reason = Reason::kTooFewAtRung;
     decision.explanation = rung + FormatValue(value) + "; " + std::to_string(n) +
@@ -161,7 +153,6 @@ absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector
                            std::to_string(options.reduction_factor) + ": continue";
     return decision;
   }
-
   // The cut-off is the k-th best value, k = floor(n / eta) >= 1.
   const int64_t keep = n / options.reduction_factor;
   if (objective.minimize) {
@@ -177,11 +168,36 @@ absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector
   const char* op =
       objective.minimize ? (decision.stop ? " > " : " <= ") : (decision.stop ? " < " : " >= ");
   auto [value_text, cutoff_text] = FormatCompared(value, cutoff);
-  decision.explanation = rung + value_text + op + cutoff_text + ", the cut-off for the top " +
-                         fraction + " (the best " + std::to_string(keep) + " of " +
-                         std::to_string(n) +
+  decision.explanation = rung + value_text + op + cutoff_text + ", the cut-off for the top 1/" +
+                         std::to_string(options.reduction_factor) + " (the best " +
+                         std::to_string(keep) + " of " + std::to_string(n) +
                          " jobs at this rung): " + (decision.stop ? "stop" : "continue");
   return decision;
+}
+
+}  // namespace
+
+absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector<JobCurve>& others,
+                                      const Objective& objective, const AshaOptions& options) {
+  if (absl::Status status = ValidateAshaOptions(options); !status.ok()) return status;
+  if (current.index < 0) {
+    return absl::InvalidArgumentError("Training job '" + current.job + "' has a negative index " +
+                                      std::to_string(current.index) + ".");
+  }
+  const int64_t epoch = static_cast<int64_t>(current.values.size());
+  if (epoch == 0) {
+    return absl::InvalidArgumentError("Training job '" + current.job +
+                                      "' has no objective emission to evaluate.");
+  }
+  const double value = current.values.back();
+  if (!std::isfinite(value)) return absl::InvalidArgumentError(NonFinite(current, epoch));
+  Decision decision;
+  decision.rule = "hyperband";
+  decision.epoch = epoch;
+  decision.value = value;
+  decision.bracket = BracketOf(current.index, options);
+  if (auto off_rung = DecideOffRung(decision, current, objective, options)) return *off_rung;
+  return DecideAtRung(std::move(decision), current, others, objective, options);
 }
 
 }  // namespace amt::stopping

@@ -13,7 +13,7 @@
 // empty, and ASHA's promotion rule would hold them at the rung, which a stopping rule cannot do
 // (Optuna instead keeps only the best of them).
 //
-// Pure: no I/O, no clock. New configurations are random (search/hyperband.h).
+// Pure: no I/O, no clock. New configurations are random (search/random.h).
 #ifndef AMT_ORCHESTRATOR_STOPPING_ASHA_H_
 #define AMT_ORCHESTRATOR_STOPPING_ASHA_H_
 

@@ -29,8 +29,8 @@ namespace amt::validation {
 // Constraints of a string shape: lengths in characters as Java counts them (UTF-16 code units),
 // pattern matched against the whole value.
 struct StringShape {
-  std::optional<int64_t> min_length;
-  std::optional<int64_t> max_length;
+  std::optional<int64_t> min_length = std::nullopt;
+  std::optional<int64_t> max_length = std::nullopt;
   const char* pattern = nullptr;  // shown verbatim in messages
 };
 

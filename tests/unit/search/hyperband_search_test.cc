@@ -1,10 +1,11 @@
-#include "orchestrator/search/hyperband.h"
-
+// Hyperband's search side: MakeStrategy("Hyperband") is the Random strategy (new configurations
+// are chosen randomly; ASHA in stopping/ decides who continues).
 #include <gtest/gtest.h>
 
 #include <memory>
 
 #include "orchestrator/search/random.h"
+#include "orchestrator/search/strategy.h"
 
 namespace amt::search {
 namespace {
@@ -17,8 +18,8 @@ SearchSpace Space() {
   return space;
 }
 
-TEST(HyperbandStrategy, ProposesRandomsConfigurationsWhenSeedIsTheSame) {
-  std::unique_ptr<HyperbandStrategy> hyperband = HyperbandStrategy::Create(Space(), 7).value();
+TEST(HyperbandSearch, ProposesRandomsConfigurationsWhenSeedIsTheSame) {
+  std::unique_ptr<Strategy> hyperband = MakeStrategy("Hyperband", Space(), 7).value();
   std::unique_ptr<RandomStrategy> random = RandomStrategy::Create(Space(), 7).value();
   for (int64_t i = 0; i < 50; ++i) {
     EXPECT_EQ(hyperband->Suggest(History{}, i).value(), random->Suggest(History{}, i).value())
@@ -26,34 +27,25 @@ TEST(HyperbandStrategy, ProposesRandomsConfigurationsWhenSeedIsTheSame) {
   }
 }
 
-TEST(HyperbandStrategy, IgnoresResultsOfEarlierTrials) {
-  std::unique_ptr<HyperbandStrategy> hyperband = HyperbandStrategy::Create(Space(), 3).value();
+TEST(HyperbandSearch, IgnoresResultsOfEarlierTrials) {
+  std::unique_ptr<Strategy> hyperband = MakeStrategy("Hyperband", Space(), 3).value();
   History history;
   history.trials.push_back({hyperband->Suggest(History{}, 0).value(), TrialState::kSucceeded, 0.1});
   history.trials.push_back({hyperband->Suggest(History{}, 1).value(), TrialState::kFailed, {}});
   EXPECT_EQ(hyperband->Suggest(history, 2).value(), hyperband->Suggest(History{}, 2).value());
 }
 
-TEST(HyperbandStrategy, HasNoTrialLimit) {
-  EXPECT_EQ(HyperbandStrategy::Create(Space(), 1).value()->MaxTrials(), std::nullopt);
+TEST(HyperbandSearch, HasNoTrialLimit) {
+  EXPECT_EQ(MakeStrategy("Hyperband", Space(), 1).value()->MaxTrials(), std::nullopt);
 }
 
-TEST(HyperbandStrategy, RejectsInvalidSpace) {
+TEST(HyperbandSearch, RejectsInvalidSpace) {
   SearchSpace space;
   space.integers.push_back({"n", 10, 1, Scaling::kLinear});
-  absl::StatusOr<std::unique_ptr<HyperbandStrategy>> hyperband =
-      HyperbandStrategy::Create(space, 1);
+  auto hyperband = MakeStrategy("Hyperband", space, 1);
   EXPECT_EQ(hyperband.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(hyperband.status().message(),
             "Integer parameter range 'n': MinValue is greater than MaxValue.");
-}
-
-TEST(MakeStrategy, CreatesHyperbandWithoutTrialLimit) {
-  absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Hyperband", Space(), 5);
-  ASSERT_TRUE(strategy.ok()) << strategy.status();
-  EXPECT_EQ((*strategy)->MaxTrials(), std::nullopt);
-  EXPECT_EQ((*strategy)->Suggest(History{}, 4).value(),
-            HyperbandStrategy::Create(Space(), 5).value()->Suggest(History{}, 4).value());
 }
 
 }  // namespace

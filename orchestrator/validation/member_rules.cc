@@ -1,0 +1,271 @@
+#include "orchestrator/validation/member_rules.h"
+
+#include <functional>
+#include <utility>
+
+namespace amt::validation {
+namespace {
+
+// Patterns as botocore's model (and so SageMaker's messages) spell them. The name patterns carry
+// the leading '^' that SageMaker's messages show.
+constexpr char kTuningJobNamePattern[] = "^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,31}";
+constexpr char kTrainingJobNamePattern[] = "^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}";
+constexpr char kDefinitionNamePattern[] = "^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,63}";
+constexpr char kRoleArnPattern[] = R"(^arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+$)";
+constexpr char kS3UriPattern[] = "^(https|s3)://([^/]+)/?(.*)$";
+constexpr char kChannelNamePattern[] = R"([A-Za-z0-9\.\-_]+)";
+constexpr char kEnvironmentKeyPattern[] = "[a-zA-Z_][a-zA-Z0-9_]*";
+constexpr char kEnvironmentValuePattern[] = R"([\S\s]*)";
+constexpr char kNameContainsPattern[] = R"([a-zA-Z0-9\-]+)";
+constexpr char kAnyLine[] = ".*";
+constexpr char kNonEmptyLine[] = ".+";
+// amt-local: SageMaker checks InstanceType against a fixed enum of ml.* instance types that grows
+// with every instance launch; we accept any name of that form instead, so new types need no
+// release. A bad type is therefore reported as a pattern violation, not an enum one.
+constexpr char kInstanceTypePattern[] = R"(^ml\.[a-z0-9]+\.[a-z0-9]+$)";
+
+const std::vector<std::string> kInputModes = {"Pipe", "File", "FastFile"};
+const std::vector<std::string> kSortOrders = {"Ascending", "Descending"};
+const std::vector<std::string> kTrainingJobStatuses = {"InProgress", "Completed", "Failed",
+                                                       "Stopping",   "Stopped",   "Deleting"};
+const StringShape kHyperParameterKey{.min_length = 0, .max_length = 256, .pattern = kAnyLine};
+const StringShape kHyperParameterValue{.min_length = 0, .max_length = 2500, .pattern = kAnyLine};
+const StringShape kEnvironmentKey{.max_length = 512, .pattern = kEnvironmentKeyPattern};
+const StringShape kEnvironmentValue{.max_length = 512, .pattern = kEnvironmentValuePattern};
+
+MemberRule TuningJobName(bool required) {
+  return {
+      .required = required, .min_length = 1, .max_length = 32, .pattern = kTuningJobNamePattern};
+}
+MemberRule S3Uri(bool required) {
+  return {.required = required, .max_length = 1024, .pattern = kS3UriPattern};
+}
+MemberRule RoleArn() {
+  return {.required = true, .min_length = 20, .max_length = 2048, .pattern = kRoleArnPattern};
+}
+MemberRule MetricDefinitionsList() { return {.min_length = 0, .max_length = 40}; }
+MemberRule Channels() { return {.min_length = 1, .max_length = 20}; }
+MemberRule Tags() { return {.min_length = 0, .max_length = 50}; }
+MemberRule InstanceType(bool required) {
+  return {.required = required, .pattern = kInstanceTypePattern};
+}
+MemberRule AtLeast(int64_t min, bool required = false) {
+  return {.required = required, .min_value = min};
+}
+MemberRule Between(int64_t min, int64_t max, bool required = false) {
+  return {.required = required, .min_value = min, .max_value = max};
+}
+MemberRule OneOf(std::vector<std::string> values, bool required = false) {
+  return {.required = required, .enum_values = std::move(values)};
+}
+MemberRule Required() { return {.required = true}; }
+MemberRule HyperParameterMap() {
+  return {.max_length = 100, .key = kHyperParameterKey, .value = kHyperParameterValue};
+}
+MemberRule EnvironmentMap(int64_t max_entries) {
+  return {.max_length = max_entries, .key = kEnvironmentKey, .value = kEnvironmentValue};
+}
+MemberRule RangeBound() { return {.required = true, .max_length = 256, .pattern = kAnyLine}; }
+MemberRule NextToken() { return {.max_length = 8192, .pattern = kAnyLine}; }
+MemberRule MaxResults() { return Between(1, 100); }
+MemberRule NameContains() { return {.max_length = 63, .pattern = kNameContainsPattern}; }
+
+// Adds the rule of one member, named "<Message>.<field>".
+using Add = std::function<void(const std::string& field, MemberRule rule)>;
+
+// CreateHyperParameterTuningJob.
+void AddTuningJobRules(const Add& add) {
+  add("CreateHyperParameterTuningJobRequest.hyper_parameter_tuning_job_name", TuningJobName(true));
+  add("CreateHyperParameterTuningJobRequest.hyper_parameter_tuning_job_config", Required());
+  add("CreateHyperParameterTuningJobRequest.training_job_definitions",
+      {.min_length = 1, .max_length = 10});
+  add("CreateHyperParameterTuningJobRequest.tags", Tags());
+  add("HyperParameterTuningJobConfig.strategy",
+      OneOf({"Bayesian", "Random", "Hyperband", "Grid"}, true));
+  add("HyperParameterTuningJobConfig.resource_limits", Required());
+  add("HyperParameterTuningJobConfig.training_job_early_stopping_type", OneOf({"Off", "Auto"}));
+  add("HyperParameterTuningJobConfig.random_seed", AtLeast(0));
+  add("HyperbandStrategyConfig.min_resource", AtLeast(1));
+  add("HyperbandStrategyConfig.max_resource", AtLeast(1));
+  add("HyperParameterTuningJobObjective.type", OneOf({"Maximize", "Minimize"}, true));
+  add("HyperParameterTuningJobObjective.metric_name",
+      {.required = true, .min_length = 1, .max_length = 255, .pattern = kNonEmptyLine});
+  add("ResourceLimits.max_number_of_training_jobs", AtLeast(1));
+  add("ResourceLimits.max_parallel_training_jobs", AtLeast(1, true));
+  add("ResourceLimits.max_runtime_in_seconds", Between(120, 15768000));
+  add("ParameterRanges.integer_parameter_ranges", {.min_length = 0, .max_length = 30});
+  add("ParameterRanges.continuous_parameter_ranges", {.min_length = 0, .max_length = 30});
+  add("ParameterRanges.categorical_parameter_ranges", {.min_length = 0, .max_length = 30});
+  add("ParameterRanges.auto_parameters", {.min_length = 0, .max_length = 100});
+  for (const std::string shape : {"IntegerParameterRange", "ContinuousParameterRange"}) {
+    add(shape + ".name", RangeBound());
+    add(shape + ".min_value", RangeBound());
+    add(shape + ".max_value", RangeBound());
+    add(shape + ".scaling_type", OneOf({"Auto", "Linear", "Logarithmic", "ReverseLogarithmic"}));
+  }
+  add("CategoricalParameterRange.name", RangeBound());
+  add("CategoricalParameterRange.values",
+      {.required = true,
+       .min_length = 1,
+       .max_length = 30,
+       .item = StringShape{.max_length = 256, .pattern = kAnyLine}});
+  add("AutoParameter.name", RangeBound());
+  add("AutoParameter.value_hint", RangeBound());
+  add("BestObjectiveNotImproving.max_number_of_training_jobs_not_improving", AtLeast(3));
+  add("ConvergenceDetected.complete_on_convergence", OneOf({"Disabled", "Enabled"}));
+  add("HyperParameterTuningJobWarmStartConfig.parent_hyper_parameter_tuning_jobs",
+      {.required = true, .min_length = 1, .max_length = 5});
+  add("HyperParameterTuningJobWarmStartConfig.warm_start_type",
+      OneOf({"IdenticalDataAndAlgorithm", "TransferLearning"}, true));
+  add("ParentHyperParameterTuningJob.hyper_parameter_tuning_job_name", TuningJobName(false));
+  add("Autotune.mode", OneOf({"Enabled"}, true));
+}
+
+// The training job definition of a tuning job.
+void AddTrainingDefinitionRules(const Add& add) {
+  add("HyperParameterTrainingJobDefinition.definition_name",
+      {.min_length = 1, .max_length = 64, .pattern = kDefinitionNamePattern});
+  add("HyperParameterTrainingJobDefinition.static_hyper_parameters", HyperParameterMap());
+  add("HyperParameterTrainingJobDefinition.algorithm_specification", Required());
+  add("HyperParameterTrainingJobDefinition.role_arn", RoleArn());
+  add("HyperParameterTrainingJobDefinition.input_data_config", Channels());
+  add("HyperParameterTrainingJobDefinition.output_data_config", Required());
+  add("HyperParameterTrainingJobDefinition.stopping_condition", Required());
+  add("HyperParameterTrainingJobDefinition.environment", EnvironmentMap(48));
+  add("HyperParameterAlgorithmSpecification.training_image", {.max_length = 255});
+  add("HyperParameterAlgorithmSpecification.training_input_mode", OneOf(kInputModes, true));
+  add("HyperParameterAlgorithmSpecification.algorithm_name", {.min_length = 1, .max_length = 170});
+  add("HyperParameterAlgorithmSpecification.metric_definitions", MetricDefinitionsList());
+  add("HyperParameterTuningResourceConfig.instance_type", InstanceType(false));
+  add("HyperParameterTuningResourceConfig.instance_count", AtLeast(0));
+  add("HyperParameterTuningResourceConfig.volume_size_in_gb", AtLeast(0));
+  add("HyperParameterTuningResourceConfig.allocation_strategy", OneOf({"Prioritized"}));
+  add("HyperParameterTuningResourceConfig.instance_configs", {.min_length = 1, .max_length = 6});
+  add("HyperParameterTuningInstanceConfig.instance_type", InstanceType(true));
+  add("HyperParameterTuningInstanceConfig.instance_count", AtLeast(0, true));
+  add("HyperParameterTuningInstanceConfig.volume_size_in_gb", AtLeast(0, true));
+}
+
+// CreateTrainingJob.
+void AddTrainingJobRules(const Add& add) {
+  add("CreateTrainingJobRequest.training_job_name",
+      {.required = true, .min_length = 1, .max_length = 63, .pattern = kTrainingJobNamePattern});
+  add("CreateTrainingJobRequest.hyper_parameters", HyperParameterMap());
+  add("CreateTrainingJobRequest.algorithm_specification", Required());
+  add("CreateTrainingJobRequest.role_arn", RoleArn());
+  add("CreateTrainingJobRequest.input_data_config", Channels());
+  add("CreateTrainingJobRequest.output_data_config", Required());
+  add("CreateTrainingJobRequest.resource_config", Required());
+  add("CreateTrainingJobRequest.stopping_condition", Required());
+  add("CreateTrainingJobRequest.tags", Tags());
+  add("CreateTrainingJobRequest.environment", EnvironmentMap(100));
+  add("AlgorithmSpecification.training_image", {.max_length = 255});
+  add("AlgorithmSpecification.algorithm_name", {.min_length = 1, .max_length = 170});
+  add("AlgorithmSpecification.training_input_mode", OneOf(kInputModes, true));
+  add("AlgorithmSpecification.metric_definitions", MetricDefinitionsList());
+  add("AlgorithmSpecification.container_entrypoint",
+      {.min_length = 1,
+       .max_length = 100,
+       .item = StringShape{.min_length = 1, .max_length = 256}});
+  add("AlgorithmSpecification.container_arguments",
+      {.min_length = 1,
+       .max_length = 100,
+       .item = StringShape{.min_length = 1, .max_length = 256}});
+}
+
+// Shapes shared by both.
+void AddSharedShapeRules(const Add& add) {
+  add("MetricDefinition.name",
+      {.required = true, .min_length = 1, .max_length = 255, .pattern = kNonEmptyLine});
+  add("MetricDefinition.regex",
+      {.required = true, .min_length = 1, .max_length = 500, .pattern = kNonEmptyLine});
+  add("Channel.channel_name",
+      {.required = true, .min_length = 1, .max_length = 64, .pattern = kChannelNamePattern});
+  add("Channel.data_source", Required());
+  add("Channel.content_type", {.max_length = 256});
+  add("Channel.compression_type", OneOf({"None", "Gzip"}));
+  add("Channel.record_wrapper_type", OneOf({"None", "RecordIO"}));
+  add("Channel.input_mode", OneOf(kInputModes));
+  add("S3DataSource.s3_data_type",
+      OneOf({"S3Prefix", "ManifestFile", "AugmentedManifestFile"}, true));
+  add("S3DataSource.s3_uri", S3Uri(true));
+  add("S3DataSource.s3_data_distribution_type", OneOf({"FullyReplicated", "ShardedByS3Key"}));
+  add("S3DataSource.attribute_names",
+      {.max_length = 16, .item = StringShape{.min_length = 1, .max_length = 256}});
+  add("OutputDataConfig.kms_key_id", {.max_length = 2048});
+  add("OutputDataConfig.s3_output_path", S3Uri(true));
+  add("OutputDataConfig.compression_type", OneOf({"GZIP", "NONE"}));
+  add("ResourceConfig.instance_type", InstanceType(false));
+  add("ResourceConfig.instance_count", AtLeast(0));
+  add("ResourceConfig.volume_size_in_gb", AtLeast(0));
+  add("ResourceConfig.keep_alive_period_in_seconds", Between(0, 21600));
+  add("ResourceConfig.instance_groups", {.max_length = 5});
+  add("InstanceGroup.instance_type", InstanceType(true));
+  add("InstanceGroup.instance_count", AtLeast(0, true));
+  add("InstanceGroup.instance_group_name",
+      {.required = true, .min_length = 1, .max_length = 64, .pattern = kNonEmptyLine});
+  add("StoppingCondition.max_runtime_in_seconds", AtLeast(1));
+  add("StoppingCondition.max_wait_time_in_seconds", AtLeast(1));
+  add("StoppingCondition.max_pending_time_in_seconds", Between(7200, 2419200));
+  add("CheckpointConfig.s3_uri", S3Uri(true));
+  add("CheckpointConfig.local_path", {.max_length = 4096});
+  add("RetryStrategy.maximum_retry_attempts", Between(1, 30, true));
+  add("Tag.key", {.required = true, .min_length = 1, .max_length = 128});
+  add("Tag.value", {.required = true, .min_length = 0, .max_length = 256});
+}
+
+// List operations.
+void AddListRules(const Add& add) {
+  add("ListHyperParameterTuningJobsRequest.next_token", NextToken());
+  add("ListHyperParameterTuningJobsRequest.max_results", MaxResults());
+  add("ListHyperParameterTuningJobsRequest.sort_by", OneOf({"Name", "Status", "CreationTime"}));
+  add("ListHyperParameterTuningJobsRequest.sort_order", OneOf(kSortOrders));
+  add("ListHyperParameterTuningJobsRequest.name_contains", NameContains());
+  add("ListHyperParameterTuningJobsRequest.status_equals",
+      OneOf({"Completed", "InProgress", "Failed", "Stopped", "Stopping", "Deleting",
+             "DeleteFailed"}));
+  add("ListTrainingJobsRequest.next_token", NextToken());
+  add("ListTrainingJobsRequest.max_results", MaxResults());
+  add("ListTrainingJobsRequest.name_contains", NameContains());
+  add("ListTrainingJobsRequest.status_equals", OneOf(kTrainingJobStatuses));
+  add("ListTrainingJobsRequest.sort_by", OneOf({"Name", "CreationTime", "Status"}));
+  add("ListTrainingJobsRequest.sort_order", OneOf(kSortOrders));
+  add("ListTrainingJobsForHyperParameterTuningJobRequest.hyper_parameter_tuning_job_name",
+      TuningJobName(true));
+  add("ListTrainingJobsForHyperParameterTuningJobRequest.next_token", NextToken());
+  add("ListTrainingJobsForHyperParameterTuningJobRequest.max_results", MaxResults());
+  add("ListTrainingJobsForHyperParameterTuningJobRequest.status_equals",
+      OneOf(kTrainingJobStatuses));
+  add("ListTrainingJobsForHyperParameterTuningJobRequest.sort_by",
+      OneOf({"Name", "CreationTime", "Status", "FinalObjectiveMetricValue"}));
+  add("ListTrainingJobsForHyperParameterTuningJobRequest.sort_order", OneOf(kSortOrders));
+}
+
+}  // namespace
+
+const StringShape& TuningJobNameShape() {
+  static const StringShape shape{
+      .min_length = 1, .max_length = 32, .pattern = kTuningJobNamePattern};
+  return shape;
+}
+
+const StringShape& TrainingJobNameShape() {
+  static const StringShape shape{
+      .min_length = 1, .max_length = 63, .pattern = kTrainingJobNamePattern};
+  return shape;
+}
+
+RuleTable BuildMemberRules() {
+  RuleTable t;
+  const Add add = [&t](const std::string& field, MemberRule rule) {
+    t.emplace("amt.v1." + field, std::move(rule));
+  };
+  AddTuningJobRules(add);
+  AddTrainingDefinitionRules(add);
+  AddTrainingJobRules(add);
+  AddSharedShapeRules(add);
+  AddListRules(add);
+  return t;
+}
+
+}  // namespace amt::validation
