@@ -16,6 +16,7 @@
 
 #include "absl/strings/numbers.h"
 #include "common/status_macros.h"
+#include "orchestrator/store/data_dir_lock.h"
 #include "orchestrator/store/store.h"
 #include "orchestrator/store/store_errors.h"
 
@@ -90,7 +91,8 @@ class StatementUse {
 
 class SqliteStore final : public Store {
  public:
-  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path, bool full_sync) {
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path, bool full_sync,
+                                                     DataDirLock lock) {
     sqlite3* raw = nullptr;
     // NOMUTEX: the store is used by one thread (the orchestrator loop), so SQLite's own
     // serialization would only cost time.
@@ -102,7 +104,7 @@ class SqliteStore final : public Store {
       return absl::InternalError("sqlite: cannot open '" + path + "': " +
                                  (raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
     }
-    auto store = std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db)));
+    auto store = std::unique_ptr<SqliteStore>(new SqliteStore(std::move(lock), std::move(db)));
     RETURN_IF_ERROR(store->Configure(full_sync));
     RETURN_IF_ERROR(store->MigrateSchema());
     RETURN_IF_ERROR(store->PrepareStatements());
@@ -222,7 +224,7 @@ class SqliteStore final : public Store {
   }
 
  private:
-  explicit SqliteStore(Database db) : db_(std::move(db)) {}
+  SqliteStore(DataDirLock lock, Database db) : lock_(std::move(lock)), db_(std::move(db)) {}
 
   absl::Status Error(std::string_view what) const {
     return absl::InternalError("sqlite: " + std::string(what) + ": " + sqlite3_errmsg(db_.get()));
@@ -456,7 +458,8 @@ class SqliteStore final : public Store {
     return CheckDone(sqlite3_step(use.get()), "write metric point");
   }
 
-  Database db_;  // declared first: destroyed after every statement below
+  DataDirLock lock_;  // released after the database is closed
+  Database db_;       // declared before the statements: destroyed after every one of them
   Statement begin_, commit_, rollback_;
   Statement put_tuning_, get_tuning_, tuning_exists_, list_tuning_;
   Statement put_training_, get_training_, training_exists_, list_training_,
@@ -475,8 +478,9 @@ absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(const std::string& data_d
     return absl::InternalError("cannot create store data directory '" + data_dir +
                                "': " + error.message());
   }
+  ASSIGN_OR_RETURN(DataDirLock lock, DataDirLock::Acquire(data_dir));
   return SqliteStore::Open((std::filesystem::path(data_dir) / kDatabaseFileName).string(),
-                           options.full_sync);
+                           options.full_sync, std::move(lock));
 }
 
 }  // namespace amt::store

@@ -87,9 +87,10 @@ inline constexpr int kSchemaVersion = 1;
 
 // Opens (creating if missing) `data_dir`/amt.db: SQLite in WAL mode with synchronous=FULL, so a
 // committed write survives kill -9 of the process and power loss. Creates `data_dir` when
-// missing. Errors: InvalidArgument for an empty `data_dir`; Internal when the directory or database
-// cannot be created or opened; FailedPrecondition when the database was written by a newer schema
-// version.
+// missing, and holds its exclusive lock (data_dir_lock.h) while the store lives. Errors:
+// InvalidArgument for an empty `data_dir`; Internal when the directory or database cannot be
+// created or opened; FailedPrecondition when another store (another amtd) holds the directory,
+// or the database was written by a newer schema version.
 // full_sync false selects synchronous=NORMAL: a committed write still survives kill -9 of the
 // process, but not a power loss; commits skip the fsync (amtd --sqlite-sync normal).
 struct SqliteOptions {

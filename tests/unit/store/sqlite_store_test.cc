@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -242,6 +243,17 @@ TEST(SqliteStore, OpenFailsWhenDatabaseIsNotSqlite) {
 
   EXPECT_EQ(store.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(store.status().message()), HasSubstr("file is not a database"));
+}
+
+TEST(SqliteStore, ASecondStoreOnTheSameDataDirectoryIsRefusedUntilTheFirstCloses) {
+  ScopedTempDir dir;
+  std::unique_ptr<Store> first = OpenOrDie(dir.str());
+  EXPECT_THAT(OpenSqliteStore(dir.str()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "the data directory " + dir.str() + " is in use by another amtd (pid " +
+                           std::to_string(::getpid()) + "); stop it or choose another --data-dir"));
+  first.reset();
+  EXPECT_THAT(OpenSqliteStore(dir.str()), IsOk());
 }
 
 TEST(SqliteStore, OpenRejectsEmptyDataDirectory) {

@@ -1,0 +1,71 @@
+// FaultyStore: a Store that wraps another and fails on demand, the fault seam of the state store
+// (LevelDB's EnvWrapper idea). Tests use it to drive every write site of the orchestrator through
+// a failing write and back; it could front the SQLite store to rehearse a full disk.
+//
+// Not thread-safe, like every Store.
+#ifndef AMT_ORCHESTRATOR_STORE_FAULTY_STORE_H_
+#define AMT_ORCHESTRATOR_STORE_FAULTY_STORE_H_
+
+#include <memory>
+
+#include "orchestrator/store/store.h"
+
+namespace amt::store {
+
+class FaultyStore final : public Store {
+ public:
+  // `base` must outlive this store.
+  explicit FaultyStore(Store& base) : base_(base) {}
+
+  // While set, every write fails with Internal "injected store failure: disk full" and writes
+  // nothing; reads still go through.
+  void FailWrites(bool fail) { fail_writes_ = fail; }
+  // Writes that were refused, and that went through, so far.
+  int failed_writes() const { return failed_writes_; }
+  int writes() const { return writes_; }
+
+  absl::Status PutTuningJob(const v1::TuningJobRecord& record) override;
+  absl::StatusOr<v1::TuningJobRecord> GetTuningJob(std::string_view name) override {
+    return base_.GetTuningJob(name);
+  }
+  absl::StatusOr<std::vector<v1::TuningJobRecord>> ListTuningJobs() override {
+    return base_.ListTuningJobs();
+  }
+  absl::Status PutTrainingJob(const v1::TrainingJobRecord& record) override;
+  absl::StatusOr<v1::TrainingJobRecord> GetTrainingJob(std::string_view name) override {
+    return base_.GetTrainingJob(name);
+  }
+  absl::StatusOr<std::vector<v1::TrainingJobRecord>> ListTrainingJobs() override {
+    return base_.ListTrainingJobs();
+  }
+  absl::StatusOr<std::vector<v1::TrainingJobRecord>> ListTrainingJobsForTuningJob(
+      std::string_view tuning_job_name) override {
+    return base_.ListTrainingJobsForTuningJob(tuning_job_name);
+  }
+  absl::Status CommitTrainingJobProgress(const v1::TrainingJobRecord& record,
+                                         const std::vector<LogEntry>& logs,
+                                         const std::vector<v1::MetricPoint>& metrics) override;
+  absl::Status CommitTuningStep(const v1::TuningJobRecord& tuning,
+                                const std::vector<v1::TrainingJobRecord>& training) override;
+  absl::StatusOr<std::vector<LogEntry>> ReadLogs(std::string_view training_job_name, int64_t from,
+                                                 int limit) override {
+    return base_.ReadLogs(training_job_name, from, limit);
+  }
+  absl::StatusOr<std::vector<v1::MetricPoint>> ReadMetrics(
+      std::string_view training_job_name) override {
+    return base_.ReadMetrics(training_job_name);
+  }
+
+ private:
+  // The injected failure when writes fail, else OK (and the write is counted).
+  absl::Status Check();
+
+  Store& base_;
+  bool fail_writes_ = false;
+  int failed_writes_ = 0;
+  int writes_ = 0;
+};
+
+}  // namespace amt::store
+
+#endif  // AMT_ORCHESTRATOR_STORE_FAULTY_STORE_H_
