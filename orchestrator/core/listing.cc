@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <initializer_list>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -25,21 +26,39 @@ absl::StatusOr<size_t> Offset(bool has_token, const std::string& token) {
   return offset;
 }
 
-// Copies the page [offset, offset+max) of `sorted` into `out`; sets the token when more remain.
-template <typename T, typename Out>
-void Page(const std::vector<T>& sorted, size_t offset, int max_results, Out* out,
-          std::string* next_token, bool* has_next) {
-  const size_t end = std::min(sorted.size(), offset + static_cast<size_t>(max_results));
-  for (size_t i = offset; i < end; ++i) *out->Add() = sorted[i];
-  *has_next = end < sorted.size();
-  if (*has_next) *next_token = std::string(kTokenPrefix) + std::to_string(end);
-}
+// One way a List operation sorts: its SortBy value and the order it stands for.
+template <typename T>
+struct SortKey {
+  std::string_view name;
+  bool (*less)(const T&, const T&);
+};
 
-template <typename T, typename Key>
-void SortBy(std::vector<T>& v, bool descending, Key key) {
+// The skeleton every List operation shares: keeps the summaries `keep` accepts, sorts them by
+// SortBy (`keys[0]` when absent or unknown) in SortOrder (stable: creation order among equals),
+// and copies the page that NextToken and MaxResults select into `out`. Returns the next page's
+// token, or "" when this was the last page.
+template <typename T, typename Request, typename Keep, typename Out>
+absl::StatusOr<std::string> ListPage(const std::vector<T>& all, const Request& r, Keep keep,
+                                     std::initializer_list<SortKey<T>> keys, Out* out) {
+  auto offset = Offset(r.has_next_token(), r.next_token());
+  if (!offset.ok()) return offset.status();
+  std::vector<T> v;
+  for (const auto& s : all) {
+    if (keep(s)) v.push_back(s);
+  }
+  auto key = keys.begin();
+  for (auto k = keys.begin(); k != keys.end(); ++k) {
+    if (r.has_sort_by() && r.sort_by() == k->name) key = k;
+  }
+  const bool desc = r.sort_order() == "Descending";
   std::stable_sort(v.begin(), v.end(), [&](const T& a, const T& b) {
-    return descending ? key(b) < key(a) : key(a) < key(b);
+    return desc ? key->less(b, a) : key->less(a, b);
   });
+  const size_t max_results =
+      static_cast<size_t>(r.has_max_results() ? r.max_results() : kDefaultMaxResults);
+  const size_t end = std::min(v.size(), *offset + max_results);
+  for (size_t i = *offset; i < end; ++i) *out->Add() = std::move(v[i]);
+  return end < v.size() ? std::string(kTokenPrefix) + std::to_string(end) : std::string();
 }
 
 bool InWindow(double t, bool has_after, double after, bool has_before, double before) {
@@ -65,97 +84,113 @@ bool Matches(const Request& r, const std::string& name, const std::string& statu
 
 }  // namespace
 
+v1::TrainingJobSummary ListSummaryOf(const v1::TrainingJobRecord& job) {
+  const auto& d = job.describe();
+  v1::TrainingJobSummary s;
+  s.set_training_job_name(d.training_job_name());
+  s.set_training_job_arn(d.training_job_arn());
+  s.set_creation_time(d.creation_time());
+  if (d.has_training_end_time()) s.set_training_end_time(d.training_end_time());
+  s.set_last_modified_time(d.last_modified_time());
+  s.set_training_job_status(d.training_job_status());
+  s.set_secondary_status(d.secondary_status());
+  return s;
+}
+
+v1::HyperParameterTuningJobSummary ListSummaryOf(const v1::TuningJobRecord& tuning) {
+  const auto& d = tuning.describe();
+  v1::HyperParameterTuningJobSummary s;
+  s.set_hyper_parameter_tuning_job_name(d.hyper_parameter_tuning_job_name());
+  s.set_hyper_parameter_tuning_job_arn(d.hyper_parameter_tuning_job_arn());
+  s.set_hyper_parameter_tuning_job_status(d.hyper_parameter_tuning_job_status());
+  s.set_strategy(d.hyper_parameter_tuning_job_config().strategy());
+  s.set_creation_time(d.creation_time());
+  if (d.has_hyper_parameter_tuning_end_time()) {
+    s.set_hyper_parameter_tuning_end_time(d.hyper_parameter_tuning_end_time());
+  }
+  s.set_last_modified_time(d.last_modified_time());
+  *s.mutable_training_job_status_counters() = d.training_job_status_counters();
+  *s.mutable_objective_status_counters() = d.objective_status_counters();
+  *s.mutable_resource_limits() = d.hyper_parameter_tuning_job_config().resource_limits();
+  return s;
+}
+
 absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> ListTuningJobs(
     const std::vector<v1::HyperParameterTuningJobSummary>& all,
     const v1::ListHyperParameterTuningJobsRequest& r) {
-  auto offset = Offset(r.has_next_token(), r.next_token());
-  if (!offset.ok()) return offset.status();
-  std::vector<v1::HyperParameterTuningJobSummary> v;
-  for (const auto& s : all) {
-    if (Matches(r, s.hyper_parameter_tuning_job_name(), s.hyper_parameter_tuning_job_status(),
-                s.creation_time(), s.last_modified_time())) {
-      v.push_back(s);
-    }
-  }
-  const bool desc = r.sort_order() == "Descending";
-  const std::string by = r.has_sort_by() ? r.sort_by() : "Name";
-  if (by == "CreationTime") {
-    SortBy(v, desc, [](const auto& s) { return s.creation_time(); });
-  } else if (by == "Status") {
-    SortBy(v, desc, [](const auto& s) { return s.hyper_parameter_tuning_job_status(); });
-  } else {
-    SortBy(v, desc, [](const auto& s) { return s.hyper_parameter_tuning_job_name(); });
-  }
+  using S = v1::HyperParameterTuningJobSummary;
   v1::ListHyperParameterTuningJobsResponse out;
-  std::string token;
-  bool more = false;
-  Page(v, *offset, r.has_max_results() ? r.max_results() : kDefaultMaxResults,
-       out.mutable_hyper_parameter_tuning_job_summaries(), &token, &more);
-  if (more) out.set_next_token(token);
+  auto token = ListPage(
+      all, r,
+      [&](const S& s) {
+        return Matches(r, s.hyper_parameter_tuning_job_name(),
+                       s.hyper_parameter_tuning_job_status(), s.creation_time(),
+                       s.last_modified_time());
+      },
+      {{"Name",
+        [](const S& a, const S& b) {
+          return a.hyper_parameter_tuning_job_name() < b.hyper_parameter_tuning_job_name();
+        }},
+       {"CreationTime",
+        [](const S& a, const S& b) { return a.creation_time() < b.creation_time(); }},
+       {"Status",
+        [](const S& a, const S& b) {
+          return a.hyper_parameter_tuning_job_status() < b.hyper_parameter_tuning_job_status();
+        }}},
+      out.mutable_hyper_parameter_tuning_job_summaries());
+  if (!token.ok()) return token.status();
+  if (!token->empty()) out.set_next_token(*token);
   return out;
 }
 
 absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTuningTrainingJobs(
     const std::vector<v1::HyperParameterTrainingJobSummary>& all,
     const v1::ListTrainingJobsForHyperParameterTuningJobRequest& r) {
-  auto offset = Offset(r.has_next_token(), r.next_token());
-  if (!offset.ok()) return offset.status();
-  const std::string by = r.has_sort_by() ? r.sort_by() : "Name";
-  std::vector<v1::HyperParameterTrainingJobSummary> v;
-  for (const auto& s : all) {
-    if (r.has_status_equals() && s.training_job_status() != r.status_equals()) continue;
-    if (by == "FinalObjectiveMetricValue" &&
-        !s.has_final_hyper_parameter_tuning_job_objective_metric())
-      continue;
-    v.push_back(s);
-  }
-  const bool desc = r.sort_order() == "Descending";
-  if (by == "CreationTime") {
-    SortBy(v, desc, [](const auto& s) { return s.creation_time(); });
-  } else if (by == "Status") {
-    SortBy(v, desc, [](const auto& s) { return s.training_job_status(); });
-  } else if (by == "FinalObjectiveMetricValue") {
-    SortBy(v, desc, [](const auto& s) {
-      return s.final_hyper_parameter_tuning_job_objective_metric().value();
-    });
-  } else {
-    SortBy(v, desc, [](const auto& s) { return s.training_job_name(); });
-  }
+  using S = v1::HyperParameterTrainingJobSummary;
+  const bool by_objective = r.has_sort_by() && r.sort_by() == "FinalObjectiveMetricValue";
   v1::ListTrainingJobsForHyperParameterTuningJobResponse out;
-  std::string token;
-  bool more = false;
-  Page(v, *offset, r.has_max_results() ? r.max_results() : kDefaultMaxResults,
-       out.mutable_training_job_summaries(), &token, &more);
-  if (more) out.set_next_token(token);
+  auto token = ListPage(
+      all, r,
+      [&](const S& s) {
+        return (!r.has_status_equals() || s.training_job_status() == r.status_equals()) &&
+               (!by_objective || s.has_final_hyper_parameter_tuning_job_objective_metric());
+      },
+      {{"Name",
+        [](const S& a, const S& b) { return a.training_job_name() < b.training_job_name(); }},
+       {"CreationTime",
+        [](const S& a, const S& b) { return a.creation_time() < b.creation_time(); }},
+       {"Status",
+        [](const S& a, const S& b) { return a.training_job_status() < b.training_job_status(); }},
+       {"FinalObjectiveMetricValue",
+        [](const S& a, const S& b) {
+          return a.final_hyper_parameter_tuning_job_objective_metric().value() <
+                 b.final_hyper_parameter_tuning_job_objective_metric().value();
+        }}},
+      out.mutable_training_job_summaries());
+  if (!token.ok()) return token.status();
+  if (!token->empty()) out.set_next_token(*token);
   return out;
 }
 
 absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(
     const std::vector<v1::TrainingJobSummary>& all, const v1::ListTrainingJobsRequest& r) {
-  auto offset = Offset(r.has_next_token(), r.next_token());
-  if (!offset.ok()) return offset.status();
-  std::vector<v1::TrainingJobSummary> v;
-  for (const auto& s : all) {
-    if (Matches(r, s.training_job_name(), s.training_job_status(), s.creation_time(),
-                s.last_modified_time())) {
-      v.push_back(s);
-    }
-  }
-  const bool desc = r.sort_order() == "Descending";
-  const std::string by = r.has_sort_by() ? r.sort_by() : "CreationTime";
-  if (by == "Name") {
-    SortBy(v, desc, [](const auto& s) { return s.training_job_name(); });
-  } else if (by == "Status") {
-    SortBy(v, desc, [](const auto& s) { return s.training_job_status(); });
-  } else {
-    SortBy(v, desc, [](const auto& s) { return s.creation_time(); });
-  }
+  using S = v1::TrainingJobSummary;
   v1::ListTrainingJobsResponse out;
-  std::string token;
-  bool more = false;
-  Page(v, *offset, r.has_max_results() ? r.max_results() : kDefaultMaxResults,
-       out.mutable_training_job_summaries(), &token, &more);
-  if (more) out.set_next_token(token);
+  auto token = ListPage(
+      all, r,
+      [&](const S& s) {
+        return Matches(r, s.training_job_name(), s.training_job_status(), s.creation_time(),
+                       s.last_modified_time());
+      },
+      {{"CreationTime",
+        [](const S& a, const S& b) { return a.creation_time() < b.creation_time(); }},
+       {"Name",
+        [](const S& a, const S& b) { return a.training_job_name() < b.training_job_name(); }},
+       {"Status",
+        [](const S& a, const S& b) { return a.training_job_status() < b.training_job_status(); }}},
+      out.mutable_training_job_summaries());
+  if (!token.ok()) return token.status();
+  if (!token->empty()) out.set_next_token(*token);
   return out;
 }
 

@@ -11,6 +11,10 @@
 
 namespace amt::core {
 
+// The List operations' summaries of a record.
+v1::TrainingJobSummary ListSummaryOf(const v1::TrainingJobRecord& job);
+v1::HyperParameterTuningJobSummary ListSummaryOf(const v1::TuningJobRecord& tuning);
+
 // Requests are validated (enums, ranges) before these are called. A NextToken not made by us is
 // InvalidArgument "Invalid pagination token".
 absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> ListTuningJobs(

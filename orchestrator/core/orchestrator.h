@@ -1,10 +1,22 @@
-// Orchestrator: the tuning-job and training-job state machines, the scheduler and the counters,
-// over an injected Store, Clock, Timers and worker links.
+// Orchestrator: the coordinator that owns amtd's state on the loop. It keeps the tuning-job and
+// training-job records, applies the pure pieces to them (training_job.h and tuning_job.h: the
+// status machines; job_builder.h: new records; warm_start.h; early_stopping.h; worker_pool.h:
+// placement; launch_plan.h: the StartJob), persists every change through one path, and owns the
+// timers of every job. It talks to the outside through injected interfaces only: Store, Clock,
+// Timers and worker links.
 //
-// Threading: every method runs on the orchestrator loop (one thread). gRPC handlers and worker
-// streams post onto that loop and never touch this object directly; that is what lets this class
-// hold no locks. Every state change is written to the Store before the method returns, so a reply
-// sent after it acknowledges durable state.
+// Threading: every method runs on the orchestrator loop (one thread). gRPC and HTTP handlers and
+// worker streams post onto that loop and never touch this object directly; that is what lets
+// this class hold no locks.
+//
+// Persistence: every state change is written to the Store before the method that made it
+// returns, so a reply sent after it acknowledges durable state. When a write fails, the request
+// that made it is answered with the store's error (InternalFailure), the change is kept in memory
+// and written again every store_retry_seconds, and until every change is written amtd is
+// degraded: it launches nothing and refuses every mutating request with ServiceUnavailable (reads
+// are served). A new record (CreateHyperParameterTuningJob, CreateTrainingJob, a tuning job's
+// launch) is kept only once written. Worker reports are facts: applied in memory even when they
+// cannot be written yet.
 #ifndef AMT_ORCHESTRATOR_CORE_ORCHESTRATOR_H_
 #define AMT_ORCHESTRATOR_CORE_ORCHESTRATOR_H_
 
@@ -24,33 +36,18 @@
 #include "amt/v1/worker.pb.h"
 #include "common/arn.h"
 #include "common/clock.h"
+#include "orchestrator/core/early_stopping.h"
 #include "orchestrator/core/launch_plan.h"
+#include "orchestrator/core/timers.h"
 #include "orchestrator/core/training_job.h"
+#include "orchestrator/core/tuning_job.h"
+#include "orchestrator/core/worker_pool.h"
 #include "orchestrator/metrics/metric_parser.h"
 #include "orchestrator/search/strategy.h"
 #include "orchestrator/spot/spot.h"
-#include "orchestrator/stopping/asha.h"
-#include "orchestrator/stopping/median_rule.h"
 #include "orchestrator/store/store.h"
 
 namespace amt::core {
-
-// One-shot timers on the orchestrator loop, by the injected clock's time.
-class Timers {
- public:
-  virtual ~Timers() = default;
-  // Runs `fn` on the loop once Clock::Now() >= when. Returns an id for Cancel.
-  virtual uint64_t At(double when, std::function<void()> fn) = 0;
-  // Cancelling an unknown or fired timer is a no-op.
-  virtual void Cancel(uint64_t id) = 0;
-};
-
-// The orchestrator's side of one connected worker. Send must not block (implementations queue).
-class WorkerLink {
- public:
-  virtual ~WorkerLink() = default;
-  virtual void Send(const v1::OrchestratorMessage& message) = 0;
-};
 
 struct OrchestratorOptions {
   ArnContext arn;
@@ -68,21 +65,23 @@ struct OrchestratorOptions {
   double worker_lost_timeout_seconds = 60;
   // Seed source for tuning jobs without RandomSeed (injected so tests are deterministic).
   std::function<uint64_t()> seed_source;
-  // AUTO early stopping's undocumented parts (reference set, minimum references, current vs best).
-  stopping::MedianRuleOptions median_rule;
-  // Hyperband's undocumented parts: reduction factor (eta) and number of brackets.
-  int64_t hyperband_reduction_factor = 3;
-  int64_t hyperband_brackets = 3;          // chosen with bench/stopping (see bench/README.md)
-  bool hyperband_stop_last_epoch = false;  // stopping::AshaOptions::stop_at_last_epoch
+  // AUTO early stopping's and Hyperband's undocumented parts.
+  EarlyStoppingOptions early_stopping;
   // Managed spot simulation: when spot jobs are interrupted (scaled by time_scale) and how they
   // are billed; spot_seed makes the interruptions of a run reproducible.
   spot::SpotOptions spot;
   uint64_t spot_seed = 0;
+  // While the store fails, unsaved state is written again every this many seconds (not scaled).
+  double store_retry_seconds = 1;
+  // Where the orchestrator reports what an operator must know (store failures and recovery);
+  // dropped when empty.
+  std::function<void(const std::string&)> log;
 };
 
 class Orchestrator {
  public:
-  // `store`, `clock` and `timers` must outlive the orchestrator.
+  // `store`, `clock` and `timers` must outlive the orchestrator. Destroying it cancels every
+  // timer it armed.
   Orchestrator(OrchestratorOptions options, store::Store& store, const Clock& clock,
                Timers& timers);
   ~Orchestrator();
@@ -137,68 +136,83 @@ class Orchestrator {
   void OnJobExited(const v1::JobExited& exited);
 
  private:
-  struct Worker {
-    int slots = 0;
-    std::shared_ptr<WorkerLink> link;
-    std::set<std::string> jobs;  // lower-cased names of training jobs it runs
-  };
-  // What the loop keeps per training job besides its record.
+  // What the loop keeps per training job besides its record. Its timers are cancelled with it.
   struct JobRuntime {
     std::optional<metrics::MetricParser> parser;
     std::string objective_metric;  // tuning objective MetricName, empty for standalone jobs
-    uint64_t runtime_timer = 0;
-    uint64_t lost_timer = 0;
-    uint64_t spot_timer = 0;      // the current attempt's Spot interruption
-    uint64_t max_wait_timer = 0;  // StoppingCondition.MaxWaitTimeInSeconds
+    ScopedTimer runtime_timer;     // StoppingCondition.MaxRuntimeInSeconds
+    ScopedTimer lost_timer;        // its worker is gone
+    ScopedTimer spot_timer;        // the current attempt's Spot interruption
+    ScopedTimer max_wait_timer;    // StoppingCondition.MaxWaitTimeInSeconds
   };
   struct TuningRuntime {
     std::unique_ptr<search::Strategy> strategy;
-    uint64_t runtime_timer = 0;
+    ScopedTimer runtime_timer;  // ResourceLimits.MaxRuntimeInSeconds
+  };
+  // Log lines and metric points not yet written, per training job (persistence).
+  struct Unsaved {
+    std::vector<store::LogEntry> logs;
+    std::vector<v1::MetricPoint> points;
   };
 
   v1::TrainingJobRecord* FindTraining(const std::string& name);
   v1::TuningJobRecord* FindTuning(const std::string& name);
   std::vector<const v1::TrainingJobRecord*> JobsOf(const v1::TuningJobRecord& tuning) const;
+  // The records of the parent tuning jobs `config` names (nullptr for a missing one).
+  std::vector<const v1::TuningJobRecord*> ParentsOf(
+      const v1::HyperParameterTuningJobWarmStartConfig& config) const;
+  std::vector<search::PriorObservation> PriorObservations(const v1::TuningJobRecord& tuning) const;
 
-  absl::Status PutTraining(const v1::TrainingJobRecord& job);
-  absl::Status PutTuning(const v1::TuningJobRecord& tuning);
+  // The one persist path. Writes the record (with new log lines and metric points); on failure
+  // keeps it to write again, enters the degraded state and returns the store's error.
+  absl::Status Persist(const v1::TrainingJobRecord& job, std::vector<store::LogEntry> logs = {},
+                       std::vector<v1::MetricPoint> points = {});
+  absl::Status Persist(const v1::TuningJobRecord& tuning);
+  // New records: written at once, or not kept (the caller drops them) and the error returned.
+  absl::Status PersistNew(const v1::TuningJobRecord* tuning,
+                          const std::vector<v1::TrainingJobRecord>& training);
+  void OnStoreFailure(const absl::Status& status);
+  // Writes what is unsaved; leaves the degraded state when all of it is written.
+  void RetryUnsaved();
+  // ServiceUnavailable while degraded, for the mutating requests.
+  absl::Status CheckWritable() const;
   void Notify(const std::string& tuning_job, const std::string& training_job);
 
   // Scheduling.
   void Schedule();
-  // The connected worker with the most free slots; workers_.end() when none has one.
-  std::map<std::string, Worker>::iterator FreeWorker();
-  absl::Status LaunchNextTrial(v1::TuningJobRecord& tuning, const std::string& worker_id,
-                               Worker& worker);
-  void Launch(v1::TrainingJobRecord& job, const std::string& worker_id, Worker& worker);
-  void StopRunningJob(v1::TrainingJobRecord& job, StopCause cause,
-                      const std::string& message = "Stopping the training job");
-  // AUTO median rule or Hyperband on the job's latest objective emission; nullopt when the
-  // tuning job uses neither. Pure evaluation: the caller records and acts.
-  std::optional<v1::StoppingDecision> EvaluateEarlyStopping(const v1::TrainingJobRecord& job);
+  absl::Status LaunchNextTrial(v1::TuningJobRecord& tuning, const std::string& worker_id);
+  void Launch(v1::TrainingJobRecord& job, const std::string& worker_id);
+  // Stops a job (signal to its worker, or at once when never placed). Returns the write's status;
+  // the stop goes ahead either way.
+  absl::Status StopRunningJob(v1::TrainingJobRecord& job, StopCause cause,
+                              const std::string& message = "Stopping the training job");
+  void SendStop(const v1::TrainingJobRecord& job);
   void ArmRuntimeDeadline(v1::TrainingJobRecord& job);
   void ArmTuningRuntime(const v1::TuningJobRecord& tuning);
   void ArmLostTimer(v1::TrainingJobRecord& job);
   void DetachFromWorker(v1::TrainingJobRecord& job);
-
-  // After a training job ends: tuning counters, best job, end of the tuning job.
-  void OnTrainingJobEnded(v1::TrainingJobRecord& job);
-  void UpdateTuning(v1::TuningJobRecord& tuning);
-  void EndTuningIfDone(v1::TuningJobRecord& tuning);
-  void BeginEndingTuning(v1::TuningJobRecord& tuning, const std::string& cause);
-  absl::Status EnsureStrategy(const v1::TuningJobRecord& tuning);
   // Managed spot: arms the current attempt's interruption, and the MaxWaitTimeInSeconds deadline
   // (from the creation time, across attempts and restarts of amtd).
   void ArmSpotInterruption(v1::TrainingJobRecord& job);
+  void ArmMaxWait(v1::TrainingJobRecord& job);
   // RetryStrategy: a job that meets an internal error (its worker lost) while retries remain is
   // restarted in place (same name, back to Starting) instead of failing as RetryableError.
   // Returns whether it was; the caller then schedules.
   bool RetryInPlace(v1::TrainingJobRecord& job, const std::string& what);
-  void ArmMaxWait(v1::TrainingJobRecord& job);
-  // Warm start: checks the parents of `request` (see README, "Warm start").
-  absl::Status ValidateWarmStart(const v1::CreateHyperParameterTuningJobRequest& request);
-  // The parents' training jobs with an objective, as observations in `tuning`'s search space.
-  std::vector<search::PriorObservation> WarmStartObservations(const v1::TuningJobRecord& tuning);
+  // The attempt ended (`report`): the final status, then the tuning job's bookkeeping. The
+  // caller notifies.
+  void EndJob(v1::TrainingJobRecord& job, const ExitReport& report);
+  // The metrics of one log line: points, final values, objective history and, while no stop is
+  // decided (`stop_message` empty), early-stopping decisions; sets `stop_message` when early
+  // stopping decides to stop the job.
+  void ApplyMetrics(v1::TrainingJobRecord& job, const v1::LogRecord& line, int64_t sequence,
+                    std::vector<v1::MetricPoint>& points, std::string& stop_message);
+
+  // After a training job ends: tuning counters, best job, end of the tuning job.
+  void OnTrainingJobEnded(v1::TrainingJobRecord& job);
+  void BeginEndingTuning(v1::TuningJobRecord& tuning, EndCause cause);
+  void EndTuningIfDone(v1::TuningJobRecord& tuning);
+  absl::Status EnsureStrategy(const v1::TuningJobRecord& tuning);
   TuningRuntime& TuningRt(const v1::TuningJobRecord& tuning);
   JobRuntime& Rt(const v1::TrainingJobRecord& job);
 
@@ -212,14 +226,23 @@ class Orchestrator {
   std::vector<std::string> tuning_order_;  // creation order, lower-cased
   std::map<std::string, v1::TrainingJobRecord> training_;
   std::vector<std::string> training_order_;
-  std::map<std::string, JobRuntime> job_rt_;
-  std::map<std::string, TuningRuntime> tuning_rt_;
   std::map<std::string, std::vector<std::string>>
       tuning_children_;              // tuning key -> job keys by index
-  std::deque<std::string> waiting_;  // standalone training jobs waiting for a slot
-  std::map<std::string, Worker> workers_;
+  std::deque<std::string> waiting_;  // training jobs waiting for a slot
+  WorkerPool workers_;
   std::map<uint64_t, Listener> listeners_;
   uint64_t next_listener_ = 1;
+
+  // Persistence: what is not written yet (keys), and whether the store is failing.
+  std::set<std::string> unsaved_tuning_;
+  std::map<std::string, Unsaved> unsaved_training_;
+  bool store_failing_ = false;
+  ScopedTimer store_retry_timer_;
+
+  // Declared last, destroyed first: their timers are cancelled while everything they refer to
+  // still exists.
+  std::map<std::string, JobRuntime> job_rt_;
+  std::map<std::string, TuningRuntime> tuning_rt_;
 };
 
 }  // namespace amt::core

@@ -1,8 +1,11 @@
 #include "orchestrator/core/tuning_job.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "absl/strings/match.h"
+#include "common/errors.h"
 #include "orchestrator/core/training_job.h"
 
 namespace amt::core {
@@ -106,6 +109,174 @@ std::string TrainingJobNameFor(const v1::TuningJobRecord& tuning, int index) {
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, "-%03d-%08x", index, h);
   return d.hyper_parameter_tuning_job_name() + suffix;
+}
+
+namespace {
+
+struct EndCauseEntry {
+  EndCause cause;
+  std::string_view name;
+};
+constexpr EndCauseEntry kEndCauses[] = {
+    {EndCause::kEarlyFailure, "failed"},
+    {EndCause::kTarget, "target"},
+    {EndCause::kNotImproving, "not_improving"},
+    {EndCause::kRuntime, "runtime"},
+};
+
+void SetTuningStatus(v1::TuningJobRecord& tuning, std::string_view status, double now) {
+  tuning.mutable_describe()->set_hyper_parameter_tuning_job_status(std::string(status));
+  tuning.mutable_describe()->set_last_modified_time(now);
+}
+
+// The criterion `job`'s end reaches, given the updated counters of `tuning`.
+EndCause CriterionReached(const v1::TuningJobRecord& tuning, const v1::TrainingJobRecord& job,
+                          int early_failure_attempts) {
+  const auto& config = tuning.describe().hyper_parameter_tuning_job_config();
+  const auto& objective = config.hyper_parameter_tuning_job_objective();
+  const auto& criteria = config.tuning_job_completion_criteria();
+  if (tuning.succeeded() == 0 && tuning.finished() >= early_failure_attempts) {
+    return EndCause::kEarlyFailure;
+  }
+  if (job.objective_status() == "Succeeded" && criteria.has_target_objective_metric_value() &&
+      (objective.type() == "Maximize"
+           ? job.objective() >= criteria.target_objective_metric_value()
+           : job.objective() <= criteria.target_objective_metric_value())) {
+    return EndCause::kTarget;
+  }
+  if (criteria.has_best_objective_not_improving() &&
+      tuning.not_improving() >=
+          criteria.best_objective_not_improving().max_number_of_training_jobs_not_improving()) {
+    return EndCause::kNotImproving;
+  }
+  return EndCause::kNone;
+}
+
+}  // namespace
+
+EndCause EndCauseOf(const v1::TuningJobRecord& tuning) {
+  for (const auto& e : kEndCauses) {
+    if (tuning.end_cause() == e.name) return e.cause;
+  }
+  return EndCause::kNone;
+}
+
+void BeginEnding(v1::TuningJobRecord& tuning, EndCause cause) {
+  for (const auto& e : kEndCauses) {
+    if (e.cause == cause) tuning.set_end_cause(std::string(e.name));
+  }
+}
+
+absl::Status TuningJobNotFound(std::string_view name) {
+  return ResourceNotFoundError("Amazon SageMaker can't find a tuning job called " +
+                               std::string(name) + ". Type another name.");
+}
+
+bool IsActive(const v1::TuningJobRecord& tuning) {
+  const auto& s = tuning.describe().hyper_parameter_tuning_job_status();
+  return s == kTuningInProgress || s == kTuningStopping;
+}
+
+bool MayLaunch(const v1::TuningJobRecord& tuning) {
+  return tuning.describe().hyper_parameter_tuning_job_status() == kTuningInProgress &&
+         EndCauseOf(tuning) == EndCause::kNone && tuning.launched() < tuning.max_jobs();
+}
+
+void MarkTuningStopping(v1::TuningJobRecord& tuning, double now) {
+  tuning.set_stop_requested(true);
+  SetTuningStatus(tuning, kTuningStopping, now);
+}
+
+EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRecord& job,
+                           const std::vector<const v1::TrainingJobRecord*>& jobs,
+                           int early_failure_attempts, double now) {
+  auto* d = tuning.mutable_describe();
+  tuning.set_finished(tuning.finished() + 1);
+  if (job.objective_status() == "Succeeded") {
+    tuning.set_succeeded(tuning.succeeded() + 1);
+    // Against the best before this job: a job does not improve on itself.
+    const bool had_best = d->has_best_training_job();
+    const double best =
+        had_best
+            ? d->best_training_job().final_hyper_parameter_tuning_job_objective_metric().value()
+            : 0;
+    const std::string& type =
+        d->hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective().type();
+    tuning.set_not_improving(!had_best || ImprovesByOnePercent(job.objective(), best, type)
+                                 ? 0
+                                 : tuning.not_improving() + 1);
+    d->mutable_tuning_job_completion_details()->set_number_of_training_jobs_objective_not_improving(
+        tuning.not_improving());
+  }
+  RecomputeTuningView(tuning, jobs);
+  d->set_last_modified_time(now);
+  if (d->hyper_parameter_tuning_job_status() != kTuningInProgress ||
+      EndCauseOf(tuning) != EndCause::kNone) {
+    return EndCause::kNone;
+  }
+  return CriterionReached(tuning, job, early_failure_attempts);
+}
+
+bool EndIfDone(v1::TuningJobRecord& tuning, const std::vector<const v1::TrainingJobRecord*>& jobs,
+               int early_failure_attempts, double now) {
+  auto* d = tuning.mutable_describe();
+  if (!IsActive(tuning) || RunningJobs(jobs) > 0) return false;
+  const EndCause cause = EndCauseOf(tuning);
+  std::string_view final_status;
+  if (d->hyper_parameter_tuning_job_status() == kTuningStopping) {
+    final_status = kTuningStopped;
+  } else if (cause == EndCause::kEarlyFailure) {
+    final_status = kTuningFailed;
+    d->set_failure_reason("No training job succeeded after " +
+                          std::to_string(early_failure_attempts) +
+                          " attempts. Please take a look at the training job failures to get more "
+                          "details.");
+  } else if (cause != EndCause::kNone || tuning.launched() >= tuning.max_jobs()) {
+    final_status = tuning.succeeded() == 0 ? kTuningFailed : kTuningCompleted;
+    if (tuning.succeeded() == 0) {
+      d->set_failure_reason(
+          "All training jobs failed. Please take a look at the training jobs failures to get more "
+          "details.");
+    }
+  } else {
+    return false;  // more trials to launch
+  }
+  RecomputeTuningView(tuning, jobs);
+  SetTuningStatus(tuning, final_status, now);
+  d->set_hyper_parameter_tuning_end_time(now);
+  d->mutable_consumed_resources()->set_runtime_in_seconds(
+      static_cast<int>(std::max(0.0, now - d->creation_time())));
+  return true;
+}
+
+std::string StopReasonOf(const v1::TrainingJobRecord& job, const v1::TuningJobRecord& tuning) {
+  const std::string& cause = job.stop_cause();
+  if (cause == StopCauseName(StopCause::kEarlyStopping)) {
+    for (auto d = job.decisions().rbegin(); d != job.decisions().rend(); ++d) {
+      if (!d->stop()) continue;
+      std::string text = d->explanation();
+      if (absl::EndsWith(text, ": stop")) text.resize(text.size() - 6);
+      return (d->rule() == "Median" ? "median rule, " : "Hyperband, ") + text;
+    }
+    return "early stopping";
+  }
+  if (cause == StopCauseName(StopCause::kUser)) return "StopTrainingJob";
+  if (cause == StopCauseName(StopCause::kMaxRuntime)) return "MaxRuntimeInSeconds reached";
+  if (cause != StopCauseName(StopCause::kTuningJob)) return "";
+  if (tuning.stop_requested()) return "the tuning job was stopped";
+  switch (EndCauseOf(tuning)) {
+    case EndCause::kTarget:
+      return "the tuning job reached TargetObjectiveMetricValue";
+    case EndCause::kNotImproving:
+      return "the tuning job's best objective stopped improving";
+    case EndCause::kRuntime:
+      return "the tuning job reached its MaxRuntimeInSeconds";
+    case EndCause::kEarlyFailure:
+      return "the tuning job failed";
+    case EndCause::kNone:
+      break;
+  }
+  return "the tuning job ended";
 }
 
 }  // namespace amt::core

@@ -1,15 +1,75 @@
-// Tuning-job bookkeeping: pure functions that derive what SageMaker reports about a tuning job
-// (counters, BestTrainingJob, job summaries, the 1% improvement rule) from its training jobs.
-// Counters are always recomputed from the training jobs, so they cannot drift.
+// Tuning-job status machine and bookkeeping: pure functions that move a TuningJobRecord through
+// SageMaker's HyperParameterTuningJobStatus (InProgress -> Stopping -> Stopped, InProgress ->
+// Completed | Failed), decide its completion criteria (EndCause) and derive what SageMaker
+// reports about it (counters, BestTrainingJob, job summaries, the 1% improvement rule) from its
+// training jobs. Counters are always recomputed from the training jobs, so they cannot drift.
+// No I/O; the caller persists the record.
 #ifndef AMT_ORCHESTRATOR_CORE_TUNING_JOB_H_
 #define AMT_ORCHESTRATOR_CORE_TUNING_JOB_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "amt/v1/state.pb.h"
 
 namespace amt::core {
+
+// HyperParameterTuningJobStatus values.
+inline constexpr std::string_view kTuningInProgress = "InProgress";
+inline constexpr std::string_view kTuningCompleted = "Completed";
+inline constexpr std::string_view kTuningFailed = "Failed";
+inline constexpr std::string_view kTuningStopping = "Stopping";
+inline constexpr std::string_view kTuningStopped = "Stopped";
+
+// The static hyperparameter SageMaker adds to a tuning job's training jobs: the objective's name.
+inline constexpr char kTuningObjectiveKey[] = "_tuning_objective_metric";
+
+// Why a tuning job stops launching and ends before its budget is spent (TuningJobRecord.end_cause
+// keeps the name, so records written by earlier versions read the same).
+enum class EndCause {
+  kNone,          // still launching, or ending because its budget is spent
+  kEarlyFailure,  // its first N finished training jobs all failed ("failed")
+  kTarget,        // TargetObjectiveMetricValue reached ("target")
+  kNotImproving,  // BestObjectiveNotImproving ("not_improving")
+  kRuntime,       // ResourceLimits.MaxRuntimeInSeconds ("runtime")
+};
+EndCause EndCauseOf(const v1::TuningJobRecord& tuning);
+// Records the cause; the caller stops the running training jobs.
+void BeginEnding(v1::TuningJobRecord& tuning, EndCause cause);
+
+// ResourceNotFound "Amazon SageMaker can't find a tuning job called <name>. ..."
+absl::Status TuningJobNotFound(std::string_view name);
+
+// InProgress or Stopping: it still has work to finish.
+bool IsActive(const v1::TuningJobRecord& tuning);
+// InProgress, no end cause and budget left: it may launch another training job.
+bool MayLaunch(const v1::TuningJobRecord& tuning);
+
+// StopHyperParameterTuningJob accepted: Stopping, stop_requested.
+void MarkTuningStopping(v1::TuningJobRecord& tuning, double now);
+
+// Bookkeeping after one of its training jobs (`job`) ended: finished/succeeded counts, the
+// not-improving streak (1% rule), the recomputed view over `jobs` (all its training jobs).
+// Returns the completion criterion this reaches while the tuning job is InProgress and not yet
+// ending (kNone when none): early failure after `early_failure_attempts` finished jobs without a
+// success, TargetObjectiveMetricValue, or BestObjectiveNotImproving.
+EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRecord& job,
+                           const std::vector<const v1::TrainingJobRecord*>& jobs,
+                           int early_failure_attempts, double now);
+
+// Ends the tuning job when nothing is left to run: Stopped after a stop; Failed after early
+// failure (SageMaker's "No training job succeeded after N attempts" text) or when no job
+// succeeded; else Completed once it is ending or its budget is spent. Sets the end time and
+// ConsumedResources. Returns whether it ended (false while `jobs` has a running job or trials
+// remain to launch).
+bool EndIfDone(v1::TuningJobRecord& tuning, const std::vector<const v1::TrainingJobRecord*>& jobs,
+               int early_failure_attempts, double now);
+
+// Why `job` was stopped, for people watching a tuning job (WatchHyperParameterTuningJob's
+// StopReasons); "" when it was not. An early stop quotes the decision that took it.
+std::string StopReasonOf(const v1::TrainingJobRecord& job, const v1::TuningJobRecord& tuning);
 
 // HyperParameterTrainingJobSummary of a tuning-launched training job.
 v1::HyperParameterTrainingJobSummary SummaryOf(

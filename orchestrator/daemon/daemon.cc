@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -100,27 +101,29 @@ class DaemonImpl final : public Daemon {
       orch.launch.image_map = std::move(*map);
     }
     orch.seed_source = [] { return std::random_device{}(); };
+    orch.log = [](const std::string& message) { std::cerr << "amtd: " << message << std::endl; };
     using Reference = stopping::MedianRuleOptions::Reference;
     if (options.median_reference == "finished") {
-      orch.median_rule.reference = Reference::kCompletedOrStoppedJobs;
+      orch.early_stopping.median_rule.reference = Reference::kCompletedOrStoppedJobs;
     } else if (options.median_reference == "completed") {
-      orch.median_rule.reference = Reference::kCompletedJobs;
+      orch.early_stopping.median_rule.reference = Reference::kCompletedJobs;
     } else if (options.median_reference == "all") {
-      orch.median_rule.reference = Reference::kAllPreviousJobs;
+      orch.early_stopping.median_rule.reference = Reference::kAllPreviousJobs;
     } else {
       return absl::InvalidArgumentError("--median-reference must be finished, completed or all");
     }
-    orch.median_rule.min_reference_jobs = options.median_min_reference_jobs;
-    orch.median_rule.compare_best_so_far = options.median_compare_best;
-    orch.median_rule.grace_epochs = options.median_grace_epochs;
-    if (auto s = stopping::ValidateMedianRuleOptions(orch.median_rule); !s.ok()) return s;
+    orch.early_stopping.median_rule.min_reference_jobs = options.median_min_reference_jobs;
+    orch.early_stopping.median_rule.compare_best_so_far = options.median_compare_best;
+    orch.early_stopping.median_rule.grace_epochs = options.median_grace_epochs;
+    if (auto s = stopping::ValidateMedianRuleOptions(orch.early_stopping.median_rule); !s.ok())
+      return s;
     if (options.hyperband_reduction_factor < 2 || options.hyperband_brackets < 1) {
       return absl::InvalidArgumentError(
           "--hyperband-eta must be >= 2 and --hyperband-brackets >= 1");
     }
-    orch.hyperband_reduction_factor = options.hyperband_reduction_factor;
-    orch.hyperband_brackets = options.hyperband_brackets;
-    orch.hyperband_stop_last_epoch = options.hyperband_stop_last_epoch;
+    orch.early_stopping.hyperband_reduction_factor = options.hyperband_reduction_factor;
+    orch.early_stopping.hyperband_brackets = options.hyperband_brackets;
+    orch.early_stopping.hyperband_stop_last_epoch = options.hyperband_stop_last_epoch;
     orch.spot.mean_seconds_to_interruption = options.spot_mean_seconds;
     orch.spot.max_interruptions = options.spot_max_interruptions;
     orch.spot.discount = options.spot_discount;

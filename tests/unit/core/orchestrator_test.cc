@@ -6,119 +6,13 @@
 #include <cmath>
 
 #include "common/json.h"
-#include "tests/unit/core/fakes.h"
+#include "tests/unit/core/orchestrator_fixture.h"
 
 namespace amt::core {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-constexpr char kTuningJson[] = R"j({
-  "HyperParameterTuningJobName": "demo",
-  "HyperParameterTuningJobConfig": {
-    "Strategy": "Random",
-    "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val:loss"},
-    "ResourceLimits": {"MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 2},
-    "ParameterRanges": {
-      "ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.0001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}],
-      "CategoricalParameterRanges": [{"Name": "opt", "Values": ["sgd", "adam"]}]
-    },
-    "RandomSeed": 7
-  },
-  "TrainingJobDefinition": {
-    "StaticHyperParameters": {"epochs": "3"},
-    "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
-      "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-    "RoleArn": "arn:aws:iam::123456789012:role/R",
-    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-    "StoppingCondition": {"MaxRuntimeInSeconds": 600}
-  }
-})j";
-
-v1::CreateHyperParameterTuningJobRequest TuningRequest() {
-  v1::CreateHyperParameterTuningJobRequest r;
-  EXPECT_TRUE(JsonToProto(kTuningJson, &r).ok());
-  return r;
-}
-
-class OrchestratorTest : public ::testing::Test {
- protected:
-  OrchestratorTest() : store_(store::NewInMemoryStore()), timers_(clock_) { Rebuild(); }
-
-  void Rebuild() {
-    OrchestratorOptions options;
-    options.launch.s3_root = "/s3";
-    options.launch.image_map = {{"toy:latest", {"/bin/toy"}}};
-    options.launch.is_executable = [](const std::string&) { return false; };
-    options.seed_source = [] { return 1234u; };
-    options.spot = spot_;
-    options.spot_seed = 99;
-    orch_ = std::make_unique<Orchestrator>(options, *store_, clock_, timers_);
-  }
-
-  std::shared_ptr<FakeWorkerLink> Connect(int slots, std::vector<v1::JobRef> running = {}) {
-    auto link = std::make_shared<FakeWorkerLink>();
-    v1::WorkerHello hello;
-    hello.set_worker_id("w1");
-    hello.set_slots(slots);
-    for (auto& r : running) *hello.add_running() = r;
-    orch_->OnWorkerConnected(hello, link);
-    return link;
-  }
-
-  void Started(const v1::StartJob& s) {
-    v1::JobStarted m;
-    m.set_training_job_name(s.training_job_name());
-    m.set_attempt(s.attempt());
-    orch_->OnJobStarted(m);
-  }
-
-  void Log(const v1::StartJob& s, const std::vector<std::string>& lines) {
-    v1::LogBatch b;
-    b.set_training_job_name(s.training_job_name());
-    b.set_attempt(s.attempt());
-    for (const auto& l : lines) {
-      auto* r = b.add_lines();
-      r->set_text(l);
-      r->set_timestamp(clock_.Now());
-    }
-    orch_->OnLogs(b);
-  }
-
-  void Exit(const v1::StartJob& s, int code, std::string failure = "") {
-    v1::JobExited m;
-    m.set_training_job_name(s.training_job_name());
-    m.set_attempt(s.attempt());
-    m.set_exit_code(code);
-    m.set_failure_reason(std::move(failure));
-    m.set_model_uploaded(code == 0);
-    orch_->OnJobExited(m);
-  }
-
-  // Runs one job to completion with the given objective values.
-  void Succeed(const v1::StartJob& s, std::vector<double> losses) {
-    Started(s);
-    std::vector<std::string> lines;
-    for (double l : losses) lines.push_back("epoch val_loss=" + std::to_string(l));
-    Log(s, lines);
-    clock_.Advance(1);
-    Exit(s, 0);
-  }
-
-  v1::DescribeHyperParameterTuningJobResponse Describe(const std::string& name = "demo") {
-    auto d = orch_->DescribeTuningJob(name);
-    EXPECT_TRUE(d.ok()) << d.status();
-    return *d;
-  }
-
-  spot::SpotOptions spot_;  // the library's defaults unless a test changes them and Rebuild()s
-  FakeClock clock_;
-  std::unique_ptr<store::Store> store_;
-  FakeTimers timers_;
-  std::unique_ptr<Orchestrator> orch_;
-};
 
 TEST_F(OrchestratorTest, RandomJobHonoursParallelismBudgetAndCounters) {
   ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());

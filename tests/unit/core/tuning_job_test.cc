@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+
+#include "orchestrator/core/training_job.h"
+
 namespace amt::core {
 namespace {
 
@@ -59,6 +63,152 @@ TEST(TuningJob, CountersAndBestComeFromTheTrainingJobs) {
   EXPECT_EQ(o.pending(), 1);
   EXPECT_EQ(t.describe().best_training_job().training_job_name(), "j1");  // 0.9, maximised
   EXPECT_EQ(RunningJobs(ptrs), 1);
+}
+
+// A Minimize tuning job with budget `max_jobs`, InProgress.
+v1::TuningJobRecord Running(int max_jobs) {
+  v1::TuningJobRecord t;
+  auto* d = t.mutable_describe();
+  d->set_hyper_parameter_tuning_job_name("demo");
+  d->set_hyper_parameter_tuning_job_status("InProgress");
+  d->set_creation_time(10);
+  auto* objective = d->mutable_hyper_parameter_tuning_job_config()
+                        ->mutable_hyper_parameter_tuning_job_objective();
+  objective->set_type("Minimize");
+  objective->set_metric_name("loss");
+  t.set_max_jobs(max_jobs);
+  return t;
+}
+
+v1::TrainingJobRecord Ended(const std::string& name, const std::string& status,
+                            std::optional<double> objective) {
+  v1::TrainingJobRecord j;
+  j.mutable_describe()->set_training_job_name(name);
+  j.mutable_describe()->set_training_job_status(status);
+  j.set_objective_status(objective.has_value() ? "Succeeded" : "Failed");
+  if (objective.has_value()) j.set_objective(*objective);
+  return j;
+}
+
+TEST(TuningJobStateMachine, EndCauseRoundTripsThroughTheStoredName) {
+  v1::TuningJobRecord t;
+  EXPECT_EQ(EndCauseOf(t), EndCause::kNone);
+  BeginEnding(t, EndCause::kNotImproving);
+  EXPECT_EQ(t.end_cause(), "not_improving");  // as earlier versions stored it
+  EXPECT_EQ(EndCauseOf(t), EndCause::kNotImproving);
+  t.set_end_cause("runtime");
+  EXPECT_EQ(EndCauseOf(t), EndCause::kRuntime);
+}
+
+TEST(TuningJobStateMachine, MayLaunchUntilTheBudgetOrAnEndCause) {
+  auto t = Running(2);
+  EXPECT_TRUE(MayLaunch(t));
+  t.set_launched(2);
+  EXPECT_FALSE(MayLaunch(t));
+  t.set_launched(1);
+  BeginEnding(t, EndCause::kTarget);
+  EXPECT_FALSE(MayLaunch(t));
+  auto stopped = Running(2);
+  MarkTuningStopping(stopped, 20);
+  EXPECT_FALSE(MayLaunch(stopped));
+  EXPECT_TRUE(IsActive(stopped));
+  EXPECT_TRUE(stopped.stop_requested());
+  EXPECT_EQ(stopped.describe().last_modified_time(), 20);
+}
+
+TEST(TuningJobStateMachine, FiveFailuresReachEarlyFailureAndEndFailed) {
+  auto t = Running(10);
+  t.set_launched(5);
+  std::vector<v1::TrainingJobRecord> jobs;
+  for (int i = 0; i < 5; ++i) jobs.push_back(Ended("j" + std::to_string(i), "Failed", {}));
+  std::vector<const v1::TrainingJobRecord*> all;
+  EndCause reached = EndCause::kNone;
+  for (const auto& j : jobs) {
+    all.push_back(&j);
+    reached = RecordFinishedJob(t, j, all, 5, 30);
+    if (reached != EndCause::kNone) break;
+  }
+  EXPECT_EQ(reached, EndCause::kEarlyFailure);
+  BeginEnding(t, reached);
+  ASSERT_TRUE(EndIfDone(t, all, 5, 40));
+  EXPECT_EQ(t.describe().hyper_parameter_tuning_job_status(), "Failed");
+  EXPECT_EQ(t.describe().failure_reason(),
+            "No training job succeeded after 5 attempts. Please take a look at the training job "
+            "failures to get more details.");
+  EXPECT_EQ(t.describe().hyper_parameter_tuning_end_time(), 40);
+  EXPECT_EQ(t.describe().consumed_resources().runtime_in_seconds(), 30);
+  EXPECT_EQ(t.describe().training_job_status_counters().non_retryable_error(), 5);
+}
+
+TEST(TuningJobStateMachine, TargetAndNotImprovingAreReachedByTheJobThatMeetsThem) {
+  auto t = Running(10);
+  auto* criteria = t.mutable_describe()
+                       ->mutable_hyper_parameter_tuning_job_config()
+                       ->mutable_tuning_job_completion_criteria();
+  criteria->set_target_objective_metric_value(0.1f);
+  criteria->mutable_best_objective_not_improving()->set_max_number_of_training_jobs_not_improving(
+      2);
+  const auto a = Ended("a", "Completed", 1.0);
+  const auto b = Ended("b", "Completed", 0.995);  // not 1% better
+  const auto c = Ended("c", "Completed", 0.999);
+  std::vector<const v1::TrainingJobRecord*> all = {&a};
+  EXPECT_EQ(RecordFinishedJob(t, a, all, 5, 1), EndCause::kNone);
+  all.push_back(&b);
+  EXPECT_EQ(RecordFinishedJob(t, b, all, 5, 2), EndCause::kNone);
+  EXPECT_EQ(t.not_improving(), 1);
+  all.push_back(&c);
+  EXPECT_EQ(RecordFinishedJob(t, c, all, 5, 3), EndCause::kNotImproving);
+  EXPECT_EQ(t.describe()
+                .tuning_job_completion_details()
+                .number_of_training_jobs_objective_not_improving(),
+            2);
+  auto target = Running(10);
+  *target.mutable_describe()->mutable_hyper_parameter_tuning_job_config() =
+      t.describe().hyper_parameter_tuning_job_config();
+  const auto d = Ended("d", "Completed", 0.05);
+  EXPECT_EQ(RecordFinishedJob(target, d, {&d}, 5, 1), EndCause::kTarget);
+}
+
+TEST(TuningJobStateMachine, EndsOnlyWhenNothingRunsAndNothingIsLeftToLaunch) {
+  auto t = Running(2);
+  t.set_launched(1);
+  const auto done = Ended("a", "Completed", 0.5);
+  auto running = Ended("b", "InProgress", {});
+  running.set_objective_status("Pending");
+  EXPECT_FALSE(EndIfDone(t, {&done}, 5, 9));  // one more to launch
+  t.set_launched(2);
+  EXPECT_FALSE(EndIfDone(t, {&done, &running}, 5, 9));  // one still runs
+  t.set_succeeded(1);
+  ASSERT_TRUE(EndIfDone(t, {&done}, 5, 9));
+  EXPECT_EQ(t.describe().hyper_parameter_tuning_job_status(), "Completed");
+  EXPECT_FALSE(EndIfDone(t, {&done}, 5, 10));  // already ended
+  auto stopping = Running(2);
+  MarkTuningStopping(stopping, 5);
+  ASSERT_TRUE(EndIfDone(stopping, {&done}, 5, 9));
+  EXPECT_EQ(stopping.describe().hyper_parameter_tuning_job_status(), "Stopped");
+}
+
+TEST(TuningJobStateMachine, StopReasonsNameTheCause) {
+  auto t = Running(2);
+  v1::TrainingJobRecord j;
+  EXPECT_EQ(StopReasonOf(j, t), "");
+  j.set_stop_cause(std::string(StopCauseName(StopCause::kTuningJob)));
+  BeginEnding(t, EndCause::kRuntime);
+  EXPECT_EQ(StopReasonOf(j, t), "the tuning job reached its MaxRuntimeInSeconds");
+  t.set_stop_requested(true);
+  EXPECT_EQ(StopReasonOf(j, t), "the tuning job was stopped");
+  j.set_stop_cause(std::string(StopCauseName(StopCause::kEarlyStopping)));
+  auto* decision = j.add_decisions();
+  decision->set_rule("Median");
+  decision->set_stop(true);
+  decision->set_explanation("epoch 3: loss 2 > 1: stop");
+  EXPECT_EQ(StopReasonOf(j, t), "median rule, epoch 3: loss 2 > 1");
+}
+
+TEST(TuningJobStateMachine, TuningJobNotFoundIsSageMakersText) {
+  EXPECT_EQ(TuningJobNotFound("x"),
+            absl::NotFoundError("Amazon SageMaker can't find a tuning job called x. Type another "
+                                "name."));
 }
 
 }  // namespace

@@ -1,0 +1,456 @@
+// The Orchestrator's work after a request is accepted: scheduling and launching attempts, the
+// timers of every job, worker reports, and the end of training and tuning jobs. (Requests,
+// lookups and persistence are in orchestrator.cc.)
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "common/status_macros.h"
+#include "orchestrator/core/job_builder.h"
+#include "orchestrator/core/orchestrator.h"
+
+namespace amt::core {
+namespace {
+
+constexpr double kDefaultMaxRuntimeSeconds = 86400;  // SageMaker's default: one day
+
+std::string Key(const std::string& name) { return absl::AsciiStrToLower(name); }
+
+// What the strategy sees of a tuning job's training jobs.
+search::History HistoryOf(const v1::TuningJobRecord& tuning,
+                          const std::vector<const v1::TrainingJobRecord*>& jobs) {
+  search::History history;
+  history.minimize = tuning.describe()
+                         .hyper_parameter_tuning_job_config()
+                         .hyper_parameter_tuning_job_objective()
+                         .type() != "Maximize";
+  for (const auto* job : jobs) {
+    search::Trial trial;
+    trial.params.insert(job->tuned_hyperparameters().begin(), job->tuned_hyperparameters().end());
+    if (job->objective_status() == "Succeeded") {
+      trial.state = search::TrialState::kSucceeded;
+      trial.objective = job->objective();
+    } else if (job->objective_status() == "Failed") {
+      trial.state = search::TrialState::kFailed;
+    }
+    history.trials.push_back(std::move(trial));
+  }
+  return history;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- scheduling
+
+void Orchestrator::Schedule() {
+  if (store_failing_) return;  // nothing new while state cannot be written
+  // Jobs already accepted come first: standalone CreateTrainingJob requests and tuning trials
+  // that were created but not placed (after a restart), oldest first.
+  while (!waiting_.empty()) {
+    const auto worker = workers_.FreeWorker();
+    if (!worker.has_value()) return;
+    const std::string key = waiting_.front();
+    waiting_.pop_front();
+    auto it = training_.find(key);
+    if (it == training_.end() || IsTerminal(it->second) || !it->second.worker_id().empty()) {
+      continue;
+    }
+    Launch(it->second, *worker);
+  }
+  for (const auto& key : tuning_order_) {
+    auto& t = tuning_.at(key);
+    while (MayLaunch(t)) {
+      const int parallel = t.describe()
+                               .hyper_parameter_tuning_job_config()
+                               .resource_limits()
+                               .max_parallel_training_jobs();
+      if (RunningJobs(JobsOf(t)) >= std::max(1, parallel)) break;
+      const auto worker = workers_.FreeWorker();
+      if (!worker.has_value()) return;
+      if (!LaunchNextTrial(t, *worker).ok()) break;
+    }
+  }
+}
+
+absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
+                                           const std::string& worker_id) {
+  const int index = tuning.launched() + 1;
+  auto suggestion =
+      TuningRt(tuning).strategy->Suggest(HistoryOf(tuning, JobsOf(tuning)), index - 1);
+  if (!suggestion.ok()) {
+    // The strategy has nothing more (Grid exhausted): the budget is what was launched.
+    tuning.set_max_jobs(tuning.launched());
+    (void)Persist(tuning);
+    EndTuningIfDone(tuning);
+    return suggestion.status();
+  }
+  const double now = clock_.Now();
+  const RecordOptions record{options_.arn, options_.spot.discount};
+  v1::TrainingJobRecord job = NewTuningTrainingJob(tuning, index, *suggestion, record, now);
+  // The tuning record changes only once the launch is written (a failed write keeps nothing).
+  v1::TuningJobRecord next = tuning;
+  next.set_launched(index);
+  next.mutable_describe()->set_last_modified_time(now);
+  auto jobs = JobsOf(tuning);
+  jobs.push_back(&job);
+  RecomputeTuningView(next, jobs);  // the counters count the new job (InProgress, Pending)
+  RETURN_IF_ERROR(PersistNew(&next, {job}));
+  tuning = std::move(next);
+  const std::string key = Key(job.describe().training_job_name());
+  training_order_.push_back(key);
+  tuning_children_[Key(tuning.describe().hyper_parameter_tuning_job_name())].push_back(key);
+  Launch(training_.emplace(key, std::move(job)).first->second, worker_id);
+  return absl::OkStatus();
+}
+
+void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_id) {
+  const double now = clock_.Now();
+  job.set_attempt(job.attempt() + 1);
+  auto plan = PlanLaunch(job, options_.launch);
+  if (!plan.ok()) {
+    ExitReport report;
+    report.launch_failed = true;
+    report.failure_reason = std::string(plan.status().message());
+    EndJob(job, report);
+    Notify(job.tuning_job_name(), job.describe().training_job_name());
+    return;
+  }
+  job.set_worker_id(worker_id);
+  MarkLaunching(job, now);
+  workers_.Assign(worker_id, Key(job.describe().training_job_name()));
+  const auto& sc = job.describe().stopping_condition();
+  const double max_runtime =
+      sc.has_max_runtime_in_seconds() ? sc.max_runtime_in_seconds() : kDefaultMaxRuntimeSeconds;
+  // A restarted spot job has used part of its MaxRuntimeInSeconds in earlier attempts.
+  job.set_runtime_deadline(
+      now + std::max(0.0, max_runtime * options_.time_scale - job.trained_seconds()));
+  ArmRuntimeDeadline(job);
+  ArmMaxWait(job);
+  (void)Persist(job);  // a launch is not a request: kept and written again on failure
+  v1::OrchestratorMessage message;
+  *message.mutable_start() = std::move(*plan);
+  workers_.Send(worker_id, message);
+  Notify(job.tuning_job_name(), job.describe().training_job_name());
+}
+
+absl::Status Orchestrator::StopRunningJob(v1::TrainingJobRecord& job, StopCause cause,
+                                          const std::string& message) {
+  if (IsTerminal(job) || job.describe().training_job_status() == kStopping) {
+    return absl::OkStatus();
+  }
+  const double now = clock_.Now();
+  if (job.worker_id().empty()) {
+    // Never placed on a worker: nothing to signal.
+    const std::string key = Key(job.describe().training_job_name());
+    waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), key), waiting_.end());
+    MarkStoppedBeforeStart(job, cause, now);
+    absl::Status saved = Persist(job);
+    OnTrainingJobEnded(job);
+    return saved;
+  }
+  MarkStopping(job, cause, now, message);
+  absl::Status saved = Persist(job);
+  SendStop(job);
+  return saved;
+}
+
+void Orchestrator::SendStop(const v1::TrainingJobRecord& job) {
+  v1::OrchestratorMessage message;
+  auto* stop = message.mutable_stop();
+  stop->set_training_job_name(job.describe().training_job_name());
+  stop->set_attempt(job.attempt());
+  stop->set_grace_seconds(options_.stop_grace_seconds * options_.time_scale);
+  workers_.Send(job.worker_id(), message);
+}
+
+// ---------------------------------------------------------------- timers
+
+void Orchestrator::ArmTuningRuntime(const v1::TuningJobRecord& tuning) {
+  const auto& d = tuning.describe();
+  const auto& limits = d.hyper_parameter_tuning_job_config().resource_limits();
+  if (!limits.has_max_runtime_in_seconds()) return;
+  // ResourceLimits.MaxRuntimeInSeconds runs from the creation, across restarts of amtd.
+  const double deadline = d.creation_time() + limits.max_runtime_in_seconds() * options_.time_scale;
+  const std::string name = d.hyper_parameter_tuning_job_name();
+  TuningRt(tuning).runtime_timer.Arm(timers_, deadline, [this, name] {
+    auto* t = FindTuning(name);
+    if (t == nullptr || !IsActive(*t) || EndCauseOf(*t) != EndCause::kNone) return;
+    BeginEndingTuning(*t, EndCause::kRuntime);
+    Schedule();
+    Notify(name, "");
+  });
+}
+
+void Orchestrator::ArmRuntimeDeadline(v1::TrainingJobRecord& job) {
+  if (job.runtime_deadline() <= 0) return;
+  const std::string name = job.describe().training_job_name();
+  Rt(job).runtime_timer.Arm(timers_, job.runtime_deadline(), [this, name] {
+    auto* j = FindTraining(name);
+    if (j == nullptr || j->describe().training_job_status() != kInProgress) return;
+    (void)StopRunningJob(*j, StopCause::kMaxRuntime);
+    Notify(j->tuning_job_name(), name);
+  });
+}
+
+void Orchestrator::ArmLostTimer(v1::TrainingJobRecord& job) {
+  const std::string name = job.describe().training_job_name();
+  const double when = clock_.Now() + options_.worker_lost_timeout_seconds * options_.time_scale;
+  Rt(job).lost_timer.Arm(timers_, when, [this, name] {
+    auto* j = FindTraining(name);
+    if (j == nullptr || IsTerminal(*j)) return;
+    if (workers_.Runs(j->worker_id(), Key(name))) return;  // re-adopted
+    if (RetryInPlace(*j, "the worker running it was lost")) {
+      Schedule();
+      Notify(j->tuning_job_name(), name);
+      return;
+    }
+    ExitReport report;
+    report.internal_error = j->describe().training_job_status() != kStopping;
+    report.failure_reason = "The worker running this training job was lost.";
+    EndJob(*j, report);
+    Schedule();
+    Notify(j->tuning_job_name(), name);
+  });
+}
+
+void Orchestrator::ArmSpotInterruption(v1::TrainingJobRecord& job) {
+  if (!job.describe().enable_managed_spot_training()) return;
+  const std::string name = job.describe().training_job_name();
+  const auto after = spot::InterruptionAfter(options_.spot, options_.spot_seed, name, job.attempt(),
+                                             job.spot_interruptions());
+  if (!after.has_value()) return;
+  const int attempt = job.attempt();
+  const double when = clock_.Now() + *after * options_.time_scale;
+  Rt(job).spot_timer.Arm(timers_, when, [this, name, attempt] {
+    auto* j = FindTraining(name);
+    if (j == nullptr || j->attempt() != attempt || j->interrupted() ||
+        j->describe().training_job_status() != kInProgress || j->worker_id().empty()) {
+      return;
+    }
+    // The instances are taken back: SIGTERM, the grace period, SIGKILL, like a stop; the exit
+    // then restarts the job instead of ending it (OnJobExited).
+    MarkInterrupted(*j, clock_.Now());
+    (void)Persist(*j);
+    SendStop(*j);
+    Notify(j->tuning_job_name(), name);
+  });
+}
+
+void Orchestrator::ArmMaxWait(v1::TrainingJobRecord& job) {
+  const auto& d = job.describe();
+  if (!d.enable_managed_spot_training() || !d.stopping_condition().has_max_wait_time_in_seconds()) {
+    return;
+  }
+  const std::string name = d.training_job_name();
+  const double deadline =
+      d.creation_time() + d.stopping_condition().max_wait_time_in_seconds() * options_.time_scale;
+  Rt(job).max_wait_timer.Arm(timers_, deadline, [this, name] {
+    auto* j = FindTraining(name);
+    if (j == nullptr || IsTerminal(*j)) return;
+    (void)StopRunningJob(*j, StopCause::kMaxWait);
+    Schedule();
+    Notify(j->tuning_job_name(), name);
+  });
+}
+
+void Orchestrator::DetachFromWorker(v1::TrainingJobRecord& job) {
+  workers_.Release(job.worker_id(), Key(job.describe().training_job_name()));
+  auto& rt = Rt(job);
+  rt.runtime_timer.Cancel();
+  rt.lost_timer.Cancel();
+  rt.spot_timer.Cancel();
+}
+
+bool Orchestrator::RetryInPlace(v1::TrainingJobRecord& job, const std::string& what) {
+  const auto& d = job.describe();
+  if (d.training_job_status() != kInProgress || !d.has_retry_strategy() ||
+      job.retries() >= d.retry_strategy().maximum_retry_attempts()) {
+    return false;
+  }
+  DetachFromWorker(job);
+  job.set_retries(job.retries() + 1);
+  MarkRestarting(job, clock_.Now(),
+                 "Retrying the training job after an internal error (" + what + "): retry " +
+                     std::to_string(job.retries()) + " of " +
+                     std::to_string(d.retry_strategy().maximum_retry_attempts()));
+  (void)Persist(job);
+  waiting_.push_back(Key(d.training_job_name()));
+  return true;
+}
+
+// ---------------------------------------------------------------- the end of jobs
+
+void Orchestrator::EndJob(v1::TrainingJobRecord& job, const ExitReport& report) {
+  DetachFromWorker(job);
+  MarkExited(job, report, clock_.Now());
+  (void)Persist(job);
+  OnTrainingJobEnded(job);
+}
+
+void Orchestrator::OnTrainingJobEnded(v1::TrainingJobRecord& job) {
+  auto* t = FindTuning(job.tuning_job_name());
+  if (t == nullptr) return;
+  const EndCause reached =
+      RecordFinishedJob(*t, job, JobsOf(*t), options_.early_failure_attempts, clock_.Now());
+  if (reached != EndCause::kNone) {
+    BeginEndingTuning(*t, reached);
+    return;
+  }
+  (void)Persist(*t);
+  EndTuningIfDone(*t);
+}
+
+void Orchestrator::BeginEndingTuning(v1::TuningJobRecord& tuning, EndCause cause) {
+  BeginEnding(tuning, cause);
+  (void)Persist(tuning);
+  for (const auto* job : JobsOf(tuning)) {
+    if (!IsTerminal(*job)) {
+      (void)StopRunningJob(*FindTraining(job->describe().training_job_name()),
+                           StopCause::kTuningJob);
+    }
+  }
+  EndTuningIfDone(tuning);
+}
+
+void Orchestrator::EndTuningIfDone(v1::TuningJobRecord& tuning) {
+  if (!EndIfDone(tuning, JobsOf(tuning), options_.early_failure_attempts, clock_.Now())) return;
+  TuningRt(tuning).runtime_timer.Cancel();
+  (void)Persist(tuning);
+  Notify(tuning.describe().hyper_parameter_tuning_job_name(), "");
+}
+
+// ---------------------------------------------------------------- worker events
+
+void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
+                                     std::shared_ptr<WorkerLink> link) {
+  const std::string& worker_id = hello.worker_id();
+  workers_.Connect(worker_id, hello.slots(), std::move(link));
+  std::set<std::string> reported;
+  for (const auto& ref : hello.running()) {
+    auto* job = FindTraining(ref.training_job_name());
+    if (job == nullptr || IsTerminal(*job) || job->attempt() != ref.attempt()) continue;
+    const std::string key = Key(ref.training_job_name());
+    reported.insert(key);
+    workers_.Assign(worker_id, key);
+    job->set_worker_id(worker_id);
+    Rt(*job).lost_timer.Cancel();
+  }
+  // Jobs this worker had before that it no longer runs ended while nobody listened.
+  for (const auto& key : training_order_) {
+    auto& job = training_.at(key);
+    if (IsTerminal(job) || job.worker_id() != worker_id || reported.count(key) > 0) continue;
+    if (RetryInPlace(job, "the worker restarted and no longer runs it")) continue;
+    ExitReport report;
+    report.internal_error = job.describe().training_job_status() != kStopping;
+    report.failure_reason = "The worker restarted and no longer runs this training job.";
+    EndJob(job, report);
+  }
+  Schedule();
+  Notify("", "");
+}
+
+void Orchestrator::OnWorkerDisconnected(const std::string& worker_id, const WorkerLink* link) {
+  const auto jobs = workers_.Disconnect(worker_id, link);
+  if (!jobs.has_value()) return;
+  for (const auto& key : *jobs) {
+    if (auto j = training_.find(key); j != training_.end() && !IsTerminal(j->second)) {
+      ArmLostTimer(j->second);
+    }
+  }
+}
+
+void Orchestrator::OnJobStarted(const v1::JobStarted& started) {
+  auto* job = FindTraining(started.training_job_name());
+  if (job == nullptr || job->attempt() != started.attempt() || IsTerminal(*job)) return;
+  const double now = clock_.Now();
+  if (job->describe().training_job_status() == kInProgress) {
+    MarkTraining(*job, now);
+    ArmSpotInterruption(*job);
+  } else if (!job->describe().has_training_start_time()) {
+    job->mutable_describe()->set_training_start_time(now);
+  }
+  (void)Persist(*job);
+  Notify(job->tuning_job_name(), job->describe().training_job_name());
+}
+
+void Orchestrator::ApplyMetrics(v1::TrainingJobRecord& job, const v1::LogRecord& line,
+                                int64_t sequence, std::vector<v1::MetricPoint>& points,
+                                std::string& stop_message) {
+  auto& rt = Rt(job);
+  auto* d = job.mutable_describe();
+  for (const auto& m : rt.parser->Parse(line.text())) {
+    v1::MetricPoint& p = points.emplace_back();
+    p.set_metric_name(m.name);
+    p.set_value(m.value);
+    p.set_timestamp(line.timestamp());
+    p.set_log_sequence(sequence);
+    auto final_value = std::find_if(
+        d->mutable_final_metric_data_list()->begin(), d->mutable_final_metric_data_list()->end(),
+        [&](const v1::MetricData& f) { return f.metric_name() == m.name; });
+    v1::MetricData* f = final_value != d->mutable_final_metric_data_list()->end()
+                            ? &*final_value
+                            : d->add_final_metric_data_list();
+    f->set_metric_name(m.name);
+    f->set_value(static_cast<float>(m.value));
+    f->set_timestamp(line.timestamp());
+    if (rt.objective_metric.empty() || m.name != rt.objective_metric) continue;
+    job.set_objective(m.value);
+    job.set_objective_emissions(job.objective_emissions() + 1);
+    job.add_objective_history(m.value);
+    // Each emission is an epoch for early stopping; once a stop is decided the job is Stopping
+    // and later emissions are only recorded.
+    if (!stop_message.empty() || d->training_job_status() != kInProgress) continue;
+    const auto* t = FindTuning(job.tuning_job_name());
+    if (t == nullptr) continue;
+    auto decision = EvaluateEarlyStopping(job, *t, JobsOf(*t), options_.early_stopping);
+    if (!decision.has_value()) continue;
+    decision->set_timestamp(line.timestamp());
+    if (decision->stop()) stop_message = "Stopping the training job: " + decision->explanation();
+    *job.add_decisions() = std::move(*decision);
+  }
+}
+
+void Orchestrator::OnLogs(const v1::LogBatch& batch) {
+  auto* job = FindTraining(batch.training_job_name());
+  if (job == nullptr || job->attempt() != batch.attempt()) return;
+  std::vector<store::LogEntry> logs;
+  std::vector<v1::MetricPoint> points;
+  logs.reserve(batch.lines_size());
+  std::string stop_message;  // set when early stopping decides to stop the job
+  for (const auto& line : batch.lines()) {
+    const int64_t seq = job->next_log_sequence();
+    job->set_next_log_sequence(seq + 1);
+    logs.push_back({seq, line.timestamp(), line.text()});
+    ApplyMetrics(*job, line, seq, points, stop_message);
+  }
+  (void)Persist(*job, std::move(logs), std::move(points));
+  if (!stop_message.empty()) {
+    (void)StopRunningJob(*job, StopCause::kEarlyStopping, stop_message);
+  }
+  Notify(job->tuning_job_name(), job->describe().training_job_name());
+}
+
+void Orchestrator::OnJobExited(const v1::JobExited& exited) {
+  auto* job = FindTraining(exited.training_job_name());
+  if (job == nullptr || job->attempt() != exited.attempt() || IsTerminal(*job)) return;
+  if (job->interrupted() && job->describe().training_job_status() == kInProgress) {
+    // A Spot interruption ended the attempt: back to Starting, relaunched when a slot is free;
+    // the worker copies the checkpoints back before the next attempt (spec §8).
+    DetachFromWorker(*job);
+    job->set_spot_interruptions(job->spot_interruptions() + 1);
+    MarkRestarting(*job, clock_.Now(), "Restarting the training job after a Spot interruption");
+    (void)Persist(*job);
+    waiting_.push_back(Key(job->describe().training_job_name()));
+  } else {
+    ExitReport report;
+    report.exit_code = exited.exit_code();
+    report.signal = exited.signal();
+    report.failure_reason = exited.failure_reason();
+    report.launch_failed = exited.launch_failed();
+    report.model_uploaded = exited.model_uploaded();
+    EndJob(*job, report);
+  }
+  Schedule();
+  Notify(job->tuning_job_name(), job->describe().training_job_name());
+}
+
+}  // namespace amt::core

@@ -1,0 +1,55 @@
+// WorkerPool: the connected workers (amt-worker agents), their slots and the training jobs each
+// runs, and placement: a new attempt goes to the worker with the most free slots. State only, no
+// I/O beyond handing messages to a worker's link. Runs on the orchestrator loop.
+#ifndef AMT_ORCHESTRATOR_CORE_WORKER_POOL_H_
+#define AMT_ORCHESTRATOR_CORE_WORKER_POOL_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "amt/v1/worker.pb.h"
+
+namespace amt::core {
+
+// The orchestrator's side of one connected worker. Send must not block (implementations queue).
+class WorkerLink {
+ public:
+  virtual ~WorkerLink() = default;
+  virtual void Send(const v1::OrchestratorMessage& message) = 0;
+};
+
+class WorkerPool {
+ public:
+  // Registers `id` with `slots` (at least 1) over `link`, replacing an earlier connection of the
+  // same id; the jobs it runs are then only those Assign()ed again.
+  void Connect(const std::string& id, int slots, std::shared_ptr<WorkerLink> link);
+  // Removes `id` when `link` is its current connection and returns the keys of the jobs it ran;
+  // nullopt (nothing changed) for a late disconnect of a replaced connection or an unknown id.
+  std::optional<std::set<std::string>> Disconnect(const std::string& id, const WorkerLink* link);
+
+  // The worker with the most free slots (the first by id on ties); nullopt when none has one.
+  std::optional<std::string> FreeWorker() const;
+  // Counts job `key` against `id`'s slots. No-op for an unknown worker.
+  void Assign(const std::string& id, const std::string& key);
+  // Frees the slot job `key` held on `id`, if any.
+  void Release(const std::string& id, const std::string& key);
+  // Whether `id` is connected and runs job `key`.
+  bool Runs(const std::string& id, const std::string& key) const;
+  // Hands `message` to `id`'s link; false when `id` is not connected.
+  bool Send(const std::string& id, const v1::OrchestratorMessage& message);
+
+ private:
+  struct Worker {
+    int slots = 0;
+    std::shared_ptr<WorkerLink> link;
+    std::set<std::string> jobs;  // keys (lower-cased names) of the training jobs it runs
+  };
+  std::map<std::string, Worker> workers_;
+};
+
+}  // namespace amt::core
+
+#endif  // AMT_ORCHESTRATOR_CORE_WORKER_POOL_H_

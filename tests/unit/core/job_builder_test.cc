@@ -1,0 +1,100 @@
+#include "orchestrator/core/job_builder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/json.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "orchestrator/core/tuning_job.h"
+
+namespace amt::core {
+namespace {
+
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+v1::CreateHyperParameterTuningJobRequest TuningRequest() {
+  v1::CreateHyperParameterTuningJobRequest r;
+  EXPECT_TRUE(JsonToProto(R"j({
+    "HyperParameterTuningJobName": "demo",
+    "HyperParameterTuningJobConfig": {
+      "Strategy": "Random",
+      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "loss"},
+      "ResourceLimits": {"MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 1},
+      "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.001", "MaxValue": "0.1"}]}},
+    "TrainingJobDefinition": {
+      "StaticHyperParameters": {"epochs": "3", "lr": "static"},
+      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
+        "MetricDefinitions": [{"Name": "loss", "Regex": "loss=(\\S+)"}]},
+      "RoleArn": "arn:aws:iam::123456789012:role/R",
+      "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
+      "HyperParameterTuningResourceConfig": {"InstanceConfigs": [
+        {"InstanceType": "ml.c5.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 5}]},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 60},
+      "EnableManagedSpotTraining": true,
+      "Environment": {"A": "1"},
+      "RetryStrategy": {"MaximumRetryAttempts": 2}},
+    "Tags": [{"Key": "team", "Value": "ml"}]})j",
+                          &r)
+                  .ok());
+  return r;
+}
+
+TEST(JobBuilder, TuningJobRecordEchoesTheRequestWithTheObjectiveAsAStatic) {
+  auto t = NewTuningJobRecord(TuningRequest(), {"us-east-1", "123456789012"}, 42, 100);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const auto& d = t->describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "InProgress");
+  EXPECT_EQ(d.hyper_parameter_tuning_job_arn(),
+            "arn:aws:sagemaker:us-east-1:123456789012:hyper-parameter-tuning-job/demo");
+  EXPECT_EQ(d.training_job_definition().static_hyper_parameters().at("_tuning_objective_metric"),
+            "loss");
+  EXPECT_EQ(d.creation_time(), 100);
+  EXPECT_EQ(t->seed(), 42u);
+  EXPECT_EQ(t->hyperband_max_resource(), 0);
+  EXPECT_EQ(d.tags_size(), 1);
+}
+
+TEST(JobBuilder, ALaunchIsACreateTrainingJobRequestFromTheDefinition) {
+  auto t = NewTuningJobRecord(TuningRequest(), {"us-east-1", "123456789012"}, 42, 100);
+  ASSERT_TRUE(t.ok());
+  const auto request = TrainingJobRequestFor(*t, 3, {{"lr", "0.05"}});
+  EXPECT_EQ(request.training_job_name(), TrainingJobNameFor(*t, 3));
+  EXPECT_THAT(request.hyper_parameters(),
+              UnorderedElementsAre(Pair("epochs", "3"), Pair("lr", "0.05"),
+                                   Pair("_tuning_objective_metric", "loss")));
+  EXPECT_EQ(request.resource_config().instance_type(), "ml.c5.xlarge");  // first instance config
+  EXPECT_EQ(request.resource_config().volume_size_in_gb(), 5);
+  EXPECT_TRUE(request.enable_managed_spot_training());
+  EXPECT_EQ(request.environment().at("A"), "1");
+  EXPECT_EQ(request.retry_strategy().maximum_retry_attempts(), 2);
+  EXPECT_EQ(request.tags(0).key(), "team");  // the tuning job's tags reach its training jobs
+  EXPECT_EQ(request.algorithm_specification().metric_definitions_size(), 1);
+}
+
+TEST(JobBuilder, ATuningLaunchAndACreateTrainingJobMakeTheSameRecord) {
+  auto t = NewTuningJobRecord(TuningRequest(), {"us-east-1", "123456789012"}, 42, 100);
+  ASSERT_TRUE(t.ok());
+  const RecordOptions options{{"us-east-1", "123456789012"}, 0.7};
+  auto launched = NewTuningTrainingJob(*t, 1, {{"lr", "0.05"}}, options, 200);
+  auto created = NewTrainingJobRecord(TrainingJobRequestFor(*t, 1, {{"lr", "0.05"}}), options, 200);
+  EXPECT_EQ(launched.describe().tuning_job_arn(), t->describe().hyper_parameter_tuning_job_arn());
+  EXPECT_EQ(launched.tuning_job_name(), "demo");
+  EXPECT_EQ(launched.index(), 1);
+  EXPECT_THAT(launched.tuned_hyperparameters(), UnorderedElementsAre(Pair("lr", "0.05")));
+  launched.mutable_describe()->clear_tuning_job_arn();
+  launched.clear_tuning_job_name();
+  launched.clear_index();
+  launched.clear_tuned_hyperparameters();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(launched, created))
+      << launched.DebugString() << "\nvs\n"
+      << created.DebugString();
+  EXPECT_EQ(created.describe().training_job_status(), "InProgress");
+  EXPECT_EQ(created.describe().secondary_status(), "Starting");
+  EXPECT_EQ(created.spot_discount(), 0.7);
+  EXPECT_EQ(created.describe().model_artifacts().s3_model_artifacts(),
+            "s3://b/o/" + created.describe().training_job_name() + "/output/model.tar.gz");
+}
+
+}  // namespace
+}  // namespace amt::core

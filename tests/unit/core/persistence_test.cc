@@ -1,0 +1,288 @@
+// The orchestrator's one persist path, driven through a store that fails on demand: every write
+// site refuses or keeps what it could not write, nothing is acknowledged unsaved, and amtd
+// recovers by itself once writes succeed again.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "google/protobuf/util/message_differencer.h"
+#include "tests/unit/core/orchestrator_fixture.h"
+
+namespace amt::core {
+namespace {
+
+using ::google::protobuf::util::MessageDifferencer;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+constexpr char kStoreError[] = "injected store failure: disk full";
+
+v1::CreateTrainingJobRequest SoloJob(const std::string& name = "solo") {
+  v1::CreateTrainingJobRequest r;
+  EXPECT_TRUE(JsonToProto(R"j({"TrainingJobName": "solo",
+      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
+        "MetricDefinitions": [{"Name": "loss", "Regex": "loss=(\\S+)"}]},
+      "RoleArn": "arn:aws:iam::123456789012:role/R",
+      "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
+      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 30}})j",
+                          &r)
+                  .ok());
+  r.set_training_job_name(name);
+  return r;
+}
+
+class PersistenceTest : public OrchestratorTest {
+ protected:
+  // The stored record of a training job, as Describe shows it.
+  v1::DescribeTrainingJobResponse Stored(const std::string& name) {
+    auto record = store_->GetTrainingJob(name);
+    EXPECT_TRUE(record.ok()) << record.status();
+    return record.ok() ? record->describe() : v1::DescribeTrainingJobResponse();
+  }
+  v1::DescribeHyperParameterTuningJobResponse StoredTuning(const std::string& name = "demo") {
+    auto record = store_->GetTuningJob(name);
+    EXPECT_TRUE(record.ok()) << record.status();
+    return record.ok() ? record->describe() : v1::DescribeHyperParameterTuningJobResponse();
+  }
+  // What the orchestrator shows is what the store holds.
+  void ExpectSaved(const std::string& training_job) {
+    auto shown = orch_->DescribeTrainingJob(training_job);
+    ASSERT_TRUE(shown.ok());
+    EXPECT_TRUE(MessageDifferencer::Equals(Stored(training_job), *shown))
+        << Stored(training_job).DebugString() << "\nvs\n"
+        << shown->DebugString();
+  }
+  // A mutating request is refused while amtd is degraded.
+  void ExpectRefused() {
+    auto refused = orch_->CreateTrainingJob(SoloJob("probe"));
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+    EXPECT_THAT(std::string(refused.status().message()),
+                HasSubstr("amtd cannot write its state store"));
+  }
+  // Heals the store and lets the retry timer write what was kept.
+  void Heal() {
+    faulty_.FailWrites(false);
+    timers_.Advance(1);
+  }
+};
+
+TEST_F(PersistenceTest, CreateTuningJobWhoseWriteFailsIsRefusedAndNotKept) {
+  faulty_.FailWrites(true);
+  auto created = orch_->CreateTuningJob(TuningRequest());
+  EXPECT_EQ(created.status(), absl::InternalError(kStoreError));
+  EXPECT_EQ(orch_->DescribeTuningJob("demo").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(Connect(4)->Starts().size(), 0u);
+  ExpectRefused();  // until a retry finds the store writable
+  Heal();
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());  // the name is free: nothing kept
+  EXPECT_EQ(StoredTuning().hyper_parameter_tuning_job_status(), "InProgress");
+}
+
+TEST_F(PersistenceTest, CreateTrainingJobWhoseWriteFailsIsRefusedAndNotKept) {
+  faulty_.FailWrites(true);
+  EXPECT_EQ(orch_->CreateTrainingJob(SoloJob()).status(), absl::InternalError(kStoreError));
+  EXPECT_EQ(orch_->DescribeTrainingJob("solo").status().code(),
+            absl::StatusCode::kInvalidArgument);  // SageMaker's "Requested resource not found."
+  Heal();
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
+  ExpectSaved("solo");
+}
+
+TEST_F(PersistenceTest, StopTrainingJobWhoseWriteFailsIsNotAcknowledgedAndIsSavedLater) {
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
+  auto link = Connect(1);
+  ASSERT_THAT(link->Starts(), SizeIs(1));
+  Started(link->Starts()[0]);
+  faulty_.FailWrites(true);
+  EXPECT_EQ(orch_->StopTrainingJob("solo"), absl::InternalError(kStoreError));
+  EXPECT_EQ(Stored("solo").training_job_status(), "InProgress");  // what was acknowledged
+  ExpectRefused();
+  EXPECT_THAT(log_, ElementsAre(HasSubstr("the state store failed (" + std::string(kStoreError))));
+  timers_.Advance(5);  // still failing: still refused, nothing lost
+  ExpectRefused();
+  Heal();
+  ExpectSaved("solo");
+  EXPECT_EQ(Stored("solo").training_job_status(), "Stopping");
+  EXPECT_THAT(log_, SizeIs(2));
+  EXPECT_THAT(log_[1], HasSubstr("accepts writes again"));
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob("after")).ok());
+}
+
+TEST_F(PersistenceTest, StopTuningJobWhoseWriteFailsIsNotAcknowledgedAndIsSavedLater) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(2);
+  ASSERT_THAT(link->Starts(), SizeIs(2));
+  faulty_.FailWrites(true);
+  EXPECT_EQ(orch_->StopTuningJob("demo"), absl::InternalError(kStoreError));
+  EXPECT_EQ(StoredTuning().hyper_parameter_tuning_job_status(), "InProgress");
+  EXPECT_EQ(orch_->StopTuningJob("demo").code(), absl::StatusCode::kOk);  // already Stopping
+  for (const auto& s : link->Starts()) Exit(s, 0);
+  EXPECT_EQ(Describe().hyper_parameter_tuning_job_status(), "Stopped");
+  EXPECT_EQ(StoredTuning().hyper_parameter_tuning_job_status(), "InProgress");
+  Heal();
+  EXPECT_TRUE(MessageDifferencer::Equals(StoredTuning(), Describe()));
+  for (const auto& s : link->Starts()) ExpectSaved(s.training_job_name());
+}
+
+TEST_F(PersistenceTest, LaunchWhoseWriteFailsIsNotMadeAndResumesWhenTheStoreRecovers) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  faulty_.FailWrites(true);
+  auto link = Connect(2);
+  EXPECT_THAT(link->Starts(), SizeIs(0));
+  EXPECT_EQ(Describe().training_job_status_counters().in_progress(), 0);
+  timers_.Advance(3);  // still failing: nothing launched
+  EXPECT_THAT(link->Starts(), SizeIs(0));
+  Heal();
+  ASSERT_THAT(link->Starts(), SizeIs(2));  // progress resumes by itself
+  EXPECT_EQ(StoredTuning().training_job_status_counters().in_progress(), 2);
+  for (const auto& s : link->Starts()) ExpectSaved(s.training_job_name());
+}
+
+TEST_F(PersistenceTest, LaunchOfAnAcceptedJobWhoseWriteFailsGoesAheadAndIsSavedLater) {
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
+  faulty_.FailWrites(true);
+  auto link = Connect(1);
+  ASSERT_THAT(link->Starts(), SizeIs(1));  // accepted before: it runs
+  EXPECT_EQ(Stored("solo").secondary_status(), "Starting");
+  Heal();
+  ExpectSaved("solo");
+  EXPECT_EQ(Stored("solo").secondary_status(), "Starting");
+  EXPECT_EQ(orch_->DescribeTrainingJob("solo")->secondary_status_transitions_size(),
+            Stored("solo").secondary_status_transitions_size());
+}
+
+TEST_F(PersistenceTest, ALostWorkerWhoseJobsCannotBeWrittenIsSavedLater) {
+  auto solo = SoloJob();
+  solo.mutable_stopping_condition()->set_max_runtime_in_seconds(1000);
+  ASSERT_TRUE(orch_->CreateTrainingJob(solo).ok());
+  auto link = Connect(1);
+  Started(link->Starts().at(0));
+  orch_->OnWorkerDisconnected("w1", link.get());
+  faulty_.FailWrites(true);
+  timers_.Advance(61);  // worker_lost_timeout_seconds
+  EXPECT_EQ(orch_->DescribeTrainingJob("solo")->training_job_status(), "Failed");
+  EXPECT_EQ(Stored("solo").training_job_status(), "InProgress");
+  Heal();
+  ExpectSaved("solo");
+  EXPECT_EQ(Stored("solo").failure_reason(),
+            "InternalServerError: The worker running this training job was lost.");
+}
+
+TEST_F(PersistenceTest, ASpotInterruptionWhoseWriteFailsIsSavedLater) {
+  spot_.mean_seconds_to_interruption = 5;
+  spot_.max_interruptions = 1;
+  Rebuild();
+  v1::CreateTrainingJobRequest spot = SoloJob("spot");
+  spot.set_enable_managed_spot_training(true);
+  spot.mutable_stopping_condition()->set_max_runtime_in_seconds(100000);
+  ASSERT_TRUE(orch_->CreateTrainingJob(spot).ok());
+  auto link = Connect(1);
+  Started(link->Starts().at(0));
+  faulty_.FailWrites(true);
+  timers_.Advance(*spot::InterruptionAfter(spot_, 99, "spot", 1, 0) + 1);
+  ASSERT_THAT(link->Stops(), SizeIs(1));
+  Exit(link->Starts().at(0), 143);
+  EXPECT_EQ(orch_->DescribeTrainingJob("spot")->secondary_status(), "Starting");
+  Heal();
+  ExpectSaved("spot");
+  ASSERT_THAT(link->Starts(), SizeIs(2));  // relaunched once writes succeed
+}
+
+TEST_F(PersistenceTest, WorkerReportsAreKeptInOrderAndWrittenWhenTheStoreRecovers) {
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
+  auto link = Connect(1);
+  const auto start = link->Starts().at(0);
+  faulty_.FailWrites(true);
+  Started(start);  // OnJobStarted
+  Log(start, {"loss=0.5", "text"});
+  Log(start, {"loss=0.25"});
+  Exit(start, 0);  // OnJobExited
+  EXPECT_EQ(orch_->DescribeTrainingJob("solo")->training_job_status(), "Completed");
+  EXPECT_EQ(Stored("solo").training_job_status(), "InProgress");
+  EXPECT_THAT(*store_->ReadLogs("solo", 0, 10), SizeIs(0));
+  ExpectRefused();
+  Heal();
+  ExpectSaved("solo");
+  auto logs = store_->ReadLogs("solo", 0, 10);
+  ASSERT_TRUE(logs.ok());
+  ASSERT_THAT(*logs, SizeIs(3));
+  EXPECT_EQ((*logs)[0].sequence, 0);
+  EXPECT_EQ((*logs)[0].message, "loss=0.5");
+  EXPECT_EQ((*logs)[2].sequence, 2);
+  EXPECT_EQ((*logs)[2].message, "loss=0.25");
+  auto metrics = store_->ReadMetrics("solo");
+  ASSERT_TRUE(metrics.ok());
+  ASSERT_THAT(*metrics, SizeIs(2));
+  EXPECT_EQ((*metrics)[1].value(), 0.25);
+}
+
+TEST_F(PersistenceTest, TimerDrivenStopWhoseWriteFailsIsSavedLater) {
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
+  auto link = Connect(1);
+  Started(link->Starts().at(0));
+  faulty_.FailWrites(true);
+  timers_.Advance(31);                    // MaxRuntimeInSeconds 30
+  ASSERT_THAT(link->Stops(), SizeIs(1));  // the stop goes ahead
+  EXPECT_EQ(Stored("solo").training_job_status(), "InProgress");
+  Heal();
+  ExpectSaved("solo");
+  EXPECT_EQ(Stored("solo").training_job_status(), "Stopping");
+}
+
+TEST_F(PersistenceTest, TuningBookkeepingAfterAnExitIsSavedLater) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(2);
+  const auto first = link->Starts().at(0);
+  Started(first);
+  Log(first, {"val_loss=0.5"});
+  faulty_.FailWrites(true);
+  Exit(first, 0);
+  EXPECT_EQ(Describe().training_job_status_counters().completed(), 1);
+  EXPECT_EQ(StoredTuning().training_job_status_counters().completed(), 0);
+  EXPECT_THAT(link->Starts(), SizeIs(2));  // no launch while degraded
+  Heal();
+  EXPECT_EQ(StoredTuning().training_job_status_counters().completed(), 1);
+  EXPECT_EQ(StoredTuning().best_training_job().training_job_name(), first.training_job_name());
+  EXPECT_THAT(link->Starts(), SizeIs(3));  // the freed slot is used again
+}
+
+TEST_F(PersistenceTest, NothingIsWrittenWhileWritesFailAndEveryRetryIsCounted) {
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
+  auto link = Connect(1);
+  faulty_.FailWrites(true);
+  Started(link->Starts().at(0));
+  const int failed = faulty_.failed_writes();
+  timers_.Advance(3);
+  EXPECT_EQ(faulty_.failed_writes(), failed + 3);  // one retry a second (store_retry_seconds)
+  Heal();
+  const int writes = faulty_.writes();
+  timers_.Advance(10);
+  EXPECT_EQ(faulty_.writes(), writes);  // recovered: no more retries
+  EXPECT_EQ(timers_.pending(), 1u);     // only the job's MaxRuntimeInSeconds
+}
+
+TEST_F(PersistenceTest, DestroyingTheOrchestratorCancelsEveryTimer) {
+  spot_.mean_seconds_to_interruption = 100;
+  Rebuild();
+  v1::CreateTrainingJobRequest spot = SoloJob("spot");
+  spot.set_enable_managed_spot_training(true);
+  spot.mutable_stopping_condition()->set_max_wait_time_in_seconds(5000);
+  ASSERT_TRUE(orch_->CreateTrainingJob(spot).ok());
+  auto r = TuningRequest();
+  r.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_runtime_in_seconds(3600);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
+  auto link = Connect(3);
+  for (const auto& s : link->Starts()) Started(s);
+  faulty_.FailWrites(true);
+  Log(link->Starts().at(0), {"loss=1"});  // arms the store retry timer
+  // Runtime x3, spot interruption, max wait, tuning runtime, store retry.
+  EXPECT_EQ(timers_.pending(), 7u);
+  orch_.reset();
+  EXPECT_EQ(timers_.pending(), 0u);
+}
+
+}  // namespace
+}  // namespace amt::core
