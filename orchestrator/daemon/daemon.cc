@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "orchestrator/api/loop.h"
+#include "orchestrator/api/sagemaker_api.h"
 #include "orchestrator/api/tuning_service.h"
 #include "orchestrator/api/worker_service.h"
 #include "orchestrator/core/orchestrator.h"
@@ -141,7 +142,8 @@ class DaemonImpl final : public Daemon {
     loop_->Start();
     if (auto s = loop_->Call([this] { return orchestrator_->Load(); }); !s.ok()) return s;
 
-    tuning_service_ = std::make_unique<api::TuningServiceImpl>(*loop_, *orchestrator_);
+    api_ = std::make_unique<api::SageMakerApi>(*loop_, *orchestrator_);
+    tuning_service_ = std::make_unique<api::TuningServiceImpl>(*api_);
     worker_service_ = std::make_unique<api::WorkerServiceImpl>(*loop_, *orchestrator_);
     grpc::ServerBuilder builder;
     int selected_port = 0;
@@ -219,6 +221,7 @@ class DaemonImpl final : public Daemon {
   std::unique_ptr<api::Loop> loop_;
   std::unique_ptr<api::AsioTimers> timers_;
   std::unique_ptr<core::Orchestrator> orchestrator_;
+  std::unique_ptr<api::SageMakerApi> api_;
   std::unique_ptr<api::TuningServiceImpl> tuning_service_;
   std::unique_ptr<api::WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> server_;
