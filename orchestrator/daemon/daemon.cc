@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -160,13 +161,18 @@ class DaemonImpl final : public Daemon {
     endpoint_ = options.host + ":" + std::to_string(selected_port);
 
     if (options.http_port >= 0) {
-      gateway_ = std::make_unique<gateway::AwsJsonGateway>(*tuning_service_);
-      auto http = gateway::HttpServer::Start(
-          options.host, options.http_port, [this](std::string_view target, std::string_view body) {
-            return gateway_->Handle(target, body);
-          });
-      if (!http.ok()) return http.status();
-      http_server_ = std::move(*http);
+      gateway::HttpServerOptions http = options.http;
+      http.host = options.host;
+      http.port = options.http_port;
+      if (!http.log) {
+        http.log = [](std::string_view message) { std::cerr << "amtd: " << message << "\n"; };
+      }
+      // One handler per AWS protocol; S3, CloudWatch Logs, ... join SageMaker's here.
+      std::vector<std::unique_ptr<gateway::ProtocolHandler>> handlers;
+      handlers.push_back(std::make_unique<gateway::SageMakerJsonHandler>(*api_));
+      auto server = gateway::HttpServer::Start(http, std::move(handlers));
+      if (!server.ok()) return server.status();
+      http_server_ = std::move(*server);
       http_endpoint_ = "http://" + options.host + ":" + std::to_string(http_server_->port());
     }
 
@@ -225,7 +231,6 @@ class DaemonImpl final : public Daemon {
   std::unique_ptr<api::TuningServiceImpl> tuning_service_;
   std::unique_ptr<api::WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<gateway::AwsJsonGateway> gateway_;
   std::unique_ptr<gateway::HttpServer> http_server_;
   std::string endpoint_;
   std::string http_endpoint_;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "orchestrator/gateway/http_server.h"
 
 namespace amt::daemon {
 
@@ -19,6 +20,9 @@ struct DaemonOptions {
   // SageMaker's own API (AWS JSON 1.1, for boto3 and the aws cli) on host:http_port; 0 picks a
   // free port, -1 serves none.
   int http_port = -1;
+  // Limits of the HTTP server; its host and port are `host` and `http_port` above.
+  // An empty `log` writes to stderr.
+  gateway::HttpServerOptions http;
   std::string data_dir = ".amt";  // amt.db, the local S3 folder, job folders, worker.log
   bool start_local_worker = true;
   int local_worker_slots = 0;  // 0: the number of CPUs

@@ -213,5 +213,32 @@ TEST_F(GatewayIntegrationTest, AcceptsAnEmptyBodyAndAnswersAHealthCheck) {
   EXPECT_THAT(r.body, HasSubstr("AWS JSON 1.1"));
 }
 
+// Issue "no input takes amtd down": this body used to abort amtd (an uncaught nlohmann::json
+// type_error 316 while the error was rendered).
+TEST_F(GatewayIntegrationTest, SurvivesARequestThatIsNotUtf8) {
+  const Reply r = client_->Post("DescribeHyperParameterTuningJob",
+                                "{\"HyperParameterTuningJobName\":\"\xff\xfe\"}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json(), nlohmann::json({{"__type", "SerializationException"},
+                                      {"message",
+                                       "The request body is not valid UTF-8: byte 0xFF at "
+                                       "offset 32."}}));
+  // The same bytes over gRPC: proto3 strings must be UTF-8, so gRPC's own deserialization
+  // refuses the request (INTERNAL) before the service sees it.
+  grpc::ClientContext context;
+  v1::DescribeTrainingJobRequest request;
+  request.set_training_job_name("\xff\xfe");
+  v1::DescribeTrainingJobResponse response;
+  EXPECT_EQ(amtd_->stub().DescribeTrainingJob(&context, request, &response).error_code(),
+            grpc::StatusCode::INTERNAL);
+  // amtd is still there, on both.
+  Client again(amtd_->http_endpoint());
+  EXPECT_EQ(again.Post("ListHyperParameterTuningJobs", "{}").status, 200);
+  grpc::ClientContext list_context;
+  v1::ListTrainingJobsResponse listed;
+  EXPECT_TRUE(
+      amtd_->stub().ListTrainingJobs(&list_context, v1::ListTrainingJobsRequest(), &listed).ok());
+}
+
 }  // namespace
 }  // namespace amt::testing
