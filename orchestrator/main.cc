@@ -2,6 +2,7 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <csignal>
 #include <iostream>
 #include <optional>
@@ -25,6 +26,18 @@ int main(int argc, char** argv) {
   app.add_option("--http-port", http_port,
                  "Port of the AWS JSON 1.1 gateway (boto3: endpoint_url=http://HOST:PORT); default "
                  "7071, or a free one when --port is 0; -1 serves no HTTP");
+  double http_idle_timeout = 60;
+  app.add_option("--http-idle-timeout", http_idle_timeout,
+                 "Seconds an HTTP connection may stay without a request before it is closed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--http-max-connections", options.http.max_connections,
+                 "Open HTTP connections at most; more are closed as soon as they are accepted")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--http-max-body-bytes", options.http.max_body_bytes,
+                 "Largest HTTP request body; larger ones get 413 SerializationException")
+      ->capture_default_str();
   app.add_option("--data-dir", options.data_dir, "State folder: amt.db, s3/, jobs/, worker.log")
       ->capture_default_str();
   app.add_flag(
@@ -97,6 +110,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   options.start_local_worker = !no_local_worker;
+  options.http.idle_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(http_idle_timeout * 1000));
 
   std::signal(SIGPIPE, SIG_IGN);  // a closed stdout or client must not kill amtd
   // Block SIGINT/SIGTERM in every thread (gRPC's included), then wait for them here.

@@ -20,7 +20,7 @@ struct DaemonOptions {
   // SageMaker's own API (AWS JSON 1.1, for boto3 and the aws cli) on host:http_port; 0 picks a
   // free port, -1 serves none.
   int http_port = -1;
-  // Limits of the HTTP server; its host and port are `host` and `http_port` above.
+  // Timeouts and limits of the HTTP server; its host and port are `host` and `http_port` above.
   // An empty `log` writes to stderr.
   gateway::HttpServerOptions http;
   std::string data_dir = ".amt";  // amt.db, the local S3 folder, job folders, worker.log

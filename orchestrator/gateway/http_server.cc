@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
@@ -22,8 +23,13 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using std::chrono::milliseconds;
 
+constexpr size_t kReadChunk = 16 << 10;
 constexpr char kAwsJson[] = "application/x-amz-json-1.1";
+// Accept failures are retried after this, doubling up to kMaxAcceptBackoff.
+constexpr milliseconds kFirstAcceptBackoff(10);
+constexpr milliseconds kMaxAcceptBackoff(1000);
 
 // A random (version 4) UUID, as AWS request ids are.
 std::string RequestId(std::mt19937_64& rng) {
@@ -47,6 +53,7 @@ struct Shared {
   HttpServerOptions options;
   std::vector<std::unique_ptr<ProtocolHandler>> handlers;
   std::mt19937_64 rng{std::random_device{}()};
+  int open_connections = 0;
 
   void Log(std::string_view message) const {
     if (options.log) options.log(message);
@@ -88,16 +95,28 @@ HttpRequest ToHttpRequest(http::request<http::string_body>& message, std::string
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, std::shared_ptr<Shared> shared)
-      : stream_(std::move(socket)), shared_(std::move(shared)) {}
+      : stream_(std::move(socket)), shared_(std::move(shared)) {
+    ++shared_->open_connections;
+  }
+  ~Session() { ReleaseSlot(); }
 
+  // Waits for a request's first byte, for at most the idle timeout.
   void AwaitRequest() {
     parser_.emplace();
     parser_->body_limit(shared_->options.max_body_bytes);
-    ReadHeader();
+    if (buffer_.size() > 0) return ReadHeader();  // a pipelined request is already here
+    stream_.expires_after(shared_->options.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return self->Close();  // idle, closed by the client, reset
+                              self->buffer_.commit(n);
+                              self->ReadHeader();
+                            });
   }
 
  private:
   void ReadHeader() {
+    stream_.expires_after(shared_->options.header_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             [self = shared_from_this()](beast::error_code ec, size_t) {
                               if (ec) return self->OnReadError(ec);
@@ -106,6 +125,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void ReadBody() {
+    stream_.expires_after(shared_->options.body_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) {
                        if (ec) return self->OnReadError(ec);
@@ -115,7 +135,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnReadError(beast::error_code ec) {
     if (ec == http::error::body_limit) return RefuseBody();
-    // Closed, reset, or not HTTP: there is nobody, or nothing, to answer.
+    // Timed out, closed, reset, or not HTTP: there is nobody, or nothing, to answer.
     Close();
   }
 
@@ -179,6 +199,7 @@ class Session : public std::enable_shared_from_this<Session> {
     response.keep_alive(keep_alive);
     response.prepare_payload();
     response_ = std::move(response);
+    stream_.expires_after(shared_->options.idle_timeout);
     http::async_write(
         stream_, response_,
         [self = shared_from_this(), keep_alive, linger](beast::error_code ec, size_t) {
@@ -189,11 +210,12 @@ class Session : public std::enable_shared_from_this<Session> {
         });
   }
 
-  // Ends our side and discards what the client still sends until it ends its own: closing with
-  // unread data would reset the connection, and the client could lose the response it has not
-  // read yet.
+  // Ends our side and discards what the client still sends until it ends its own (or the header
+  // timeout passes): closing with unread data would reset the connection, and the client could
+  // lose the response it has not read yet.
   void LingeringClose() {
     Close();
+    stream_.expires_after(shared_->options.header_timeout);
     Drain();
   }
 
@@ -205,8 +227,16 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Close() {
+    // The slot is free before the client can see the end of the connection.
+    ReleaseSlot();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  }
+
+  void ReleaseSlot() {
+    if (released_) return;
+    released_ = true;
+    --shared_->open_connections;
   }
 
   beast::tcp_stream stream_;
@@ -215,6 +245,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
   std::array<char, 4096> drain_{};
+  bool released_ = false;
 };
 
 class HttpServerImpl final : public HttpServer {
@@ -255,6 +286,7 @@ class HttpServerImpl final : public HttpServer {
     asio::post(io_, [this] {
       beast::error_code ignored;
       acceptor_.close(ignored);
+      retry_.cancel();
       io_.stop();
     });
     thread_.join();
@@ -267,14 +299,34 @@ class HttpServerImpl final : public HttpServer {
   }
 
   void OnAccept(beast::error_code ec, tcp::socket socket) {
-    if (ec) return;  // closed by Stop()
-    std::make_shared<Session>(std::move(socket), shared_)->AwaitRequest();
+    if (!acceptor_.is_open()) return;  // closed by Stop()
+    if (ec) {
+      // Out of file descriptors (EMFILE, ENFILE), out of memory, a connection aborted before it
+      // was taken: all pass. The pending connection stays queued, so retrying at once would spin.
+      shared_->Log("HTTP accept failed (" + ec.message() + "); retrying in " +
+                   std::to_string(backoff_.count()) + " ms");
+      retry_.expires_after(backoff_);
+      backoff_ = std::min(backoff_ * 2, kMaxAcceptBackoff);
+      retry_.async_wait([this](beast::error_code wait) {
+        if (!wait) Accept();
+      });
+      return;
+    }
+    backoff_ = kFirstAcceptBackoff;
+    if (shared_->open_connections >= shared_->options.max_connections) {
+      beast::error_code ignored;
+      socket.close(ignored);  // over the cap: the client sees the connection end at once
+    } else {
+      std::make_shared<Session>(std::move(socket), shared_)->AwaitRequest();
+    }
     Accept();
   }
 
   std::shared_ptr<Shared> shared_;
   asio::io_context io_;
   tcp::acceptor acceptor_{io_};
+  asio::steady_timer retry_{io_};
+  milliseconds backoff_ = kFirstAcceptBackoff;
   std::thread thread_;
   int port_ = 0;
 };

@@ -8,12 +8,15 @@
 //   body over the limit      -> the accepting handler's BodyTooLarge (413), then the connection
 //                               is closed
 //
-// A handler that throws costs that request a 500, not the server.
+// Nothing a client sends stops the server: a handler that throws costs that request a 500,
+// failed accepts (e.g. out of file descriptors) are retried with backoff, connections are closed
+// when idle or too slow to send their request, and connections over the cap are closed at once.
 // Handlers run on the server's thread, one request at a time: they may block (the SageMaker
 // handler waits for the orchestrator's loop).
 #ifndef AMT_ORCHESTRATOR_GATEWAY_HTTP_SERVER_H_
 #define AMT_ORCHESTRATOR_GATEWAY_HTTP_SERVER_H_
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -29,10 +32,20 @@ namespace amt::gateway {
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0 picks a free port
+  // A connection with no request under way (before its first, between keep-alive requests) is
+  // closed after this long. Also bounds the write of a response to a client that does not read.
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};
+  // From a request's first byte to the end of its header fields (slow-header clients).
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
+  // From the end of the header fields to the end of the body.
+  std::chrono::milliseconds body_timeout{std::chrono::seconds(60)};
+  // Open connections at most; one more is closed as soon as it is accepted (the client sees the
+  // connection end and may retry), so a flood cannot take every file descriptor of amtd.
+  int max_connections = 512;
   // Larger bodies get the handler's BodyTooLarge (SageMaker's biggest requests are ~100 KB).
   size_t max_body_bytes = 16 << 20;
-  // Reports what the server cannot tell a client (a handler that threw); called on the server's
-  // thread. Default: nothing.
+  // Reports what the server cannot tell a client (failed accepts); called on the server's thread.
+  // Default: nothing.
   std::function<void(std::string_view message)> log;
 };
 

@@ -58,6 +58,13 @@ class Client {
   Reply Post(const std::string& operation, const std::string& body) {
     return Send(http::verb::post, "SageMaker." + operation, body);
   }
+  // Blocks until the server ends the connection; true on an end of stream (or a reset).
+  bool WaitForEnd() {
+    beast::error_code ec;
+    char byte;
+    while (!ec) stream_.socket().read_some(asio::buffer(&byte, 1), ec);
+    return ec == asio::error::eof || ec == asio::error::connection_reset;
+  }
 
  private:
   asio::io_context io_;
@@ -238,6 +245,22 @@ TEST_F(GatewayIntegrationTest, SurvivesARequestThatIsNotUtf8) {
   v1::ListTrainingJobsResponse listed;
   EXPECT_TRUE(
       amtd_->stub().ListTrainingJobs(&list_context, v1::ListTrainingJobsRequest(), &listed).ok());
+}
+
+TEST(GatewayLimitsIntegrationTest, RefusesABodyOverTheCapAndClosesIdleConnections) {
+  const std::string dir = MakeTempDir("amt-gw-limits");
+  Amtd amtd(dir + "/data",
+            {"--no-local-worker", "--http-max-body-bytes", "2048", "--http-idle-timeout", "0.2"});
+  Client client(amtd.http_endpoint());
+  const Reply r =
+      client.Post("ListTrainingJobs", "{\"NameContains\": \"" + std::string(4096, 'x') + "\"}");
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(r.json(),
+            nlohmann::json({{"__type", "SerializationException"},
+                            {"message", "The request body exceeds the limit of 2048 bytes."}}));
+  // A connection that sends nothing ends after the idle timeout: wait for its end of stream.
+  Client idle(amtd.http_endpoint());
+  EXPECT_TRUE(idle.WaitForEnd());
 }
 
 }  // namespace

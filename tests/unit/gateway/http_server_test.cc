@@ -1,9 +1,12 @@
-// HttpServer with fake protocol handlers and a blocking client on loopback. The tests wait on the
-// socket (a reply, the end of the connection), never sleep.
+// HttpServer with fake protocol handlers and a blocking client on loopback. Timeouts are short and
+// configured; the tests wait on the socket (a reply, the end of the connection), never sleep.
 #include "orchestrator/gateway/http_server.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,6 +14,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <future>
 #include <stdexcept>
 #include <utility>
 
@@ -21,6 +25,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -164,6 +169,89 @@ TEST_F(HttpServerTest, AnswersABodyOverTheLimitWithTheHandlersErrorAndCloses) {
   // A body at the limit is fine.
   Client next(port());
   EXPECT_EQ(next.Send("Second.Op", std::string(1024, 'y')).status, 200);
+}
+
+TEST_F(HttpServerTest, ClosesAConnectionThatSendsNothing) {
+  HttpServerOptions options;
+  options.idle_timeout = milliseconds(50);
+  Start(options);
+  Client client(port());
+  EXPECT_TRUE(client.WaitForEnd());
+}
+
+TEST_F(HttpServerTest, ClosesAKeepAliveConnectionThatGoesIdle) {
+  HttpServerOptions options;
+  options.idle_timeout = milliseconds(50);
+  Start(options);
+  Client client(port());
+  EXPECT_EQ(client.Send("First.Op", "a").status, 200);
+  EXPECT_TRUE(client.WaitForEnd());
+}
+
+TEST_F(HttpServerTest, ClosesAConnectionThatSendsItsHeaderTooSlowly) {
+  HttpServerOptions options;
+  options.header_timeout = milliseconds(50);
+  Start(options);
+  Client client(port());
+  client.WriteRaw("POST / HTTP/1.1\r\nHost: x\r\n");  // and never the end of the header
+  EXPECT_TRUE(client.WaitForEnd());
+}
+
+TEST_F(HttpServerTest, ClosesConnectionsOverTheCapAtOnce) {
+  HttpServerOptions options;
+  options.max_connections = 1;
+  Start(options);
+  Client first(port());
+  EXPECT_EQ(first.Send("First.Op", "a").status, 200);  // now surely accepted and counted
+  Client second(port());
+  EXPECT_TRUE(second.WaitForEnd());
+  // The first one leaves; its slot is free before it sees the end of the connection.
+  EXPECT_EQ(first.Send("First.Op", "bye", /*close=*/true).status, 200);
+  EXPECT_TRUE(first.WaitForEnd());
+  Client third(port());
+  EXPECT_EQ(third.Send("First.Op", "c").body, "first: c");
+}
+
+// Issue "the HTTP accept loop stops for good after one failed accept": the process runs out of
+// file descriptors for real while a client waits to be accepted.
+TEST_F(HttpServerTest, KeepsAcceptingAfterRunningOutOfFileDescriptors) {
+  auto failed = std::make_shared<std::promise<void>>();
+  auto failed_once = std::make_shared<std::once_flag>();
+  HttpServerOptions options;
+  options.log = [failed, failed_once](std::string_view message) {
+    if (message.starts_with("HTTP accept failed")) {
+      std::call_once(*failed_once, [&] { failed->set_value(); });
+    }
+  };
+  Start(options);
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.open(tcp::v4());  // its descriptor before there are none left
+
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = std::min<rlim_t>(saved.rlim_cur, 256);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> filler;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY)) >= 0;) filler.push_back(fd);
+  ASSERT_EQ(errno, EMFILE);
+
+  socket.connect(
+      tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port())));
+  failed->get_future().wait();  // the server tried to accept it and could not
+  for (int fd : filler) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+
+  http::request<http::string_body> request{http::verb::post, "/", 11};
+  request.set("X-Amz-Target", "First.Op");
+  request.body() = "still here";
+  request.prepare_payload();
+  http::write(socket, request);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(socket, buffer, response);
+  EXPECT_EQ(response.body(), "first: still here");
 }
 
 TEST_F(HttpServerTest, RefusesAnAddressItCannotUse) {
