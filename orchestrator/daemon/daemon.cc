@@ -82,12 +82,7 @@ class DaemonImpl final : public Daemon {
                                  ec.message());
     data_dir_ = fs::absolute(options.data_dir).string();
 
-    core::OrchestratorOptions orch;
-    orch.arn.region = options.region;
-    orch.arn.account = options.account;
-    orch.time_scale = options.time_scale;
-    orch.stop_grace_seconds = options.stop_grace_seconds;
-    orch.worker_lost_timeout_seconds = options.worker_lost_timeout_seconds;
+    core::OrchestratorOptions orch = options.orchestrator;
     orch.launch.s3_root =
         options.s3_root.empty() ? data_dir_ + "/s3" : fs::absolute(options.s3_root).string();
     orch.launch.is_executable = IsExecutableFile;
@@ -101,32 +96,12 @@ class DaemonImpl final : public Daemon {
       if (!map.ok()) return map.status();
       orch.launch.image_map = std::move(*map);
     }
-    orch.seed_source = [] { return std::random_device{}(); };
-    using Reference = stopping::MedianRuleOptions::Reference;
-    if (options.median_reference == "finished") {
-      orch.median_rule.reference = Reference::kCompletedOrStoppedJobs;
-    } else if (options.median_reference == "completed") {
-      orch.median_rule.reference = Reference::kCompletedJobs;
-    } else if (options.median_reference == "all") {
-      orch.median_rule.reference = Reference::kAllPreviousJobs;
-    } else {
-      return absl::InvalidArgumentError("--median-reference must be finished, completed or all");
-    }
-    orch.median_rule.min_reference_jobs = options.median_min_reference_jobs;
-    orch.median_rule.compare_best_so_far = options.median_compare_best;
-    orch.median_rule.grace_epochs = options.median_grace_epochs;
+    if (!orch.seed_source) orch.seed_source = [] { return std::random_device{}(); };
     if (auto s = stopping::ValidateMedianRuleOptions(orch.median_rule); !s.ok()) return s;
-    if (options.hyperband_reduction_factor < 2 || options.hyperband_brackets < 1) {
+    if (orch.hyperband_reduction_factor < 2 || orch.hyperband_brackets < 1) {
       return absl::InvalidArgumentError(
           "--hyperband-eta must be >= 2 and --hyperband-brackets >= 1");
     }
-    orch.hyperband_reduction_factor = options.hyperband_reduction_factor;
-    orch.hyperband_brackets = options.hyperband_brackets;
-    orch.hyperband_stop_last_epoch = options.hyperband_stop_last_epoch;
-    orch.spot.mean_seconds_to_interruption = options.spot_mean_seconds;
-    orch.spot.max_interruptions = options.spot_max_interruptions;
-    orch.spot.discount = options.spot_discount;
-    orch.spot_seed = options.spot_seed;
     if (auto s = spot::ValidateSpotOptions(orch.spot); !s.ok()) return s;
 
     if (options.sqlite_sync != "full" && options.sqlite_sync != "normal") {
