@@ -207,9 +207,9 @@ int RunTuningJob(const RunOptions& options) {
   daemon::DaemonOptions d;
   d.port = 0;
   d.data_dir = options.data_dir;
-  d.time_scale = options.time_scale;
-  d.spot_mean_seconds = options.spot_mean_seconds;
-  d.spot_seed = options.spot_seed;
+  d.orchestrator.time_scale = options.time_scale;
+  d.orchestrator.spot.mean_seconds_to_interruption = options.spot_mean_seconds;
+  d.orchestrator.spot_seed = options.spot_seed;
   d.image_map_file = options.image_map;
   if (d.image_map_file.empty()) {
     // A job file next to an image-map.json uses it, as the examples do.

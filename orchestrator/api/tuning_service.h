@@ -1,52 +1,36 @@
-// TuningServiceImpl: amt.v1.TuningService over gRPC. Decodes and validates on the gRPC thread
-// (pure code), then calls the orchestrator on its loop. absl::Status codes become gRPC codes of the
-// same number, with SageMaker's message; clients map them back to SageMaker error names
-// (common/errors.h).
+// TuningServiceImpl: amt.v1.TuningService over gRPC, a thin wrapper of SageMakerApi. Each unary
+// RPC (the lists in operations.h) calls the SageMakerApi method of the same name; streams (logs,
+// watch) loop over its reads and its ChangeFeed. An absl::Status becomes a gRPC status once, here:
+// the same code number with SageMaker's message; clients map it back to SageMaker's error name
+// (common/errors.h). Runs on gRPC's handler threads; thread-safe.
 #ifndef AMT_ORCHESTRATOR_API_TUNING_SERVICE_H_
 #define AMT_ORCHESTRATOR_API_TUNING_SERVICE_H_
 
 #include <atomic>
 
 #include "amt/v1/tuning.grpc.pb.h"
-#include "orchestrator/api/loop.h"
-#include "orchestrator/core/orchestrator.h"
+#include "orchestrator/api/operations.h"
+#include "orchestrator/api/sagemaker_api.h"
 
 namespace amt::api {
 
+// The gRPC status for `status`: absl and gRPC codes have the same numbers.
 grpc::Status ToGrpc(const absl::Status& status);
 
 class TuningServiceImpl final : public v1::TuningService::Service {
  public:
-  // `loop` and `orchestrator` must outlive the service; the orchestrator is used on the loop only.
-  TuningServiceImpl(Loop& loop, core::Orchestrator& orchestrator)
-      : loop_(loop), orchestrator_(orchestrator) {}
+  // `api` must outlive the service.
+  explicit TuningServiceImpl(const SageMakerApi& api) : api_(api) {}
 
   // Ends open streams (watch, logs --follow) so the server can shut down. Thread-safe.
   void Shutdown() { shutting_down_ = true; }
 
-  grpc::Status CreateHyperParameterTuningJob(grpc::ServerContext*,
-                                             const v1::CreateHyperParameterTuningJobRequest*,
-                                             v1::CreateHyperParameterTuningJobResponse*) override;
-  grpc::Status DescribeHyperParameterTuningJob(
-      grpc::ServerContext*, const v1::DescribeHyperParameterTuningJobRequest*,
-      v1::DescribeHyperParameterTuningJobResponse*) override;
-  grpc::Status ListHyperParameterTuningJobs(grpc::ServerContext*,
-                                            const v1::ListHyperParameterTuningJobsRequest*,
-                                            v1::ListHyperParameterTuningJobsResponse*) override;
-  grpc::Status ListTrainingJobsForHyperParameterTuningJob(
-      grpc::ServerContext*, const v1::ListTrainingJobsForHyperParameterTuningJobRequest*,
-      v1::ListTrainingJobsForHyperParameterTuningJobResponse*) override;
-  grpc::Status StopHyperParameterTuningJob(grpc::ServerContext*,
-                                           const v1::StopHyperParameterTuningJobRequest*,
-                                           v1::StopHyperParameterTuningJobResponse*) override;
-  grpc::Status CreateTrainingJob(grpc::ServerContext*, const v1::CreateTrainingJobRequest*,
-                                 v1::CreateTrainingJobResponse*) override;
-  grpc::Status DescribeTrainingJob(grpc::ServerContext*, const v1::DescribeTrainingJobRequest*,
-                                   v1::DescribeTrainingJobResponse*) override;
-  grpc::Status ListTrainingJobs(grpc::ServerContext*, const v1::ListTrainingJobsRequest*,
-                                v1::ListTrainingJobsResponse*) override;
-  grpc::Status StopTrainingJob(grpc::ServerContext*, const v1::StopTrainingJobRequest*,
-                               v1::StopTrainingJobResponse*) override;
+#define AMT_DECLARE_UNARY_RPC(Op)                                               \
+  grpc::Status Op(grpc::ServerContext* context, const v1::Op##Request* request, \
+                  v1::Op##Response* response) override;
+  AMT_UNARY_OPERATIONS(AMT_DECLARE_UNARY_RPC)
+#undef AMT_DECLARE_UNARY_RPC
+
   grpc::Status GetTrainingJobLogs(grpc::ServerContext*, const v1::GetTrainingJobLogsRequest*,
                                   grpc::ServerWriter<v1::GetTrainingJobLogsResponse>*) override;
   grpc::Status WatchHyperParameterTuningJob(
@@ -54,16 +38,17 @@ class TuningServiceImpl final : public v1::TuningService::Service {
       grpc::ServerWriter<v1::WatchHyperParameterTuningJobResponse>*) override;
   grpc::Status WatchTrainingJob(grpc::ServerContext*, const v1::WatchTrainingJobRequest*,
                                 grpc::ServerWriter<v1::DescribeTrainingJobResponse>*) override;
-  grpc::Status ExplainTrainingJob(grpc::ServerContext*, const v1::ExplainTrainingJobRequest*,
-                                  v1::ExplainTrainingJobResponse*) override;
 
  private:
   template <typename Snapshot, typename Get, typename Comparable, typename IsTerminal>
   grpc::Status Watch(grpc::ServerContext* context, grpc::ServerWriter<Snapshot>* writer, Get get,
                      Comparable comparable, IsTerminal terminal);
+  // Whether a stream should end: its client went away, or the server is shutting down.
+  bool Ending(grpc::ServerContext* context) const {
+    return context->IsCancelled() || shutting_down_;
+  }
 
-  Loop& loop_;
-  core::Orchestrator& orchestrator_;
+  const SageMakerApi& api_;
   std::atomic<bool> shutting_down_{false};
 };
 

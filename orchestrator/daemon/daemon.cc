@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "orchestrator/api/loop.h"
+#include "orchestrator/api/sagemaker_api.h"
 #include "orchestrator/api/tuning_service.h"
 #include "orchestrator/api/worker_service.h"
 #include "orchestrator/core/orchestrator.h"
@@ -81,12 +82,7 @@ class DaemonImpl final : public Daemon {
                                  ec.message());
     data_dir_ = fs::absolute(options.data_dir).string();
 
-    core::OrchestratorOptions orch;
-    orch.arn.region = options.region;
-    orch.arn.account = options.account;
-    orch.time_scale = options.time_scale;
-    orch.stop_grace_seconds = options.stop_grace_seconds;
-    orch.worker_lost_timeout_seconds = options.worker_lost_timeout_seconds;
+    core::OrchestratorOptions orch = options.orchestrator;
     orch.launch.s3_root =
         options.s3_root.empty() ? data_dir_ + "/s3" : fs::absolute(options.s3_root).string();
     orch.launch.is_executable = IsExecutableFile;
@@ -100,34 +96,16 @@ class DaemonImpl final : public Daemon {
       if (!map.ok()) return map.status();
       orch.launch.image_map = std::move(*map);
     }
-    orch.seed_source = [] { return std::random_device{}(); };
-    orch.log = [](const std::string& message) { std::cerr << "amtd: " << message << std::endl; };
-    using Reference = stopping::MedianRuleOptions::Reference;
-    if (options.median_reference == "finished") {
-      orch.early_stopping.median_rule.reference = Reference::kCompletedOrStoppedJobs;
-    } else if (options.median_reference == "completed") {
-      orch.early_stopping.median_rule.reference = Reference::kCompletedJobs;
-    } else if (options.median_reference == "all") {
-      orch.early_stopping.median_rule.reference = Reference::kAllPreviousJobs;
-    } else {
-      return absl::InvalidArgumentError("--median-reference must be finished, completed or all");
+    if (!orch.seed_source) orch.seed_source = [] { return std::random_device{}(); };
+    if (!orch.log) {
+      orch.log = [](const std::string& message) { std::cerr << "amtd: " << message << std::endl; };
     }
-    orch.early_stopping.median_rule.min_reference_jobs = options.median_min_reference_jobs;
-    orch.early_stopping.median_rule.compare_best_so_far = options.median_compare_best;
-    orch.early_stopping.median_rule.grace_epochs = options.median_grace_epochs;
-    if (auto s = stopping::ValidateMedianRuleOptions(orch.early_stopping.median_rule); !s.ok())
-      return s;
-    if (options.hyperband_reduction_factor < 2 || options.hyperband_brackets < 1) {
+    const core::EarlyStoppingOptions& early = orch.early_stopping;
+    if (auto s = stopping::ValidateMedianRuleOptions(early.median_rule); !s.ok()) return s;
+    if (early.hyperband_reduction_factor < 2 || early.hyperband_brackets < 1) {
       return absl::InvalidArgumentError(
           "--hyperband-eta must be >= 2 and --hyperband-brackets >= 1");
     }
-    orch.early_stopping.hyperband_reduction_factor = options.hyperband_reduction_factor;
-    orch.early_stopping.hyperband_brackets = options.hyperband_brackets;
-    orch.early_stopping.hyperband_stop_last_epoch = options.hyperband_stop_last_epoch;
-    orch.spot.mean_seconds_to_interruption = options.spot_mean_seconds;
-    orch.spot.max_interruptions = options.spot_max_interruptions;
-    orch.spot.discount = options.spot_discount;
-    orch.spot_seed = options.spot_seed;
     if (auto s = spot::ValidateSpotOptions(orch.spot); !s.ok()) return s;
 
     if (options.sqlite_sync != "full" && options.sqlite_sync != "normal") {
@@ -144,7 +122,8 @@ class DaemonImpl final : public Daemon {
     loop_->Start();
     if (auto s = loop_->Call([this] { return orchestrator_->Load(); }); !s.ok()) return s;
 
-    tuning_service_ = std::make_unique<api::TuningServiceImpl>(*loop_, *orchestrator_);
+    api_ = std::make_unique<api::SageMakerApi>(*loop_, *orchestrator_);
+    tuning_service_ = std::make_unique<api::TuningServiceImpl>(*api_);
     worker_service_ = std::make_unique<api::WorkerServiceImpl>(*loop_, *orchestrator_);
     grpc::ServerBuilder builder;
     int selected_port = 0;
@@ -161,13 +140,18 @@ class DaemonImpl final : public Daemon {
     endpoint_ = options.host + ":" + std::to_string(selected_port);
 
     if (options.http_port >= 0) {
-      gateway_ = std::make_unique<gateway::AwsJsonGateway>(*tuning_service_);
-      auto http = gateway::HttpServer::Start(
-          options.host, options.http_port, [this](std::string_view target, std::string_view body) {
-            return gateway_->Handle(target, body);
-          });
-      if (!http.ok()) return http.status();
-      http_server_ = std::move(*http);
+      gateway::HttpServerOptions http = options.http;
+      http.host = options.host;
+      http.port = options.http_port;
+      if (!http.log) {
+        http.log = [](std::string_view message) { std::cerr << "amtd: " << message << "\n"; };
+      }
+      // One handler per AWS protocol; S3, CloudWatch Logs, ... join SageMaker's here.
+      std::vector<std::unique_ptr<gateway::ProtocolHandler>> handlers;
+      handlers.push_back(std::make_unique<gateway::SageMakerJsonHandler>(*api_));
+      auto server = gateway::HttpServer::Start(http, std::move(handlers));
+      if (!server.ok()) return server.status();
+      http_server_ = std::move(*server);
       http_endpoint_ = "http://" + options.host + ":" + std::to_string(http_server_->port());
     }
 
@@ -222,10 +206,10 @@ class DaemonImpl final : public Daemon {
   std::unique_ptr<api::Loop> loop_;
   std::unique_ptr<api::AsioTimers> timers_;
   std::unique_ptr<core::Orchestrator> orchestrator_;
+  std::unique_ptr<api::SageMakerApi> api_;
   std::unique_ptr<api::TuningServiceImpl> tuning_service_;
   std::unique_ptr<api::WorkerServiceImpl> worker_service_;
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<gateway::AwsJsonGateway> gateway_;
   std::unique_ptr<gateway::HttpServer> http_server_;
   std::string endpoint_;
   std::string http_endpoint_;

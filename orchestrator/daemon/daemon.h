@@ -10,6 +10,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "orchestrator/core/orchestrator.h"
+#include "orchestrator/gateway/http_server.h"
 
 namespace amt::daemon {
 
@@ -19,34 +21,22 @@ struct DaemonOptions {
   // SageMaker's own API (AWS JSON 1.1, for boto3 and the aws cli) on host:http_port; 0 picks a
   // free port, -1 serves none.
   int http_port = -1;
+  // Timeouts and limits of the HTTP server; its host and port are `host` and `http_port` above.
+  // An empty `log` writes to stderr.
+  gateway::HttpServerOptions http;
   std::string data_dir = ".amt";  // amt.db, the local S3 folder, job folders, worker.log
   bool start_local_worker = true;
   int local_worker_slots = 0;  // 0: the number of CPUs
   std::string worker_binary;   // default: amt-worker next to the running executable
-  double time_scale = 1.0;     // multiplies SageMaker's waits (see OrchestratorOptions)
-  double stop_grace_seconds = 120;
-  double worker_lost_timeout_seconds = 60;
   std::string image_map_file;  // JSON image -> command; empty: none
   std::string s3_root;         // default: <data_dir>/s3
-  // Early stopping's undocumented parts (see README): AUTO median rule and Hyperband.
-  // "finished" (Completed or Stopped previous jobs), "completed" or "all" previous jobs.
-  std::string median_reference = "finished";
-  int median_min_reference_jobs = 1;
-  bool median_compare_best = false;  // false: the current epoch's value (AWS wording)
-  int median_grace_epochs = 2;       // epochs compared from grace + 1 (0: every epoch)
-  int hyperband_reduction_factor = 3;
-  int hyperband_brackets = 3;
-  bool hyperband_stop_last_epoch = false;  // stop a job whose last epoch is MaxResource
-  // Managed spot simulation (spot::SpotOptions): mean training seconds to an interruption (0:
-  // none), interruptions per job at most, the discount billed, the seed of the interruptions.
-  double spot_mean_seconds = 600;
-  int spot_max_interruptions = 2;
-  double spot_discount = 0.7;
-  uint64_t spot_seed = 0;
   // "full" (fsync every commit: survives power loss) or "normal" (survives kill -9 only).
   std::string sqlite_sync = "full";
-  std::string region = "us-east-1";
-  std::string account = "000000000000";
+  // The orchestrator's options (time scale, stop grace, worker-lost timeout, early stopping,
+  // Hyperband, spot simulation, ARNs), passed on as they are, checked by Start (InvalidArgument),
+  // except for what the daemon fills in: `launch` (the image map read from image_map_file, the
+  // S3 root, a file check for executables) and an empty `seed_source` (std::random_device).
+  core::OrchestratorOptions orchestrator;
 };
 
 class Daemon {

@@ -1,88 +1,165 @@
 #include "orchestrator/gateway/aws_json.h"
 
+#include <cstdio>
 #include <utility>
 
 #include "common/errors.h"
 #include "common/json.h"
 #include "nlohmann/json.hpp"
+#include "orchestrator/api/operations.h"
 
 namespace amt::gateway {
 namespace {
 
 constexpr std::string_view kTargetPrefix = "SageMaker.";
+constexpr char kContentType[] = "application/x-amz-json-1.1";
 
-HttpReply ErrorReply(int status, std::string_view name, std::string_view message) {
-  return {status, AwsErrorBody(name, message)};
+HttpResponse JsonReply(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = kContentType;
+  response.body = std::move(body);
+  return response;
 }
 
-HttpReply FromGrpc(const grpc::Status& status) {
-  // TuningServiceImpl carries absl codes as gRPC codes of the same number (api::ToGrpc).
-  const auto code = static_cast<absl::StatusCode>(status.error_code());
-  const std::string_view name = SageMakerErrorName(code);
-  return ErrorReply(name == "InternalFailure" ? 500 : 400, name, status.error_message());
+HttpResponse ErrorReply(int status, std::string_view name, std::string_view message) {
+  return JsonReply(status, AwsErrorBody(name, message));
 }
 
-// One unary operation: JSON body -> Request -> the service method -> Response -> JSON.
+// The one place where an absl::Status becomes a SageMaker error on the HTTP wire.
+HttpResponse FromStatus(const absl::Status& status) {
+  const std::string_view name = SageMakerErrorName(status.code());
+  return ErrorReply(name == "InternalFailure" ? 500 : 400, name, std::string(status.message()));
+}
+
+// One operation: JSON body -> Request -> the API method -> Response -> JSON.
 template <typename Request, typename Response>
-std::function<HttpReply(std::string_view)> Unary(
-    api::TuningServiceImpl& service,
-    grpc::Status (api::TuningServiceImpl::*method)(grpc::ServerContext*, const Request*,
-                                                   Response*)) {
-  return [&service, method](std::string_view body) {
+std::function<HttpResponse(std::string_view)> Unary(
+    const api::SageMakerApi& api,
+    absl::StatusOr<Response> (api::SageMakerApi::*method)(const Request&) const) {
+  return [&api, method](std::string_view body) {
     Request request;
-    // AWS JSON bodies are objects; protobuf's parser would also take other JSON for a message.
-    const auto first = body.find_first_not_of(" \t\r\n");
-    if (first != std::string_view::npos && body[first] != '{') {
-      return ErrorReply(400, "SerializationException", "The request body must be a JSON object.");
+    if (absl::Status decoded = DecodeAwsJsonBody(body, &request); !decoded.ok()) {
+      return ErrorReply(400, "SerializationException", std::string(decoded.message()));
     }
-    if (first != std::string_view::npos) {
-      if (absl::Status parsed = JsonToProto(body, &request); !parsed.ok()) {
-        return ErrorReply(400, "SerializationException", std::string(parsed.message()));
-      }
-    }
-    Response response;
-    const grpc::Status status = (service.*method)(nullptr, &request, &response);
-    if (!status.ok()) return FromGrpc(status);
-    return HttpReply{200, ProtoToAwsJson(response)};
+    absl::StatusOr<Response> response = (api.*method)(request);
+    if (!response.ok()) return FromStatus(response.status());
+    return JsonReply(200, ProtoToAwsJson(*response));
   };
 }
+
+bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 }  // namespace
 
 std::string AwsErrorBody(std::string_view name, std::string_view message) {
-  return nlohmann::json{{"__type", name}, {"message", message}}.dump();
+  // nlohmann's dump() throws type_error 316 on bytes that are not UTF-8 (a parser's message may
+  // quote the raw request); `replace` keeps an error reply from taking amtd down.
+  return nlohmann::json{{"__type", name}, {"message", message}}.dump(
+      -1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 
-AwsJsonGateway::AwsJsonGateway(api::TuningServiceImpl& service) {
-  using S = api::TuningServiceImpl;
-  const std::string p(kTargetPrefix);
-  handlers_[p + "CreateHyperParameterTuningJob"] =
-      Unary(service, &S::CreateHyperParameterTuningJob);
-  handlers_[p + "DescribeHyperParameterTuningJob"] =
-      Unary(service, &S::DescribeHyperParameterTuningJob);
-  handlers_[p + "ListHyperParameterTuningJobs"] = Unary(service, &S::ListHyperParameterTuningJobs);
-  handlers_[p + "ListTrainingJobsForHyperParameterTuningJob"] =
-      Unary(service, &S::ListTrainingJobsForHyperParameterTuningJob);
-  handlers_[p + "StopHyperParameterTuningJob"] = Unary(service, &S::StopHyperParameterTuningJob);
-  handlers_[p + "CreateTrainingJob"] = Unary(service, &S::CreateTrainingJob);
-  handlers_[p + "DescribeTrainingJob"] = Unary(service, &S::DescribeTrainingJob);
-  handlers_[p + "ListTrainingJobs"] = Unary(service, &S::ListTrainingJobs);
-  handlers_[p + "StopTrainingJob"] = Unary(service, &S::StopTrainingJob);
-}
-
-HttpReply AwsJsonGateway::Handle(std::string_view target, std::string_view body) const {
-  const auto handler = handlers_.find(target);
-  if (handler == handlers_.end()) {
-    return ErrorReply(400, "UnknownOperationException",
-                      target.empty() ? "Missing X-Amz-Target header."
-                                     : "Unknown operation " + std::string(target) + ".");
+std::optional<size_t> InvalidUtf8Offset(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t length = 0;
+    // The allowed range of the second byte rules out overlong forms, surrogates (ED A0..BF) and
+    // code points above U+10FFFF (F4 90..).
+    unsigned char low = 0x80, high = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) low = 0xA0;
+      if (c == 0xED) high = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) low = 0x90;
+      if (c == 0xF4) high = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + 1 >= n || s[i + 1] < low || s[i + 1] > high) return i;
+    for (size_t k = 2; k < length; ++k) {
+      if (i + k >= n || !IsContinuation(s[i + k])) return i;
+    }
+    i += length;
   }
-  return handler->second(body);
+  return std::nullopt;
 }
 
-std::vector<std::string> AwsJsonGateway::Operations() const {
+absl::Status DecodeAwsJsonBody(std::string_view body, google::protobuf::Message* message) {
+  // Checked first: protobuf's parser quotes the offending input in its message, and a message
+  // must be UTF-8 to be sent back in a JSON error.
+  if (const auto bad = InvalidUtf8Offset(body); bad.has_value()) {
+    char byte[8];
+    std::snprintf(byte, sizeof(byte), "0x%02X", static_cast<unsigned char>(body[*bad]));
+    return absl::InvalidArgumentError("The request body is not valid UTF-8: byte " +
+                                      std::string(byte) + " at offset " + std::to_string(*bad) +
+                                      ".");
+  }
+  // AWS JSON bodies are objects; protobuf's parser would also take other JSON for a message.
+  const auto first = body.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return absl::OkStatus();  // "" counts as "{}"
+  if (body[first] != '{') {
+    return absl::InvalidArgumentError("The request body must be a JSON object.");
+  }
+  return JsonToProto(body, message);
+}
+
+SageMakerJsonHandler::SageMakerJsonHandler(const api::SageMakerApi& api) {
+  // The HTTP targets: SageMaker's operations of the table, the same the gRPC service serves.
+#define AMT_ADD_OPERATION(Op) \
+  operations_[std::string(kTargetPrefix) + #Op] = Unary(api, &api::SageMakerApi::Op);
+  AMT_SAGEMAKER_OPERATIONS(AMT_ADD_OPERATION)
+#undef AMT_ADD_OPERATION
+}
+
+std::string_view SageMakerJsonHandler::Description() const {
+  return "SageMaker's AWS JSON 1.1 API (POST / with X-Amz-Target: SageMaker.<Operation>)";
+}
+
+bool SageMakerJsonHandler::Accepts(const HttpRequest& request) const {
+  const std::string* target = request.Header("x-amz-target");
+  return request.method == "POST" && target != nullptr && target->starts_with(kTargetPrefix);
+}
+
+HttpResponse SageMakerJsonHandler::Handle(const HttpRequest& request) const {
+  const std::string* target = request.Header("x-amz-target");
+  const auto operation =
+      target == nullptr ? operations_.end() : operations_.find(std::string_view(*target));
+  HttpResponse response =
+      operation != operations_.end()
+          ? operation->second(request.body)
+          : ErrorReply(400, "UnknownOperationException",
+                       target == nullptr ? "Missing X-Amz-Target header."
+                                         : "Unknown operation " + *target + ".");
+  response.headers.emplace_back("x-amzn-RequestId", request.request_id);
+  return response;
+}
+
+HttpResponse SageMakerJsonHandler::BodyTooLarge(const HttpRequest& request,
+                                                size_t limit_bytes) const {
+  // 413 is what HTTP calls it (proxies and plain clients understand it, and botocore does not
+  // retry it); the __type is SerializationException because the body was never read, so it
+  // cannot be validated member by member as a ValidationException would imply.
+  HttpResponse response = ErrorReply(
+      413, "SerializationException",
+      "The request body exceeds the limit of " + std::to_string(limit_bytes) + " bytes.");
+  response.headers.emplace_back("x-amzn-RequestId", request.request_id);
+  return response;
+}
+
+std::vector<std::string> SageMakerJsonHandler::Operations() const {
   std::vector<std::string> out;
-  for (const auto& [name, handler] : handlers_) out.push_back(name);
+  for (const auto& [name, operation] : operations_) out.push_back(name);
   return out;
 }
 

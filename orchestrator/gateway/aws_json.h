@@ -1,12 +1,14 @@
-// AwsJsonGateway: SageMaker's own wire protocol (AWS JSON 1.1) in front of TuningService, so that
-// boto3, the aws cli and the SageMaker Python SDK talk to amtd unchanged (spec §10).
+// SageMakerJsonHandler: SageMaker's own wire protocol (AWS JSON 1.1) in front of SageMakerApi, so
+// that boto3, the aws cli and the SageMaker Python SDK talk to amtd unchanged (spec §10). It is
+// one ProtocolHandler of HttpServer; the AWS JSON helpers below serve any other JSON protocol
+// service (CloudWatch Logs) the same way.
 //
 // A request is `POST /` with `X-Amz-Target: SageMaker.<Operation>` and a JSON body in the
-// SageMaker shape; the gateway parses the body into the operation's request message (the proto
-// json_names are SageMaker's member names), calls the same TuningServiceImpl method the gRPC
-// server calls (same validation, same loop, same persistence before the reply), and prints the
-// response message back as JSON. Errors are AWS JSON errors: HTTP 400 with
-// {"__type": "<SageMaker error name>", "message": "..."}, 500 for internal failures.
+// SageMaker shape; the handler parses the body into the operation's request message (the proto
+// json_names are SageMaker's member names), calls the SageMakerApi method of the same name (the
+// table in api/operations.h: same validation, same loop, same persistence as over gRPC), and
+// prints the response message back as JSON. Errors are AWS JSON errors:
+// {"__type": "<SageMaker error name>", "message": "..."} with HTTP 400, 500 for InternalFailure.
 //
 // The transcoding is pure (no sockets): HttpServer (http_server.h) carries the bytes.
 #ifndef AMT_ORCHESTRATOR_GATEWAY_AWS_JSON_H_
@@ -14,41 +16,54 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "orchestrator/api/tuning_service.h"
+#include "orchestrator/api/sagemaker_api.h"
+#include "orchestrator/gateway/protocol_handler.h"
 
 namespace amt::gateway {
 
-struct HttpReply {
-  int status = 200;
-  std::string body;  // application/x-amz-json-1.1
-};
+// {"__type": name, "message": message} as AWS JSON errors carry it. Never throws: bytes that are
+// not UTF-8 become U+FFFD.
+std::string AwsErrorBody(std::string_view name, std::string_view message);
 
-class AwsJsonGateway {
+// The offset of the first byte of `text` that is not part of well-formed UTF-8 (no overlong
+// forms, no surrogates, nothing above U+10FFFF), nullopt when all of it is.
+std::optional<size_t> InvalidUtf8Offset(std::string_view text);
+
+// Parses an AWS JSON request body into `message`: "" counts as "{}"; unknown members are ignored.
+// InvalidArgument with a readable (UTF-8) message when the body is not UTF-8, not a JSON object,
+// or has a member of the wrong type: the AWS JSON protocols answer it as SerializationException.
+absl::Status DecodeAwsJsonBody(std::string_view body, google::protobuf::Message* message);
+
+class SageMakerJsonHandler final : public ProtocolHandler {
  public:
-  // `service` must outlive the gateway. Thread-safe when the service is (it is).
-  explicit AwsJsonGateway(api::TuningServiceImpl& service);
+  // `api` must outlive the handler. Thread-safe (the API is).
+  explicit SageMakerJsonHandler(const api::SageMakerApi& api);
 
-  // Handles one request. `target` is the X-Amz-Target header ("SageMaker.DescribeTrainingJob"),
-  // `body` the JSON body ("" counts as "{}").
-  //   unknown or missing target    -> 400 UnknownOperationException
-  //   body not a JSON object, or a member of the wrong type -> 400 SerializationException
+  std::string_view Description() const override;
+  // POST with an X-Amz-Target header naming SageMaker ("SageMaker.<anything>").
+  bool Accepts(const HttpRequest& request) const override;
+  // Content type application/x-amz-json-1.1, header x-amzn-RequestId, and:
+  //   unknown operation            -> 400 UnknownOperationException
+  //   body not UTF-8, not a JSON object, or a member of the wrong type
+  //                                -> 400 SerializationException
   //   the operation's own errors   -> 400 with SageMaker's name (ValidationException,
   //                                   ResourceNotFound, ResourceInUse, ...), 500 InternalFailure
-  HttpReply Handle(std::string_view target, std::string_view body) const;
+  HttpResponse Handle(const HttpRequest& request) const override;
+  // 413 SerializationException (see the .cc for why that name).
+  HttpResponse BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const override;
 
   // The operations served, "SageMaker.<Operation>", sorted.
   std::vector<std::string> Operations() const;
 
  private:
-  using Handler = std::function<HttpReply(std::string_view body)>;
-  std::map<std::string, Handler, std::less<>> handlers_;
+  using Operation = std::function<HttpResponse(std::string_view body)>;
+  std::map<std::string, Operation, std::less<>> operations_;
 };
-
-// {"__type": name, "message": message} as AWS JSON errors carry it.
-std::string AwsErrorBody(std::string_view name, std::string_view message);
 
 }  // namespace amt::gateway
 

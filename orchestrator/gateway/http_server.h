@@ -1,34 +1,60 @@
-// HttpServer: a small HTTP/1.1 server (Boost.Beast) for the AWS JSON gateway. One thread of its
-// own accepts and serves connections (keep-alive); every request is answered by the handler.
+// HttpServer: a small HTTP/1.1 server (Boost.Beast) for the AWS protocols amtd speaks. One thread
+// of its own accepts and serves connections (keep-alive). Each request goes to the first of its
+// ProtocolHandlers (protocol_handler.h) that accepts it, in the order given:
 //
-//   POST / with X-Amz-Target  -> handler(target, body), replied with content-type
-//                                application/x-amz-json-1.1 and an x-amzn-requestid header
-//   GET /                     -> 200, a one-line banner (for health checks and curious people)
-//   anything else             -> 404 UnknownOperationException
+//   a handler accepts it     -> that handler's response (and its request-id header)
+//   GET /, no handler        -> 200, a banner listing the handlers (for health checks)
+//   anything else            -> 404 UnknownOperationException (AWS JSON shape)
+//   body over the limit      -> the accepting handler's BodyTooLarge (413), then the connection
+//                               is closed
 //
-// Bodies over 16 MiB are refused (413). The handler runs on the server's thread, one request at
-// a time: it may block (the gateway waits for the orchestrator's loop).
+// Nothing a client sends stops the server: a handler that throws costs that request a 500,
+// failed accepts (e.g. out of file descriptors) are retried with backoff, connections are closed
+// when idle or too slow to send their request, and connections over the cap are closed at once.
+// Handlers run on the server's thread, one request at a time: they may block (the SageMaker
+// handler waits for the orchestrator's loop).
 #ifndef AMT_ORCHESTRATOR_GATEWAY_HTTP_SERVER_H_
 #define AMT_ORCHESTRATOR_GATEWAY_HTTP_SERVER_H_
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
-#include "orchestrator/gateway/aws_json.h"
+#include "orchestrator/gateway/protocol_handler.h"
 
 namespace amt::gateway {
 
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0 picks a free port
+  // A connection with no request under way (before its first, between keep-alive requests) is
+  // closed after this long. Also bounds the write of a response to a client that does not read.
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};
+  // From a request's first byte to the end of its header fields (slow-header clients).
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
+  // From the end of the header fields to the end of the body.
+  std::chrono::milliseconds body_timeout{std::chrono::seconds(60)};
+  // Open connections at most; one more is closed as soon as it is accepted (the client sees the
+  // connection end and may retry), so a flood cannot take every file descriptor of amtd.
+  int max_connections = 512;
+  // Larger bodies get the handler's BodyTooLarge (SageMaker's biggest requests are ~100 KB).
+  size_t max_body_bytes = 16 << 20;
+  // Reports what the server cannot tell a client (failed accepts); called on the server's thread.
+  // Default: nothing.
+  std::function<void(std::string_view message)> log;
+};
+
 class HttpServer {
  public:
-  using Handler = std::function<HttpReply(std::string_view target, std::string_view body)>;
-
-  // Listens on host:port (0 picks a free port) and starts serving. FailedPrecondition when the
-  // address cannot be bound.
-  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const std::string& host, int port,
-                                                           Handler handler);
+  // Listens on options.host:options.port and starts serving with `handlers` (first match wins).
+  // InvalidArgument for a bad host address, FailedPrecondition when it cannot be bound.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
+      const HttpServerOptions& options, std::vector<std::unique_ptr<ProtocolHandler>> handlers);
   virtual ~HttpServer() = default;
 
   // The port listened on (the real one when 0 was asked for).

@@ -58,6 +58,13 @@ class Client {
   Reply Post(const std::string& operation, const std::string& body) {
     return Send(http::verb::post, "SageMaker." + operation, body);
   }
+  // Blocks until the server ends the connection; true on an end of stream (or a reset).
+  bool WaitForEnd() {
+    beast::error_code ec;
+    char byte;
+    while (!ec) stream_.socket().read_some(asio::buffer(&byte, 1), ec);
+    return ec == asio::error::eof || ec == asio::error::connection_reset;
+  }
 
  private:
   asio::io_context io_;
@@ -211,6 +218,49 @@ TEST_F(GatewayIntegrationTest, AcceptsAnEmptyBodyAndAnswersAHealthCheck) {
   r = client_->Send(http::verb::get, "", "");
   EXPECT_EQ(r.status, 200);
   EXPECT_THAT(r.body, HasSubstr("AWS JSON 1.1"));
+}
+
+// Issue "no input takes amtd down": this body used to abort amtd (an uncaught nlohmann::json
+// type_error 316 while the error was rendered).
+TEST_F(GatewayIntegrationTest, SurvivesARequestThatIsNotUtf8) {
+  const Reply r = client_->Post("DescribeHyperParameterTuningJob",
+                                "{\"HyperParameterTuningJobName\":\"\xff\xfe\"}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.json(), nlohmann::json({{"__type", "SerializationException"},
+                                      {"message",
+                                       "The request body is not valid UTF-8: byte 0xFF at "
+                                       "offset 32."}}));
+  // The same bytes over gRPC: proto3 strings must be UTF-8, so gRPC's own deserialization
+  // refuses the request (INTERNAL) before the service sees it.
+  grpc::ClientContext context;
+  v1::DescribeTrainingJobRequest request;
+  request.set_training_job_name("\xff\xfe");
+  v1::DescribeTrainingJobResponse response;
+  EXPECT_EQ(amtd_->stub().DescribeTrainingJob(&context, request, &response).error_code(),
+            grpc::StatusCode::INTERNAL);
+  // amtd is still there, on both.
+  Client again(amtd_->http_endpoint());
+  EXPECT_EQ(again.Post("ListHyperParameterTuningJobs", "{}").status, 200);
+  grpc::ClientContext list_context;
+  v1::ListTrainingJobsResponse listed;
+  EXPECT_TRUE(
+      amtd_->stub().ListTrainingJobs(&list_context, v1::ListTrainingJobsRequest(), &listed).ok());
+}
+
+TEST(GatewayLimitsIntegrationTest, RefusesABodyOverTheCapAndClosesIdleConnections) {
+  const std::string dir = MakeTempDir("amt-gw-limits");
+  Amtd amtd(dir + "/data",
+            {"--no-local-worker", "--http-max-body-bytes", "2048", "--http-idle-timeout", "0.2"});
+  Client client(amtd.http_endpoint());
+  const Reply r =
+      client.Post("ListTrainingJobs", "{\"NameContains\": \"" + std::string(4096, 'x') + "\"}");
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(r.json(),
+            nlohmann::json({{"__type", "SerializationException"},
+                            {"message", "The request body exceeds the limit of 2048 bytes."}}));
+  // A connection that sends nothing ends after the idle timeout: wait for its end of stream.
+  Client idle(amtd.http_endpoint());
+  EXPECT_TRUE(idle.WaitForEnd());
 }
 
 }  // namespace

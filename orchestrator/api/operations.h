@@ -1,0 +1,37 @@
+// The unary operations of amt.v1.TuningService, listed once for every transport. The gRPC
+// service (tuning_service.h) expands the lists into its method overrides, the AWS JSON gateway
+// (gateway/aws_json.h) into its X-Amz-Target table; adding an operation is one line here plus its
+// SageMakerApi method, and the compiler then asks for nothing else.
+//
+// An entry X(Op) stands for: request v1::OpRequest, response v1::OpResponse, the handler
+// SageMakerApi::Op, the gRPC method /amt.v1.TuningService/Op and, for SageMaker's own
+// operations, the HTTP target "SageMaker.Op".
+//
+// X-macros (as in LLVM's .def files) rather than a constexpr table because the gRPC side has to
+// override generated virtual functions by name, which no template can do. The streaming RPCs
+// (logs, watch) are not in the lists: each has its own loop around SageMakerApi's reads.
+// tests/unit/api/operations_test.cc checks the lists against the proto's service descriptor.
+#ifndef AMT_ORCHESTRATOR_API_OPERATIONS_H_
+#define AMT_ORCHESTRATOR_API_OPERATIONS_H_
+
+// SageMaker's operations: served over gRPC and over SageMaker's own HTTP API.
+#define AMT_SAGEMAKER_OPERATIONS(X)             \
+  X(CreateHyperParameterTuningJob)              \
+  X(DescribeHyperParameterTuningJob)            \
+  X(ListHyperParameterTuningJobs)               \
+  X(ListTrainingJobsForHyperParameterTuningJob) \
+  X(StopHyperParameterTuningJob)                \
+  X(CreateTrainingJob)                          \
+  X(DescribeTrainingJob)                        \
+  X(ListTrainingJobs)                           \
+  X(StopTrainingJob)
+
+// amt-local's own unary operations: gRPC only (SageMaker has no such target).
+#define AMT_EXTENSION_OPERATIONS(X) X(ExplainTrainingJob)
+
+// Every unary operation of amt.v1.TuningService.
+#define AMT_UNARY_OPERATIONS(X) \
+  AMT_SAGEMAKER_OPERATIONS(X)   \
+  AMT_EXTENSION_OPERATIONS(X)
+
+#endif  // AMT_ORCHESTRATOR_API_OPERATIONS_H_

@@ -1,0 +1,201 @@
+#include "orchestrator/api/sagemaker_api.h"
+
+#include <cassert>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "orchestrator/validation/validation.h"
+
+namespace amt::api {
+namespace {
+
+// A name member as the validators take it: absent stays absent.
+std::optional<std::string> NameOf(bool has, const std::string& name) {
+  return has ? std::optional<std::string>(name) : std::nullopt;
+}
+
+absl::Status ValidateTuningName(bool has, const std::string& name) {
+  return validation::ValidateTuningJobName(NameOf(has, name), "hyperParameterTuningJobName");
+}
+
+absl::Status ValidateTrainingName(bool has, const std::string& name) {
+  return validation::ValidateTrainingJobName(NameOf(has, name), "trainingJobName");
+}
+
+// Stop* answer an empty response; the orchestrator answers a bare Status.
+template <typename Response>
+absl::StatusOr<Response> Empty(const absl::Status& status) {
+  if (!status.ok()) return status;
+  return Response();
+}
+
+}  // namespace
+
+bool IsTerminalStatus(std::string_view status) {
+  return status == "Completed" || status == "Failed" || status == "Stopped";
+}
+
+// Shared between a stream's thread and the listener the orchestrator calls on the loop.
+struct ChangeFeed::Flag {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool changed = true;  // the first Wait returns at once
+
+  void Set() {
+    std::lock_guard lock(mu);
+    changed = true;
+    cv.notify_one();
+  }
+};
+
+ChangeFeed::ChangeFeed(Loop& loop, core::Orchestrator& orchestrator, std::shared_ptr<Flag> flag,
+                       uint64_t subscription)
+    : loop_(loop),
+      orchestrator_(orchestrator),
+      flag_(std::move(flag)),
+      subscription_(subscription) {}
+
+ChangeFeed::~ChangeFeed() {
+  assert(!loop_.InLoopThread());
+  loop_.Call([this] { orchestrator_.Unsubscribe(subscription_); });
+}
+
+bool ChangeFeed::Wait(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(flag_->mu);
+  flag_->cv.wait_for(lock, timeout, [this] { return flag_->changed; });
+  const bool was = flag_->changed;
+  flag_->changed = false;
+  return was;
+}
+
+absl::StatusOr<v1::CreateHyperParameterTuningJobResponse>
+SageMakerApi::CreateHyperParameterTuningJob(
+    const v1::CreateHyperParameterTuningJobRequest& request) const {
+  RETURN_IF_ERROR(validation::ValidateCreateHyperParameterTuningJob(request));
+  return loop_.Call([&] { return orchestrator_.CreateTuningJob(request); });
+}
+
+absl::StatusOr<v1::DescribeHyperParameterTuningJobResponse>
+SageMakerApi::DescribeHyperParameterTuningJob(
+    const v1::DescribeHyperParameterTuningJobRequest& request) const {
+  RETURN_IF_ERROR(ValidateTuningName(request.has_hyper_parameter_tuning_job_name(),
+                                     request.hyper_parameter_tuning_job_name()));
+  return loop_.Call(
+      [&] { return orchestrator_.DescribeTuningJob(request.hyper_parameter_tuning_job_name()); });
+}
+
+absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> SageMakerApi::ListHyperParameterTuningJobs(
+    const v1::ListHyperParameterTuningJobsRequest& request) const {
+  RETURN_IF_ERROR(validation::ValidateListHyperParameterTuningJobs(request));
+  return loop_.Call([&] { return orchestrator_.ListTuningJobs(request); });
+}
+
+absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse>
+SageMakerApi::ListTrainingJobsForHyperParameterTuningJob(
+    const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request) const {
+  RETURN_IF_ERROR(validation::ValidateListTrainingJobsForHyperParameterTuningJob(request));
+  return loop_.Call([&] { return orchestrator_.ListTrainingJobsForTuningJob(request); });
+}
+
+absl::StatusOr<v1::StopHyperParameterTuningJobResponse> SageMakerApi::StopHyperParameterTuningJob(
+    const v1::StopHyperParameterTuningJobRequest& request) const {
+  RETURN_IF_ERROR(ValidateTuningName(request.has_hyper_parameter_tuning_job_name(),
+                                     request.hyper_parameter_tuning_job_name()));
+  return Empty<v1::StopHyperParameterTuningJobResponse>(loop_.Call(
+      [&] { return orchestrator_.StopTuningJob(request.hyper_parameter_tuning_job_name()); }));
+}
+
+absl::StatusOr<v1::CreateTrainingJobResponse> SageMakerApi::CreateTrainingJob(
+    const v1::CreateTrainingJobRequest& request) const {
+  RETURN_IF_ERROR(validation::ValidateCreateTrainingJob(request));
+  return loop_.Call([&] { return orchestrator_.CreateTrainingJob(request); });
+}
+
+absl::StatusOr<v1::DescribeTrainingJobResponse> SageMakerApi::DescribeTrainingJob(
+    const v1::DescribeTrainingJobRequest& request) const {
+  RETURN_IF_ERROR(
+      ValidateTrainingName(request.has_training_job_name(), request.training_job_name()));
+  return loop_.Call([&] { return orchestrator_.DescribeTrainingJob(request.training_job_name()); });
+}
+
+absl::StatusOr<v1::ListTrainingJobsResponse> SageMakerApi::ListTrainingJobs(
+    const v1::ListTrainingJobsRequest& request) const {
+  RETURN_IF_ERROR(validation::ValidateListTrainingJobs(request));
+  return loop_.Call([&] { return orchestrator_.ListTrainingJobs(request); });
+}
+
+absl::StatusOr<v1::StopTrainingJobResponse> SageMakerApi::StopTrainingJob(
+    const v1::StopTrainingJobRequest& request) const {
+  RETURN_IF_ERROR(
+      ValidateTrainingName(request.has_training_job_name(), request.training_job_name()));
+  return Empty<v1::StopTrainingJobResponse>(
+      loop_.Call([&] { return orchestrator_.StopTrainingJob(request.training_job_name()); }));
+}
+
+absl::StatusOr<v1::ExplainTrainingJobResponse> SageMakerApi::ExplainTrainingJob(
+    const v1::ExplainTrainingJobRequest& request) const {
+  RETURN_IF_ERROR(
+      ValidateTrainingName(request.has_training_job_name(), request.training_job_name()));
+  return loop_.Call([&] { return orchestrator_.ExplainTrainingJob(request.training_job_name()); });
+}
+
+absl::StatusOr<LogPage> SageMakerApi::ReadTrainingJobLogs(
+    const v1::GetTrainingJobLogsRequest& request, int max_lines) const {
+  RETURN_IF_ERROR(
+      ValidateTrainingName(request.has_training_job_name(), request.training_job_name()));
+  const std::string& name = request.training_job_name();
+  return loop_.Call([&]() -> absl::StatusOr<LogPage> {
+    // The status first, then the lines: a line is committed before the status that ends the job,
+    // so a job seen ended has all its lines in the read that follows.
+    ASSIGN_OR_RETURN(const v1::DescribeTrainingJobResponse job,
+                     orchestrator_.DescribeTrainingJob(name));
+    ASSIGN_OR_RETURN(const std::vector<store::LogEntry> entries,
+                     orchestrator_.ReadLogs(name, request.start_sequence(), max_lines));
+    LogPage page;
+    page.next_sequence = request.start_sequence();
+    for (const store::LogEntry& e : entries) {
+      v1::LogLine* line = page.lines.add_lines();
+      line->set_sequence(e.sequence);
+      line->set_timestamp(e.timestamp);
+      line->set_message(e.message);
+      page.next_sequence = e.sequence + 1;
+    }
+    page.full = static_cast<int>(entries.size()) >= max_lines;
+    page.job_ended = IsTerminalStatus(job.training_job_status());
+    return page;
+  });
+}
+
+absl::StatusOr<v1::WatchHyperParameterTuningJobResponse>
+SageMakerApi::SnapshotHyperParameterTuningJob(
+    const v1::WatchHyperParameterTuningJobRequest& request) const {
+  RETURN_IF_ERROR(ValidateTuningName(request.has_hyper_parameter_tuning_job_name(),
+                                     request.hyper_parameter_tuning_job_name()));
+  return loop_.Call(
+      [&] { return orchestrator_.Snapshot(request.hyper_parameter_tuning_job_name()); });
+}
+
+absl::StatusOr<v1::DescribeTrainingJobResponse> SageMakerApi::SnapshotTrainingJob(
+    const v1::WatchTrainingJobRequest& request) const {
+  RETURN_IF_ERROR(
+      ValidateTrainingName(request.has_training_job_name(), request.training_job_name()));
+  return loop_.Call([&] { return orchestrator_.DescribeTrainingJob(request.training_job_name()); });
+}
+
+std::unique_ptr<ChangeFeed> SageMakerApi::Subscribe(const std::string& training_job) const {
+  assert(!loop_.InLoopThread());
+  auto flag = std::make_shared<ChangeFeed::Flag>();
+  const uint64_t id = loop_.Call([&] {
+    return orchestrator_.Subscribe(
+        [flag, training_job](const std::string&, const std::string& changed) {
+          if (training_job.empty() || changed.empty() || changed == training_job) flag->Set();
+        });
+  });
+  // ChangeFeed's constructor is private: no make_unique.
+  return std::unique_ptr<ChangeFeed>(new ChangeFeed(loop_, orchestrator_, std::move(flag), id));
+}
+
+}  // namespace amt::api

@@ -1,0 +1,130 @@
+// SageMakerApi: amtd's operations, free of any transport. A request message goes in; the response
+// message or an absl::Status comes out, its code carrying SageMaker's error name
+// (common/errors.h). The gRPC service (tuning_service.h) and the HTTP gateway (gateway/aws_json.h)
+// both wrap it, and each translates a Status once, into its own wire shape.
+//
+// Every call validates the request on the calling thread (pure code, orchestrator/validation),
+// then runs the orchestrator on its loop (Loop::Call) and blocks until the answer, which was
+// persisted before it is returned. Thread-safe; never call it from the loop thread (it would wait
+// for itself).
+//
+// Streams (gRPC's logs and watch, later HTTP long polls or CloudWatch Logs) are built from the
+// reads below plus a ChangeFeed; the waiting itself belongs to the transport, which knows when its
+// client has gone.
+#ifndef AMT_ORCHESTRATOR_API_SAGEMAKER_API_H_
+#define AMT_ORCHESTRATOR_API_SAGEMAKER_API_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "amt/v1/tuning.pb.h"
+#include "orchestrator/api/loop.h"
+#include "orchestrator/core/orchestrator.h"
+
+namespace amt::api {
+
+// Completed, Failed and Stopped end both tuning and training jobs.
+bool IsTerminalStatus(std::string_view status);
+
+// A subscription to the orchestrator's change notifications, for one stream. Created by
+// SageMakerApi::Subscribe; unsubscribes on destruction (through the loop: not from the loop
+// thread). Used by one thread at a time.
+class ChangeFeed {
+ public:
+  ~ChangeFeed();
+  ChangeFeed(const ChangeFeed&) = delete;
+  ChangeFeed& operator=(const ChangeFeed&) = delete;
+
+  // Waits until a change is notified or `timeout` passes, and returns whether there was a change
+  // since the previous call. The first call returns true at once, so a stream sends its first
+  // snapshot without waiting.
+  bool Wait(std::chrono::milliseconds timeout);
+
+ private:
+  friend class SageMakerApi;
+  struct Flag;
+  ChangeFeed(Loop& loop, core::Orchestrator& orchestrator, std::shared_ptr<Flag> flag,
+             uint64_t subscription);
+
+  Loop& loop_;
+  core::Orchestrator& orchestrator_;
+  std::shared_ptr<Flag> flag_;
+  uint64_t subscription_;
+};
+
+// One read of a training job's log, for GetTrainingJobLogs-like streams and polls.
+struct LogPage {
+  // The lines from the request's start_sequence on, at most the `max_lines` asked for.
+  v1::GetTrainingJobLogsResponse lines;
+  // The start_sequence of the next read.
+  int64_t next_sequence = 0;
+  // `max_lines` lines came back: more may be there already.
+  bool full = false;
+  // The job had ended when the lines were read: lines are committed before the status changes,
+  // so a read that is not full has everything the job will ever print.
+  bool job_ended = false;
+};
+
+class SageMakerApi {
+ public:
+  // `loop` and `orchestrator` must outlive the API; the orchestrator is used on the loop only.
+  SageMakerApi(Loop& loop, core::Orchestrator& orchestrator)
+      : loop_(loop), orchestrator_(orchestrator) {}
+
+  // SageMaker's operations (the list in operations.h). InvalidArgument (ValidationException)
+  // when a request breaks SageMaker's constraints, with SageMaker's message ("1 validation error
+  // detected: ..."); otherwise the orchestrator's answer: NotFound (ResourceNotFound),
+  // AlreadyExists (ResourceInUse), ResourceExhausted (ResourceLimitExceeded), InvalidArgument for
+  // SageMaker's other refusals, Internal when the store fails.
+  absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> CreateHyperParameterTuningJob(
+      const v1::CreateHyperParameterTuningJobRequest& request) const;
+  absl::StatusOr<v1::DescribeHyperParameterTuningJobResponse> DescribeHyperParameterTuningJob(
+      const v1::DescribeHyperParameterTuningJobRequest& request) const;
+  absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> ListHyperParameterTuningJobs(
+      const v1::ListHyperParameterTuningJobsRequest& request) const;
+  absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse>
+  ListTrainingJobsForHyperParameterTuningJob(
+      const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request) const;
+  absl::StatusOr<v1::StopHyperParameterTuningJobResponse> StopHyperParameterTuningJob(
+      const v1::StopHyperParameterTuningJobRequest& request) const;
+  absl::StatusOr<v1::CreateTrainingJobResponse> CreateTrainingJob(
+      const v1::CreateTrainingJobRequest& request) const;
+  absl::StatusOr<v1::DescribeTrainingJobResponse> DescribeTrainingJob(
+      const v1::DescribeTrainingJobRequest& request) const;
+  absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(
+      const v1::ListTrainingJobsRequest& request) const;
+  absl::StatusOr<v1::StopTrainingJobResponse> StopTrainingJob(
+      const v1::StopTrainingJobRequest& request) const;
+
+  // amt-local's extension: the early-stopping decisions of a training job.
+  absl::StatusOr<v1::ExplainTrainingJobResponse> ExplainTrainingJob(
+      const v1::ExplainTrainingJobRequest& request) const;
+
+  // Reads for streams. Each validates the name like the operations above (InvalidArgument) and
+  // answers NotFound / InvalidArgument as Describe* does for a job that does not exist.
+  // Up to `max_lines` log lines from `request.start_sequence()` on (`follow` is the caller's).
+  absl::StatusOr<LogPage> ReadTrainingJobLogs(const v1::GetTrainingJobLogsRequest& request,
+                                              int max_lines) const;
+  // The tuning job and all its training jobs, as one snapshot.
+  absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> SnapshotHyperParameterTuningJob(
+      const v1::WatchHyperParameterTuningJobRequest& request) const;
+  // The training job, as DescribeTrainingJob shows it.
+  absl::StatusOr<v1::DescribeTrainingJobResponse> SnapshotTrainingJob(
+      const v1::WatchTrainingJobRequest& request) const;
+
+  // Notifications of changes to `training_job` (and of changes that name no job), or of every
+  // change when `training_job` is empty.
+  std::unique_ptr<ChangeFeed> Subscribe(const std::string& training_job = "") const;
+
+ private:
+  Loop& loop_;
+  core::Orchestrator& orchestrator_;
+};
+
+}  // namespace amt::api
+
+#endif  // AMT_ORCHESTRATOR_API_SAGEMAKER_API_H_

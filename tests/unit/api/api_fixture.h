@@ -1,0 +1,114 @@
+// A real SageMakerApi over a real orchestrator on a real Loop, with an in-memory store, a fake
+// clock and timers that never fire, for the tests of api/ and gateway/. Worker events are driven
+// by hand (Connect, Start, Log) through the loop, as amt-worker's reports would be.
+#ifndef AMT_TESTS_UNIT_API_API_FIXTURE_H_
+#define AMT_TESTS_UNIT_API_API_FIXTURE_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/json.h"
+#include "orchestrator/api/loop.h"
+#include "orchestrator/api/sagemaker_api.h"
+#include "orchestrator/core/orchestrator.h"
+#include "orchestrator/store/store.h"
+
+namespace amt::api {
+
+// Timers that never fire: the tests here look at requests, not at SageMaker's waits.
+class NeverTimers final : public core::Timers {
+ public:
+  uint64_t At(double, std::function<void()>) override { return next_++; }
+  void Cancel(uint64_t) override {}
+
+ private:
+  uint64_t next_ = 1;
+};
+
+// Records what the orchestrator sends to its one fake worker.
+class RecordingWorkerLink final : public core::WorkerLink {
+ public:
+  void Send(const v1::OrchestratorMessage& message) override { sent.push_back(message); }
+  std::vector<v1::OrchestratorMessage> sent;
+};
+
+// A CreateTrainingJob request that passes validation, for an image the worker never runs.
+inline v1::CreateTrainingJobRequest TrainingJobRequest(const std::string& name) {
+  v1::CreateTrainingJobRequest r;
+  const std::string json = R"({
+    "TrainingJobName": ")" +
+                           name + R"(",
+    "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File"},
+    "RoleArn": "arn:aws:iam::123456789012:role/R",
+    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
+    "StoppingCondition": {"MaxRuntimeInSeconds": 600}
+  })";
+  EXPECT_TRUE(JsonToProto(json, &r).ok());
+  return r;
+}
+
+class ApiFixture : public ::testing::Test {
+ protected:
+  ApiFixture() : store_(store::NewInMemoryStore()) {
+    core::OrchestratorOptions options;
+    options.launch.s3_root = "/s3";
+    options.launch.image_map = {{"toy:latest", {"/bin/toy"}}};
+    options.launch.is_executable = [](const std::string&) { return false; };
+    options.seed_source = [] { return 1234u; };
+    orchestrator_ = std::make_unique<core::Orchestrator>(options, *store_, clock_, timers_);
+    loop_.Start();
+    EXPECT_TRUE(loop_.Call([this] { return orchestrator_->Load(); }).ok());
+    api_ = std::make_unique<SageMakerApi>(loop_, *orchestrator_);
+  }
+  ~ApiFixture() override { loop_.Stop(); }
+
+  // Connects a worker with one slot; the orchestrator starts pending jobs on it.
+  void ConnectWorker() {
+    loop_.Call([this] {
+      v1::WorkerHello hello;
+      hello.set_worker_id("w1");
+      hello.set_slots(1);
+      orchestrator_->OnWorkerConnected(hello, link_);
+    });
+  }
+
+  // The worker reports that job `name` (attempt 1... as assigned) started and printed `lines`.
+  void StartAndLog(const std::string& name, const std::vector<std::string>& lines) {
+    loop_.Call([&] {
+      int64_t attempt = 0;
+      for (const auto& m : link_->sent) {
+        if (m.has_start() && m.start().training_job_name() == name) attempt = m.start().attempt();
+      }
+      v1::JobStarted started;
+      started.set_training_job_name(name);
+      started.set_attempt(attempt);
+      orchestrator_->OnJobStarted(started);
+      v1::LogBatch batch;
+      batch.set_training_job_name(name);
+      batch.set_attempt(attempt);
+      for (const auto& l : lines) {
+        auto* line = batch.add_lines();
+        line->set_text(l);
+        line->set_timestamp(clock_.Now());
+      }
+      orchestrator_->OnLogs(batch);
+    });
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<store::Store> store_;
+  NeverTimers timers_;
+  std::shared_ptr<RecordingWorkerLink> link_ = std::make_shared<RecordingWorkerLink>();
+  std::unique_ptr<core::Orchestrator> orchestrator_;
+  Loop loop_;
+  std::unique_ptr<SageMakerApi> api_;
+};
+
+}  // namespace amt::api
+
+#endif  // AMT_TESTS_UNIT_API_API_FIXTURE_H_

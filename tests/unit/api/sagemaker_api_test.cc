@@ -1,0 +1,140 @@
+#include "orchestrator/api/sagemaker_api.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/unit/api/api_fixture.h"
+
+namespace amt::api {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+class SageMakerApiTest : public ApiFixture {};
+
+TEST(IsTerminalStatus, IsTrueForTheThreeEndsOnly) {
+  EXPECT_TRUE(IsTerminalStatus("Completed"));
+  EXPECT_TRUE(IsTerminalStatus("Failed"));
+  EXPECT_TRUE(IsTerminalStatus("Stopped"));
+  EXPECT_FALSE(IsTerminalStatus("InProgress"));
+  EXPECT_FALSE(IsTerminalStatus("Stopping"));
+  EXPECT_FALSE(IsTerminalStatus(""));
+}
+
+TEST_F(SageMakerApiTest, CreatesDescribesListsAndStopsATrainingJob) {
+  auto created = api_->CreateTrainingJob(TrainingJobRequest("one"));
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_EQ(created->training_job_arn(),
+            "arn:aws:sagemaker:us-east-1:000000000000:training-job/one");
+
+  v1::DescribeTrainingJobRequest describe;
+  describe.set_training_job_name("one");
+  auto described = api_->DescribeTrainingJob(describe);
+  ASSERT_TRUE(described.ok()) << described.status();
+  EXPECT_EQ(described->training_job_name(), "one");
+  EXPECT_EQ(described->training_job_status(), "InProgress");
+
+  auto listed = api_->ListTrainingJobs(v1::ListTrainingJobsRequest());
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->training_job_summaries_size(), 1);
+  EXPECT_EQ(listed->training_job_summaries(0).training_job_name(), "one");
+
+  v1::StopTrainingJobRequest stop;
+  stop.set_training_job_name("one");
+  auto stopped = api_->StopTrainingJob(stop);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_EQ(stopped->ByteSizeLong(), 0u);  // SageMaker's StopTrainingJob answers nothing
+}
+
+TEST_F(SageMakerApiTest, RefusesAnInvalidNameWithSageMakersValidationMessage) {
+  v1::DescribeTrainingJobRequest describe;
+  describe.set_training_job_name("bad_name!");
+  auto described = api_->DescribeTrainingJob(describe);
+  EXPECT_EQ(described.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(described.status().message()),
+              StartsWith("1 validation error detected: Value 'bad_name!' at 'trainingJobName' "
+                         "failed to satisfy constraint"));
+
+  // An absent name is SageMaker's "must not be null", not a lookup of "".
+  auto missing =
+      api_->DescribeHyperParameterTuningJob(v1::DescribeHyperParameterTuningJobRequest());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("hyperParameterTuningJobName"));
+}
+
+TEST_F(SageMakerApiTest, AnswersTheOrchestratorsErrorsUnchanged) {
+  v1::DescribeHyperParameterTuningJobRequest describe;
+  describe.set_hyper_parameter_tuning_job_name("nope");
+  auto described = api_->DescribeHyperParameterTuningJob(describe);
+  EXPECT_EQ(described.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(described.status().message(),
+            "Amazon SageMaker can't find a tuning job called nope. Type another name.");
+
+  ASSERT_TRUE(api_->CreateTrainingJob(TrainingJobRequest("twice")).ok());
+  auto again = api_->CreateTrainingJob(TrainingJobRequest("twice"));
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+}
+
+TEST_F(SageMakerApiTest, ValidatesTheNameOfEveryStreamRead) {
+  v1::GetTrainingJobLogsRequest logs;
+  logs.set_training_job_name("bad_name!");
+  EXPECT_EQ(api_->ReadTrainingJobLogs(logs, 10).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  v1::WatchHyperParameterTuningJobRequest watch;
+  EXPECT_EQ(api_->SnapshotHyperParameterTuningJob(watch).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  v1::WatchTrainingJobRequest watch_training;
+  watch_training.set_training_job_name("nope");
+  EXPECT_EQ(api_->SnapshotTrainingJob(watch_training).status().message(),
+            "Requested resource not found.");
+}
+
+TEST_F(SageMakerApiTest, ReadsLogsInPagesFromTheStartSequence) {
+  ASSERT_TRUE(api_->CreateTrainingJob(TrainingJobRequest("talker")).ok());
+  ConnectWorker();
+  StartAndLog("talker", {"one", "two", "three"});
+
+  v1::GetTrainingJobLogsRequest request;
+  request.set_training_job_name("talker");
+  auto page = api_->ReadTrainingJobLogs(request, 2);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->lines.lines_size(), 2);
+  EXPECT_EQ(page->lines.lines(0).message(), "one");
+  EXPECT_EQ(page->lines.lines(1).message(), "two");
+  EXPECT_TRUE(page->full);
+  EXPECT_FALSE(page->job_ended);
+
+  request.set_start_sequence(page->next_sequence);
+  page = api_->ReadTrainingJobLogs(request, 2);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->lines.lines_size(), 1);
+  EXPECT_EQ(page->lines.lines(0).message(), "three");
+  EXPECT_FALSE(page->full);
+
+  request.set_start_sequence(page->next_sequence);
+  page = api_->ReadTrainingJobLogs(request, 2);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->lines.lines_size(), 0);
+  EXPECT_EQ(page->next_sequence, request.start_sequence());  // nothing new: same place next time
+}
+
+TEST_F(SageMakerApiTest, ChangeFeedReportsChangesOfItsJob) {
+  const auto all = api_->Subscribe();
+  const auto mine = api_->Subscribe("mine");
+  const auto other = api_->Subscribe("other");
+  // The first wait returns at once, so a stream sends its first snapshot without waiting.
+  EXPECT_TRUE(all->Wait(std::chrono::milliseconds(0)));
+  EXPECT_TRUE(mine->Wait(std::chrono::milliseconds(0)));
+  EXPECT_TRUE(other->Wait(std::chrono::milliseconds(0)));
+  EXPECT_FALSE(all->Wait(std::chrono::milliseconds(0)));
+
+  ASSERT_TRUE(api_->CreateTrainingJob(TrainingJobRequest("mine")).ok());
+  // The listener ran on the loop before CreateTrainingJob returned: no wait is needed.
+  EXPECT_TRUE(all->Wait(std::chrono::milliseconds(0)));
+  EXPECT_TRUE(mine->Wait(std::chrono::milliseconds(0)));
+  EXPECT_FALSE(other->Wait(std::chrono::milliseconds(0)));
+}
+
+}  // namespace
+}  // namespace amt::api

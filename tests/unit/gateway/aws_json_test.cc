@@ -1,0 +1,163 @@
+#include "orchestrator/gateway/aws_json.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "nlohmann/json.hpp"
+#include "tests/unit/api/api_fixture.h"
+
+namespace amt::gateway {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+using ::testing::StartsWith;
+
+class SageMakerJsonHandlerTest : public api::ApiFixture {
+ protected:
+  HttpResponse Post(const std::string& target, const std::string& body) {
+    HttpRequest request;
+    request.method = "POST";
+    request.target = "/";
+    request.headers["x-amz-target"] = target;
+    request.body = body;
+    request.request_id = "11111111-2222-4333-8444-555555555555";
+    EXPECT_TRUE(handler_.Accepts(request)) << target;
+    return handler_.Handle(request);
+  }
+  // The error body as JSON; fails the test when it is not JSON.
+  static nlohmann::json Json(const HttpResponse& response) {
+    const auto json = nlohmann::json::parse(response.body, nullptr, false);
+    EXPECT_FALSE(json.is_discarded()) << response.body;
+    return json;
+  }
+
+  SageMakerJsonHandler handler_{*api_};
+};
+
+TEST(InvalidUtf8Offset, FindsTheFirstByteThatIsNotWellFormedUtf8) {
+  EXPECT_EQ(InvalidUtf8Offset(""), std::nullopt);
+  EXPECT_EQ(InvalidUtf8Offset("plain ascii"), std::nullopt);
+  EXPECT_EQ(InvalidUtf8Offset("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::nullopt);
+  EXPECT_EQ(InvalidUtf8Offset("ab\xff\xfe"), 2u);
+  EXPECT_EQ(InvalidUtf8Offset("\xc0\x80"), 0u);          // overlong NUL
+  EXPECT_EQ(InvalidUtf8Offset("\xe0\x80\x80"), 0u);      // overlong
+  EXPECT_EQ(InvalidUtf8Offset("x\xed\xa0\x80"), 1u);     // a surrogate, U+D800
+  EXPECT_EQ(InvalidUtf8Offset("\xf4\x90\x80\x80"), 0u);  // above U+10FFFF
+  EXPECT_EQ(InvalidUtf8Offset("ok\xe2\x82"), 2u);        // cut short
+  EXPECT_EQ(InvalidUtf8Offset("\x80"), 0u);              // a lone continuation byte
+}
+
+TEST(AwsErrorBody, NeverThrowsOnBytesThatAreNotUtf8) {
+  std::string body;
+  ASSERT_NO_THROW(body = AwsErrorBody("SerializationException", "bad \xff\xfe bytes"));
+  const auto json = nlohmann::json::parse(body);
+  EXPECT_EQ(json["__type"], "SerializationException");
+  EXPECT_EQ(json["message"], "bad \xef\xbf\xbd\xef\xbf\xbd bytes");  // U+FFFD twice
+}
+
+// The body of issue "no input takes amtd down": it used to end amtd with an uncaught
+// nlohmann::json type_error 316 while the error was rendered.
+TEST_F(SageMakerJsonHandlerTest, AnswersABodyThatIsNotUtf8WithSerializationException) {
+  const std::string body = "{\"HyperParameterTuningJobName\":\"\xff\xfe\"}";
+  HttpResponse response;
+  ASSERT_NO_THROW(response = Post("SageMaker.DescribeHyperParameterTuningJob", body));
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(response.content_type, "application/x-amz-json-1.1");
+  EXPECT_EQ(Json(response), nlohmann::json({{"__type", "SerializationException"},
+                                            {"message",
+                                             "The request body is not valid UTF-8: byte 0xFF at "
+                                             "offset 32."}}));
+}
+
+TEST_F(SageMakerJsonHandlerTest, AnswersEscapedLoneSurrogatesWithSerializationException) {
+  const HttpResponse response =
+      Post("SageMaker.DescribeTrainingJob", R"({"TrainingJobName": "\udcff"})");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(Json(response)["__type"], "SerializationException");
+}
+
+TEST_F(SageMakerJsonHandlerTest, AnswersAnUnknownTargetThatIsNotUtf8) {
+  HttpResponse response;
+  ASSERT_NO_THROW(response = Post("SageMaker.\xff", "{}"));
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(Json(response)["__type"], "UnknownOperationException");
+}
+
+TEST_F(SageMakerJsonHandlerTest, AnswersBodiesOfTheWrongShapeWithSerializationException) {
+  HttpResponse response = Post("SageMaker.ListTrainingJobs", "[1, 2]");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(Json(response),
+            nlohmann::json({{"__type", "SerializationException"},
+                            {"message", "The request body must be a JSON object."}}));
+  response = Post("SageMaker.ListTrainingJobs", R"({"MaxResults": "many"})");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(Json(response)["__type"], "SerializationException");
+}
+
+TEST_F(SageMakerJsonHandlerTest, TranslatesTheApisErrorsToSageMakerNames) {
+  HttpResponse response =
+      Post("SageMaker.DescribeHyperParameterTuningJob", R"({"HyperParameterTuningJobName": "x"})");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(Json(response), nlohmann::json({{"__type", "ResourceNotFound"},
+                                            {"message",
+                                             "Amazon SageMaker can't find a tuning job called x. "
+                                             "Type another name."}}));
+  response = Post("SageMaker.DescribeTrainingJob", R"({"TrainingJobName": "bad_name!"})");
+  EXPECT_EQ(Json(response)["__type"], "ValidationException");
+  EXPECT_THAT(Json(response)["message"].get<std::string>(),
+              StartsWith("1 validation error detected: Value 'bad_name!' at 'trainingJobName'"));
+}
+
+TEST_F(SageMakerJsonHandlerTest, ServesAnOperationWithItsRequestId) {
+  const HttpResponse response = Post("SageMaker.ListHyperParameterTuningJobs", "");
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(Json(response),
+            nlohmann::json({{"HyperParameterTuningJobSummaries", nlohmann::json::array()}}));
+  EXPECT_THAT(response.headers,
+              ElementsAre(Pair("x-amzn-RequestId", "11111111-2222-4333-8444-555555555555")));
+}
+
+TEST_F(SageMakerJsonHandlerTest, AnswersAnUnknownOperation) {
+  const HttpResponse response = Post("SageMaker.CreateEndpoint", "{}");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(Json(response),
+            nlohmann::json({{"__type", "UnknownOperationException"},
+                            {"message", "Unknown operation SageMaker.CreateEndpoint."}}));
+}
+
+TEST_F(SageMakerJsonHandlerTest, AcceptsPostsWithASageMakerTargetOnly) {
+  HttpRequest request;
+  request.method = "POST";
+  EXPECT_FALSE(handler_.Accepts(request));  // no X-Amz-Target
+  request.headers["x-amz-target"] = "Logs_20140328.GetLogEvents";
+  EXPECT_FALSE(handler_.Accepts(request));
+  request.headers["x-amz-target"] = "SageMaker.ListTrainingJobs";
+  EXPECT_TRUE(handler_.Accepts(request));
+  request.method = "GET";
+  EXPECT_FALSE(handler_.Accepts(request));
+}
+
+TEST_F(SageMakerJsonHandlerTest, ServesSageMakersOperationsOfTheTable) {
+  EXPECT_THAT(
+      handler_.Operations(),
+      ElementsAre("SageMaker.CreateHyperParameterTuningJob", "SageMaker.CreateTrainingJob",
+                  "SageMaker.DescribeHyperParameterTuningJob", "SageMaker.DescribeTrainingJob",
+                  "SageMaker.ListHyperParameterTuningJobs", "SageMaker.ListTrainingJobs",
+                  "SageMaker.ListTrainingJobsForHyperParameterTuningJob",
+                  "SageMaker.StopHyperParameterTuningJob", "SageMaker.StopTrainingJob"));
+}
+
+TEST_F(SageMakerJsonHandlerTest, RefusesABodyOverTheLimitWith413) {
+  HttpRequest request;
+  request.request_id = "id";
+  const HttpResponse response = handler_.BodyTooLarge(request, 1024);
+  EXPECT_EQ(response.status, 413);
+  EXPECT_EQ(Json(response),
+            nlohmann::json({{"__type", "SerializationException"},
+                            {"message", "The request body exceeds the limit of 1024 bytes."}}));
+}
+
+}  // namespace
+}  // namespace amt::gateway

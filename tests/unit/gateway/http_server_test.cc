@@ -1,0 +1,265 @@
+// HttpServer with fake protocol handlers and a blocking client on loopback. Timeouts are short and
+// configured; the tests wait on the socket (a reply, the end of the connection), never sleep.
+#include "orchestrator/gateway/http_server.h"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <future>
+#include <stdexcept>
+#include <utility>
+
+namespace amt::gateway {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Accepts requests whose X-Amz-Target starts with `prefix`; answers "<name>: <body>".
+class EchoHandler final : public ProtocolHandler {
+ public:
+  EchoHandler(std::string name, std::string prefix)
+      : name_(std::move(name)), prefix_(std::move(prefix)) {}
+  std::string_view Description() const override { return name_; }
+  bool Accepts(const HttpRequest& request) const override {
+    const std::string* target = request.Header("x-amz-target");
+    return target != nullptr && target->starts_with(prefix_);
+  }
+  HttpResponse Handle(const HttpRequest& request) const override {
+    if (request.body == "throw") throw std::runtime_error("handler bug");
+    HttpResponse response;
+    response.content_type = "text/plain";
+    response.body = name_ + ": " + request.body;
+    response.headers.emplace_back("x-request-id", request.request_id);
+    return response;
+  }
+  HttpResponse BodyTooLarge(const HttpRequest&, size_t limit) const override {
+    HttpResponse response;
+    response.status = 413;
+    response.body = name_ + " refuses more than " + std::to_string(limit) + " bytes";
+    return response;
+  }
+
+ private:
+  std::string name_;
+  std::string prefix_;
+};
+
+struct Reply {
+  int status = 0;
+  std::string body;
+  std::string request_id;
+};
+
+// One blocking HTTP/1.1 connection.
+class Client {
+ public:
+  explicit Client(int port) : socket_(io_) {
+    socket_.connect(
+        tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
+  }
+  Reply Send(const std::string& target, const std::string& body, bool close = false,
+             http::verb verb = http::verb::post) {
+    http::request<http::string_body> request{verb, "/", 11};
+    request.set(http::field::host, "localhost");
+    if (!target.empty()) request.set("X-Amz-Target", target);
+    if (close) request.keep_alive(false);
+    request.body() = body;
+    request.prepare_payload();
+    http::write(socket_, request);
+    return Read();
+  }
+  Reply Read() {
+    http::response<http::string_body> response;
+    http::read(socket_, buffer_, response);
+    return {static_cast<int>(response.result_int()), response.body(),
+            std::string(response["x-request-id"])};
+  }
+  void WriteRaw(const std::string& bytes) { asio::write(socket_, asio::buffer(bytes)); }
+  // Blocks until the server ends the connection; true on a clean end of stream (or a reset).
+  bool WaitForEnd() {
+    beast::error_code ec;
+    char byte;
+    while (!ec) socket_.read_some(asio::buffer(&byte, 1), ec);
+    return ec == asio::error::eof || ec == asio::error::connection_reset;
+  }
+
+ private:
+  asio::io_context io_;
+  tcp::socket socket_;
+  beast::flat_buffer buffer_;
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void Start(HttpServerOptions options = {}) {
+    std::vector<std::unique_ptr<ProtocolHandler>> handlers;
+    handlers.push_back(std::make_unique<EchoHandler>("first", "First."));
+    handlers.push_back(std::make_unique<EchoHandler>("second", "Second."));
+    handlers.push_back(std::make_unique<EchoHandler>("shadowed", "First."));
+    auto server = HttpServer::Start(options, std::move(handlers));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+  }
+  int port() const { return server_->port(); }
+
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(HttpServerTest, RoutesEachRequestToTheFirstHandlerThatAcceptsIt) {
+  Start();
+  Client client(port());
+  Reply r = client.Send("First.Op", "a");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "first: a");
+  EXPECT_THAT(r.request_id, ::testing::MatchesRegex("[0-9a-f-]{36}"));
+  r = client.Send("Second.Op", "b");  // the same connection: keep-alive
+  EXPECT_EQ(r.body, "second: b");
+}
+
+TEST_F(HttpServerTest, AnswersAHealthCheckAndRequestsNoHandlerTakes) {
+  Start();
+  Client client(port());
+  Reply r = client.Send("", "", false, http::verb::get);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "amt-local: first; second; shadowed\n");
+  r = client.Send("Third.Op", "{}");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_THAT(r.body, HasSubstr("UnknownOperationException"));
+}
+
+TEST_F(HttpServerTest, AHandlerThatThrowsCostsOnlyItsRequest) {
+  std::vector<std::string> logged;
+  HttpServerOptions options;
+  options.log = [&logged](std::string_view m) { logged.emplace_back(m); };
+  Start(options);
+  Client client(port());
+  Reply r = client.Send("First.Op", "throw");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_THAT(r.body, HasSubstr("InternalFailure"));
+  r = client.Send("First.Op", "again");
+  EXPECT_EQ(r.body, "first: again");
+  server_->Stop();  // joins the server's thread: `logged` is ours again
+  EXPECT_THAT(logged, ::testing::Contains("HTTP handler threw: handler bug"));
+}
+
+TEST_F(HttpServerTest, AnswersABodyOverTheLimitWithTheHandlersErrorAndCloses) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1024;
+  Start(options);
+  Client client(port());
+  const Reply r = client.Send("Second.Op", std::string(4096, 'x'));
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(r.body, "second refuses more than 1024 bytes");
+  EXPECT_TRUE(client.WaitForEnd());
+  // A body at the limit is fine.
+  Client next(port());
+  EXPECT_EQ(next.Send("Second.Op", std::string(1024, 'y')).status, 200);
+}
+
+TEST_F(HttpServerTest, ClosesAConnectionThatSendsNothing) {
+  HttpServerOptions options;
+  options.idle_timeout = milliseconds(50);
+  Start(options);
+  Client client(port());
+  EXPECT_TRUE(client.WaitForEnd());
+}
+
+TEST_F(HttpServerTest, ClosesAKeepAliveConnectionThatGoesIdle) {
+  HttpServerOptions options;
+  options.idle_timeout = milliseconds(50);
+  Start(options);
+  Client client(port());
+  EXPECT_EQ(client.Send("First.Op", "a").status, 200);
+  EXPECT_TRUE(client.WaitForEnd());
+}
+
+TEST_F(HttpServerTest, ClosesAConnectionThatSendsItsHeaderTooSlowly) {
+  HttpServerOptions options;
+  options.header_timeout = milliseconds(50);
+  Start(options);
+  Client client(port());
+  client.WriteRaw("POST / HTTP/1.1\r\nHost: x\r\n");  // and never the end of the header
+  EXPECT_TRUE(client.WaitForEnd());
+}
+
+TEST_F(HttpServerTest, ClosesConnectionsOverTheCapAtOnce) {
+  HttpServerOptions options;
+  options.max_connections = 1;
+  Start(options);
+  Client first(port());
+  EXPECT_EQ(first.Send("First.Op", "a").status, 200);  // now surely accepted and counted
+  Client second(port());
+  EXPECT_TRUE(second.WaitForEnd());
+  // The first one leaves; its slot is free before it sees the end of the connection.
+  EXPECT_EQ(first.Send("First.Op", "bye", /*close=*/true).status, 200);
+  EXPECT_TRUE(first.WaitForEnd());
+  Client third(port());
+  EXPECT_EQ(third.Send("First.Op", "c").body, "first: c");
+}
+
+// Issue "the HTTP accept loop stops for good after one failed accept": the process runs out of
+// file descriptors for real while a client waits to be accepted.
+TEST_F(HttpServerTest, KeepsAcceptingAfterRunningOutOfFileDescriptors) {
+  auto failed = std::make_shared<std::promise<void>>();
+  auto failed_once = std::make_shared<std::once_flag>();
+  HttpServerOptions options;
+  options.log = [failed, failed_once](std::string_view message) {
+    if (message.starts_with("HTTP accept failed")) {
+      std::call_once(*failed_once, [&] { failed->set_value(); });
+    }
+  };
+  Start(options);
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.open(tcp::v4());  // its descriptor before there are none left
+
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = std::min<rlim_t>(saved.rlim_cur, 256);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> filler;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY)) >= 0;) filler.push_back(fd);
+  ASSERT_EQ(errno, EMFILE);
+
+  socket.connect(
+      tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port())));
+  failed->get_future().wait();  // the server tried to accept it and could not
+  for (int fd : filler) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+
+  http::request<http::string_body> request{http::verb::post, "/", 11};
+  request.set("X-Amz-Target", "First.Op");
+  request.body() = "still here";
+  request.prepare_payload();
+  http::write(socket, request);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(socket, buffer, response);
+  EXPECT_EQ(response.body(), "first: still here");
+}
+
+TEST_F(HttpServerTest, RefusesAnAddressItCannotUse) {
+  HttpServerOptions options;
+  options.host = "not an address";
+  auto server = HttpServer::Start(options, {});
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace amt::gateway
