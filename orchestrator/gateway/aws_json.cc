@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "common/json.h"
+#include "common/utf8.h"
 #include "nlohmann/json.hpp"
 #include "orchestrator/api/operations.h"
 
@@ -29,7 +30,12 @@ HttpResponse ErrorReply(int status, std::string_view name, std::string_view mess
 // The one place where an absl::Status becomes a SageMaker error on the HTTP wire.
 HttpResponse FromStatus(const absl::Status& status) {
   const std::string_view name = SageMakerErrorName(status.code());
-  return ErrorReply(name == "InternalFailure" ? 500 : 400, name, std::string(status.message()));
+  // AWS's common errors: InternalFailure is a 500, ServiceUnavailable a 503 (botocore retries
+  // both); every SageMaker error is a 400.
+  const int http_status = name == "InternalFailure"      ? 500
+                          : name == "ServiceUnavailable" ? 503
+                                                         : 400;
+  return ErrorReply(http_status, name, std::string(status.message()));
 }
 
 // One operation: JSON body -> Request -> the API method -> Response -> JSON.
@@ -48,8 +54,6 @@ std::function<HttpResponse(std::string_view)> Unary(
   };
 }
 
-bool IsContinuation(unsigned char c) { return (c & 0xC0) == 0x80; }
-
 }  // namespace
 
 std::string AwsErrorBody(std::string_view name, std::string_view message) {
@@ -57,42 +61,6 @@ std::string AwsErrorBody(std::string_view name, std::string_view message) {
   // quote the raw request); `replace` keeps an error reply from taking amtd down.
   return nlohmann::json{{"__type", name}, {"message", message}}.dump(
       -1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
-}
-
-std::optional<size_t> InvalidUtf8Offset(std::string_view text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t length = 0;
-    // The allowed range of the second byte rules out overlong forms, surrogates (ED A0..BF) and
-    // code points above U+10FFFF (F4 90..).
-    unsigned char low = 0x80, high = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      length = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3;
-      if (c == 0xE0) low = 0xA0;
-      if (c == 0xED) high = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4;
-      if (c == 0xF0) low = 0x90;
-      if (c == 0xF4) high = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + 1 >= n || s[i + 1] < low || s[i + 1] > high) return i;
-    for (size_t k = 2; k < length; ++k) {
-      if (i + k >= n || !IsContinuation(s[i + k])) return i;
-    }
-    i += length;
-  }
-  return std::nullopt;
 }
 
 absl::Status DecodeAwsJsonBody(std::string_view body, google::protobuf::Message* message) {

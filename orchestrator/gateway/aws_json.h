@@ -30,10 +30,6 @@ namespace amt::gateway {
 // not UTF-8 become U+FFFD.
 std::string AwsErrorBody(std::string_view name, std::string_view message);
 
-// The offset of the first byte of `text` that is not part of well-formed UTF-8 (no overlong
-// forms, no surrogates, nothing above U+10FFFF), nullopt when all of it is.
-std::optional<size_t> InvalidUtf8Offset(std::string_view text);
-
 // Parses an AWS JSON request body into `message`: "" counts as "{}"; unknown members are ignored.
 // InvalidArgument with a readable (UTF-8) message when the body is not UTF-8, not a JSON object,
 // or has a member of the wrong type: the AWS JSON protocols answer it as SerializationException.

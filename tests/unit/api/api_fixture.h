@@ -1,4 +1,5 @@
-// A real SageMakerApi over a real orchestrator on a real Loop, with an in-memory store, a fake
+// A real SageMakerApi over a real orchestrator on a real Loop, with an in-memory store (behind a
+// store that fails on demand), a fake
 // clock and timers that never fire, for the tests of api/ and gateway/. Worker events are driven
 // by hand (Connect, Start, Log) through the loop, as amt-worker's reports would be.
 #ifndef AMT_TESTS_UNIT_API_API_FIXTURE_H_
@@ -15,6 +16,7 @@
 #include "orchestrator/api/loop.h"
 #include "orchestrator/api/sagemaker_api.h"
 #include "orchestrator/core/orchestrator.h"
+#include "orchestrator/store/faulty_store.h"
 #include "orchestrator/store/store.h"
 
 namespace amt::api {
@@ -54,13 +56,13 @@ inline v1::CreateTrainingJobRequest TrainingJobRequest(const std::string& name) 
 
 class ApiFixture : public ::testing::Test {
  protected:
-  ApiFixture() : store_(store::NewInMemoryStore()) {
+  ApiFixture() : store_(store::NewInMemoryStore()), faulty_(*store_) {
     core::OrchestratorOptions options;
     options.launch.s3_root = "/s3";
     options.launch.image_map = {{"toy:latest", {"/bin/toy"}}};
     options.launch.is_executable = [](const std::string&) { return false; };
     options.seed_source = [] { return 1234u; };
-    orchestrator_ = std::make_unique<core::Orchestrator>(options, *store_, clock_, timers_);
+    orchestrator_ = std::make_unique<core::Orchestrator>(options, faulty_, clock_, timers_);
     loop_.Start();
     EXPECT_TRUE(loop_.Call([this] { return orchestrator_->Load(); }).ok());
     api_ = std::make_unique<SageMakerApi>(loop_, *orchestrator_);
@@ -102,6 +104,7 @@ class ApiFixture : public ::testing::Test {
 
   FakeClock clock_;
   std::unique_ptr<store::Store> store_;
+  store::FaultyStore faulty_;  // passes every call to store_ until told to fail
   NeverTimers timers_;
   std::shared_ptr<RecordingWorkerLink> link_ = std::make_shared<RecordingWorkerLink>();
   std::unique_ptr<core::Orchestrator> orchestrator_;

@@ -36,19 +36,6 @@ class SageMakerJsonHandlerTest : public api::ApiFixture {
   SageMakerJsonHandler handler_{*api_};
 };
 
-TEST(InvalidUtf8Offset, FindsTheFirstByteThatIsNotWellFormedUtf8) {
-  EXPECT_EQ(InvalidUtf8Offset(""), std::nullopt);
-  EXPECT_EQ(InvalidUtf8Offset("plain ascii"), std::nullopt);
-  EXPECT_EQ(InvalidUtf8Offset("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::nullopt);
-  EXPECT_EQ(InvalidUtf8Offset("ab\xff\xfe"), 2u);
-  EXPECT_EQ(InvalidUtf8Offset("\xc0\x80"), 0u);          // overlong NUL
-  EXPECT_EQ(InvalidUtf8Offset("\xe0\x80\x80"), 0u);      // overlong
-  EXPECT_EQ(InvalidUtf8Offset("x\xed\xa0\x80"), 1u);     // a surrogate, U+D800
-  EXPECT_EQ(InvalidUtf8Offset("\xf4\x90\x80\x80"), 0u);  // above U+10FFFF
-  EXPECT_EQ(InvalidUtf8Offset("ok\xe2\x82"), 2u);        // cut short
-  EXPECT_EQ(InvalidUtf8Offset("\x80"), 0u);              // a lone continuation byte
-}
-
 TEST(AwsErrorBody, NeverThrowsOnBytesThatAreNotUtf8) {
   std::string body;
   ASSERT_NO_THROW(body = AwsErrorBody("SerializationException", "bad \xff\xfe bytes"));
@@ -117,6 +104,23 @@ TEST_F(SageMakerJsonHandlerTest, ServesAnOperationWithItsRequestId) {
             nlohmann::json({{"HyperParameterTuningJobSummaries", nlohmann::json::array()}}));
   EXPECT_THAT(response.headers,
               ElementsAre(Pair("x-amzn-RequestId", "11111111-2222-4333-8444-555555555555")));
+}
+
+TEST_F(SageMakerJsonHandlerTest, AnswersStoreFailuresWith500AndThen503WhileDegraded) {
+  const std::string body = R"({"TrainingJobName": "a",
+    "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File"},
+    "RoleArn": "arn:aws:iam::123456789012:role/R",
+    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
+    "StoppingCondition": {"MaxRuntimeInSeconds": 600}})";
+  faulty_.FailWrites(true);
+  const HttpResponse failed = Post("SageMaker.CreateTrainingJob", body);
+  EXPECT_EQ(failed.status, 500);
+  EXPECT_EQ(Json(failed), nlohmann::json({{"__type", "InternalFailure"},
+                                          {"message", "injected store failure: disk full"}}));
+  const HttpResponse refused = Post("SageMaker.CreateTrainingJob", body);
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(Json(refused)["__type"], "ServiceUnavailable");
 }
 
 TEST_F(SageMakerJsonHandlerTest, AnswersAnUnknownOperation) {
