@@ -76,13 +76,15 @@ int main(int argc, char** argv) {
       ->transform(CLI::CheckedTransformer(references).description(""))
       ->type_name("finished|completed|all")
       ->default_str("finished");
-  app.add_option("--median-min-jobs", options.orchestrator.early_stopping.median_rule.min_reference_jobs,
+  app.add_option("--median-min-jobs",
+                 options.orchestrator.early_stopping.median_rule.min_reference_jobs,
                  "AUTO early stopping: reference jobs needed before the rule may stop a job")
       ->capture_default_str();
   app.add_flag(
       "--median-compare-best", options.orchestrator.early_stopping.median_rule.compare_best_so_far,
       "AUTO early stopping: compare the job's best value so far instead of its current one");
-  app.add_option("--median-grace-epochs", options.orchestrator.early_stopping.median_rule.grace_epochs,
+  app.add_option("--median-grace-epochs",
+                 options.orchestrator.early_stopping.median_rule.grace_epochs,
                  "AUTO early stopping: the first epochs of each job that are never compared "
                  "(0: compare from epoch 1, the literal reading of SageMaker's \"after each "
                  "epoch\"; 2 protects slow starters, see bench/README.md)")
@@ -106,7 +108,8 @@ int main(int argc, char** argv) {
   app.add_option("--spot-seed", options.orchestrator.spot_seed,
                  "Managed spot simulation: seed of the interruption times (same seed, same run)")
       ->capture_default_str();
-  app.add_flag("--hyperband-stop-last-epoch", options.orchestrator.early_stopping.hyperband_stop_last_epoch,
+  app.add_flag("--hyperband-stop-last-epoch",
+               options.orchestrator.early_stopping.hyperband_stop_last_epoch,
                "Hyperband: stop a job reaching MaxResource even at its own last epoch (it ends "
                "Stopped); by default it ends by itself, Completed");
   app.add_option(
