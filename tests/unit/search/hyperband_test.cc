@@ -5,9 +5,13 @@
 #include <memory>
 
 #include "orchestrator/search/random.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt::search {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 SearchSpace Space() {
   SearchSpace space;
@@ -43,14 +47,14 @@ TEST(HyperbandStrategy, RejectsInvalidSpace) {
   space.integers.push_back({"n", 10, 1, Scaling::kLinear});
   absl::StatusOr<std::unique_ptr<HyperbandStrategy>> hyperband =
       HyperbandStrategy::Create(space, 1);
-  EXPECT_EQ(hyperband.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(hyperband.status().message(),
-            "Integer parameter range 'n': MinValue is greater than MaxValue.");
+  EXPECT_THAT(hyperband,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Integer parameter range 'n': MinValue is greater than MaxValue."));
 }
 
 TEST(MakeStrategy, CreatesHyperbandWithoutTrialLimit) {
   absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Hyperband", Space(), 5);
-  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  ASSERT_THAT(strategy, IsOk());
   EXPECT_EQ((*strategy)->MaxTrials(), std::nullopt);
   EXPECT_EQ((*strategy)->Suggest(History{}, 4).value(),
             HyperbandStrategy::Create(Space(), 5).value()->Suggest(History{}, 4).value());
