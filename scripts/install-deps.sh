@@ -9,6 +9,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc libabsl-dev
   libsqlite3-dev libre2-dev libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev python3 clang-format
+  clang-14    # scripts/check-thread-safety.sh: -Wthread-safety (g++ has no such analysis)
   python3-boto3 awscli
 )
 

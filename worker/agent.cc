@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/time/time.h"
+
 namespace amt::worker {
 
 Agent::Agent(AgentOptions options, StreamConnector& connector, ProcessLauncher& launcher,
@@ -13,7 +15,7 @@ Agent::~Agent() {
   std::map<std::string, std::shared_ptr<JobRunner>> jobs;
   std::vector<std::shared_ptr<JobRunner>> finished;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     shutting_down_ = true;
     exit_run_ = true;
     jobs.swap(jobs_);
@@ -33,7 +35,7 @@ void Agent::Run() {
   bool said_unreachable = false;  // say it once per outage, not on every try
   while (true) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (exit_run_) break;
     }
     std::unique_ptr<WorkerStream> stream = ConnectOnce();
@@ -48,15 +50,16 @@ void Agent::Run() {
         ReapFinished();
       }
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         if (stream_ == stream.get()) stream_ = nullptr;
       }
       stream->Cancel();
       stream.reset();
     }
     ReapFinished();
-    std::unique_lock<std::mutex> lock(mu_);
-    if (cv_.wait_for(lock, backoff, [this] { return exit_run_; })) break;
+    absl::MutexLock lock(&mu_);
+    // Shutdown() sets exit_run_ under mu_, which re-evaluates the condition: no notify needed.
+    if (mu_.AwaitWithTimeout(absl::Condition(&exit_run_), absl::FromChrono(backoff))) break;
     if (connected) {
       Diagnose("lost the stream to amtd; reconnecting");
     } else if (!said_unreachable) {
@@ -73,7 +76,7 @@ std::unique_ptr<WorkerStream> Agent::ConnectOnce() {
   if (!connected.ok()) return nullptr;
   std::unique_ptr<WorkerStream> stream = std::move(*connected);
 
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (exit_run_) {
     stream->Cancel();
     return nullptr;
@@ -130,7 +133,7 @@ void Agent::Handle(const amt::v1::OrchestratorMessage& message) {
 }
 
 void Agent::HandleStart(const amt::v1::StartJob& start) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::string refusal;
   const auto existing = jobs_.find(start.training_job_name());
   if (shutting_down_) {
@@ -163,7 +166,7 @@ void Agent::HandleStart(const amt::v1::StartJob& start) {
 }
 
 void Agent::HandleStop(const amt::v1::StopJob& stop) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const auto it = jobs_.find(stop.training_job_name());
   if (it == jobs_.end() || it->second->attempt() != stop.attempt()) {
     // Usually a job that has just exited: its JobExited is on its way.
@@ -175,7 +178,7 @@ void Agent::HandleStop(const amt::v1::StopJob& stop) {
 }
 
 void Agent::OnRunnerReport(amt::v1::WorkerMessage message) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const bool exit = message.has_exited();
   if (exit) {
     // The runner's thread is still inside this call, so it is joined later, on the agent thread.
@@ -208,7 +211,7 @@ void Agent::SendLocked(amt::v1::WorkerMessage message, bool runner_exit) {
 void Agent::ReapFinished() {
   std::vector<std::shared_ptr<JobRunner>> finished;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     finished.swap(finished_);
   }
   finished.clear();  // joins the runners' threads, which have made their last report
@@ -217,7 +220,7 @@ void Agent::ReapFinished() {
 void Agent::Shutdown() {
   std::vector<std::shared_ptr<JobRunner>> runners;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (shutting_down_) return;
     shutting_down_ = true;
     for (const auto& [name, runner] : jobs_) runners.push_back(runner);
@@ -233,11 +236,10 @@ void Agent::Shutdown() {
     runner->WaitForExit(std::max(left, std::chrono::milliseconds(0)));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     exit_run_ = true;
     if (stream_ != nullptr) stream_->Cancel();
   }
-  cv_.notify_all();
 }
 
 }  // namespace amt::worker

@@ -5,23 +5,23 @@
 // Threads: Run() is the agent thread: it connects, reads the stream and handles every
 // OrchestratorMessage. Job threads (JobRunner) send reports through the agent; writes to the
 // stream are serialised by the agent's mutex, which also guards the job table, the report
-// buffer and the current stream. Shutdown() may be called from any thread (amt-worker calls it
-// from its signal thread).
+// buffer and the current stream (ABSL_GUARDED_BY below, checked by clang's -Wthread-safety in
+// CI). Shutdown() may be called from any thread (amt-worker calls it from its signal thread).
 #ifndef AMT_WORKER_AGENT_H_
 #define AMT_WORKER_AGENT_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "amt/v1/worker.pb.h"
 #include "common/clock.h"
 #include "worker/job_runner.h"
@@ -71,15 +71,17 @@ class Agent {
   using JobKey = std::pair<std::string, int>;  // training_job_name, attempt
 
   void Handle(const amt::v1::OrchestratorMessage& message);
-  void HandleStart(const amt::v1::StartJob& start);
-  void HandleStop(const amt::v1::StopJob& stop);
+  void HandleStart(const amt::v1::StartJob& start) ABSL_LOCKS_EXCLUDED(mu_);
+  void HandleStop(const amt::v1::StopJob& stop) ABSL_LOCKS_EXCLUDED(mu_);
   // Called by job threads. Bookkeeping for a JobExited, then Send.
-  void OnRunnerReport(amt::v1::WorkerMessage message);
-  // Writes to the stream if connected, else buffers. Requires mu_.
-  void SendLocked(amt::v1::WorkerMessage message, bool runner_exit);
+  void OnRunnerReport(amt::v1::WorkerMessage message) ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes to the stream if connected, else buffers.
+  void SendLocked(amt::v1::WorkerMessage message, bool runner_exit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Opens a stream and sends Hello and the buffered reports. Returns null on failure.
-  std::unique_ptr<WorkerStream> ConnectOnce();
-  void ReapFinished();
+  std::unique_ptr<WorkerStream> ConnectOnce() ABSL_LOCKS_EXCLUDED(mu_);
+  // Joins the runners that have exited; never under mu_ (a runner's last report takes it).
+  void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
   void Diagnose(const std::string& message) const;
 
   const AgentOptions options_;
@@ -87,16 +89,16 @@ class Agent {
   ProcessLauncher& launcher_;
   const Clock& clock_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool shutting_down_ = false;                                  // refuse new jobs; guarded by mu_
-  bool exit_run_ = false;                                       // Run() returns; guarded by mu_
-  WorkerStream* stream_ = nullptr;                              // connected stream; guarded
-  std::map<std::string, std::shared_ptr<JobRunner>> jobs_;      // running, by name; guarded
-  std::vector<std::shared_ptr<JobRunner>> finished_;            // exited, to join; guarded
-  std::deque<std::pair<amt::v1::WorkerMessage, bool>> buffer_;  // (report, runner exit); guarded
-  std::set<JobKey> undelivered_exits_;                          // guarded by mu_
-  size_t dropped_log_batches_ = 0;                              // guarded by mu_
+  absl::Mutex mu_;
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;      // refuse new jobs
+  bool exit_run_ ABSL_GUARDED_BY(mu_) = false;           // Run() returns
+  WorkerStream* stream_ ABSL_GUARDED_BY(mu_) = nullptr;  // the connected stream, owned by Run()
+  std::map<std::string, std::shared_ptr<JobRunner>> jobs_ ABSL_GUARDED_BY(mu_);  // running
+  std::vector<std::shared_ptr<JobRunner>> finished_ ABSL_GUARDED_BY(mu_);        // exited, to join
+  // (report, runner exit) pairs kept while disconnected.
+  std::deque<std::pair<amt::v1::WorkerMessage, bool>> buffer_ ABSL_GUARDED_BY(mu_);
+  std::set<JobKey> undelivered_exits_ ABSL_GUARDED_BY(mu_);
+  size_t dropped_log_batches_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace amt::worker

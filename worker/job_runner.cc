@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/time/time.h"
 #include "worker/tar_gz.h"
 
 namespace amt::worker {
@@ -22,16 +23,18 @@ JobRunner::JobRunner(JobRunnerOptions options, amt::v1::StartJob job, ProcessLau
 
 JobRunner::~JobRunner() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (process_ != nullptr && !process_exited_) (void)process_->SignalGroup(SIGKILL);
   }
   if (thread_.joinable()) thread_.join();
+  std::thread kill_timer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     process_exited_ = true;  // releases the kill timer when the job never launched
+    kill_cv_.SignalAll();
+    kill_timer = std::move(kill_timer_);
   }
-  cv_.notify_all();
-  if (kill_timer_.joinable()) kill_timer_.join();
+  if (kill_timer.joinable()) kill_timer.join();
 }
 
 void JobRunner::Start() {
@@ -39,7 +42,7 @@ void JobRunner::Start() {
 }
 
 void JobRunner::Stop(double grace_seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (process_exited_ || done_) return;
   const auto grace = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(std::max(0.0, grace_seconds)));
@@ -48,7 +51,7 @@ void JobRunner::Stop(double grace_seconds) {
   stop_requested_ = true;
   // Without a process yet, the job thread signals right after the launch.
   if (process_ != nullptr) SignalAndArmKillTimerLocked();
-  cv_.notify_all();
+  kill_cv_.SignalAll();
 }
 
 void JobRunner::SignalAndArmKillTimerLocked() {
@@ -59,17 +62,19 @@ void JobRunner::SignalAndArmKillTimerLocked() {
 }
 
 void JobRunner::KillTimer() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // kill_at_ may move earlier while we wait (a second Stop), so re-read it on every wake-up.
-  while (!process_exited_ && std::chrono::steady_clock::now() < *kill_at_) {
-    cv_.wait_until(lock, *kill_at_);
+  while (!process_exited_) {
+    const auto left = *kill_at_ - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) break;
+    kill_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
   }
   if (!process_exited_) (void)process_->SignalGroup(SIGKILL);
 }
 
 bool JobRunner::WaitForExit(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return done_; });
+  absl::MutexLock lock(&mu_);
+  return mu_.AwaitWithTimeout(absl::Condition(&done_), absl::FromChrono(timeout));
 }
 
 void JobRunner::Diagnose(const std::string& message) const {
@@ -80,17 +85,14 @@ void JobRunner::ReportExit(amt::v1::JobExited exited) {
   exited.set_training_job_name(job_.training_job_name());
   exited.set_attempt(job_.attempt());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     exited.set_stop_requested(stop_requested_);
   }
   amt::v1::WorkerMessage message;
   *message.mutable_exited() = std::move(exited);
   report_(std::move(message));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    done_ = true;
-  }
-  cv_.notify_all();
+  absl::MutexLock lock(&mu_);
+  done_ = true;  // wakes WaitForExit: Await re-evaluates its condition when mu_ is released
 }
 
 absl::Status JobRunner::Tar(const std::string& dir, const std::string& file) {
@@ -149,7 +151,7 @@ void JobRunner::Run() {
   }
   Process* process = launched->get();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     process_ = std::move(*launched);
     if (stop_requested_) SignalAndArmKillTimerLocked();
   }
@@ -163,10 +165,10 @@ void JobRunner::Run() {
 
   const ExitStatus status = process->Wait();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     process_exited_ = true;
+    kill_cv_.SignalAll();
   }
-  cv_.notify_all();
   shipper->Close();  // every line is out before JobExited
 
   if (absl::Status synced = dir->SyncCheckpointsOut(); !synced.ok()) {

@@ -11,16 +11,16 @@
 #define AMT_WORKER_JOB_RUNNER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "amt/v1/worker.pb.h"
 #include "common/clock.h"
 #include "worker/job_dir.h"
@@ -61,19 +61,19 @@ class JobRunner {
   // SIGTERM to the job's process group now (or right after launch if it is still starting),
   // SIGKILL to the group if it has not exited `grace_seconds` later. A second Stop can only
   // shorten the grace. Thread-safe; a no-op once the process has exited.
-  void Stop(double grace_seconds);
+  void Stop(double grace_seconds) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Waits until JobExited has been reported, at most `timeout`. True if it has.
-  bool WaitForExit(std::chrono::milliseconds timeout);
+  bool WaitForExit(std::chrono::milliseconds timeout) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string& training_job_name() const { return job_.training_job_name(); }
   int attempt() const { return job_.attempt(); }
 
  private:
-  void Run();
-  void ReportExit(amt::v1::JobExited exited);
-  void SignalAndArmKillTimerLocked();
-  void KillTimer();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  void ReportExit(amt::v1::JobExited exited) ABSL_LOCKS_EXCLUDED(mu_);
+  void SignalAndArmKillTimerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void KillTimer() ABSL_LOCKS_EXCLUDED(mu_);
   // Packs `dir` into `file` (model.tar.gz, output.tar.gz) in-process, atomically (tar_gz.h).
   absl::Status Tar(const std::string& dir, const std::string& file);
   void Diagnose(const std::string& message) const;
@@ -84,15 +84,15 @@ class JobRunner {
   const Clock& clock_;
   const ReportFn report_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::unique_ptr<Process> process_;  // set once by the job thread, guarded by mu_
-  bool process_exited_ = false;       // guarded by mu_
-  bool done_ = false;                 // JobExited reported; guarded by mu_
-  bool stop_requested_ = false;       // guarded by mu_
-  bool signalled_ = false;            // SIGTERM sent; guarded by mu_
-  std::optional<std::chrono::steady_clock::time_point> kill_at_;  // guarded by mu_
-  std::thread kill_timer_;  // started under mu_, joined by the destructor
+  absl::Mutex mu_;
+  absl::CondVar kill_cv_;  // wakes the kill timer: the process exited or kill_at_ moved earlier
+  std::unique_ptr<Process> process_ ABSL_GUARDED_BY(mu_);  // set once by the job thread
+  bool process_exited_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // JobExited reported
+  bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool signalled_ ABSL_GUARDED_BY(mu_) = false;  // SIGTERM sent
+  std::optional<std::chrono::steady_clock::time_point> kill_at_ ABSL_GUARDED_BY(mu_);
+  std::thread kill_timer_ ABSL_GUARDED_BY(mu_);  // started under mu_, joined by the destructor
 
   std::thread thread_;  // the job thread
 };

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/time/time.h"
 #include "common/log_line.h"
 
 namespace amt::worker {
@@ -21,10 +22,10 @@ void LogShipper::Add(OutputStream stream, const std::string& line) {
   record.set_timestamp(clock_.Now());
   record.set_text(SageMakerLogLine(line));
   record.set_stderr(stream == OutputStream::kStderr);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (closing_) return;
   pending_.push_back({std::chrono::steady_clock::now(), std::move(record)});
-  if (pending_.size() == 1 || pending_.size() >= options_.max_lines) cv_.notify_all();
+  if (pending_.size() == 1 || pending_.size() >= options_.max_lines) cv_.Signal();
 }
 
 void LogShipper::Start() {
@@ -35,21 +36,22 @@ void LogShipper::Close() {
   if (closed_) return;
   closed_ = true;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     closing_ = true;
+    cv_.Signal();
   }
-  cv_.notify_all();
   if (thread_.joinable()) {
     thread_.join();  // Run() sends what is left before it returns
     return;
   }
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   while (!pending_.empty()) {
     auto batch = TakeBatch();
-    lock.unlock();
+    mu_.Unlock();
     send_(std::move(batch));
-    lock.lock();
+    mu_.Lock();
   }
+  mu_.Unlock();
 }
 
 amt::v1::LogBatch LogShipper::TakeBatch() {
@@ -64,25 +66,27 @@ amt::v1::LogBatch LogShipper::TakeBatch() {
 }
 
 void LogShipper::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  mu_.Lock();
   while (true) {
     const bool full = pending_.size() >= options_.max_lines;
     const bool due = !pending_.empty() && std::chrono::steady_clock::now() >=
                                               pending_.front().queued + options_.max_delay;
     if (full || due || (closing_ && !pending_.empty())) {
       auto batch = TakeBatch();
-      lock.unlock();
+      mu_.Unlock();  // send_ writes to the stream: never under mu_, so Add() does not wait on it
       send_(std::move(batch));
-      lock.lock();
+      mu_.Lock();
       continue;
     }
-    if (closing_) return;
+    if (closing_) break;
     if (pending_.empty()) {
-      cv_.wait(lock);
+      cv_.Wait(&mu_);
     } else {
-      cv_.wait_until(lock, pending_.front().queued + options_.max_delay);
+      const auto due = pending_.front().queued + options_.max_delay;
+      cv_.WaitWithTimeout(&mu_, absl::FromChrono(due - std::chrono::steady_clock::now()));
     }
   }
+  mu_.Unlock();
 }
 
 }  // namespace amt::worker

@@ -7,13 +7,13 @@
 #define AMT_WORKER_LOG_SHIPPER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "amt/v1/worker.pb.h"
 #include "common/clock.h"
 #include "worker/process_launcher.h"
@@ -39,19 +39,19 @@ class LogShipper {
   LogShipper& operator=(const LogShipper&) = delete;
 
   // Queues one raw output line. Thread-safe. Lines added after Close() are dropped.
-  void Add(OutputStream stream, const std::string& line);
+  void Add(OutputStream stream, const std::string& line) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Starts sending (lines queued before wait, so no batch precedes JobStarted). Call once.
   void Start();
 
   // Sends every queued line, stops the shipper's thread and returns once all was sent.
   // Idempotent; call from one thread.
-  void Close();
+  void Close() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Run();
-  // Removes up to max_lines queued lines into a batch. Requires mu_.
-  amt::v1::LogBatch TakeBatch();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // Removes up to max_lines queued lines into a batch.
+  amt::v1::LogBatch TakeBatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string training_job_name_;
   const int attempt_;
@@ -59,15 +59,15 @@ class LogShipper {
   const LogShipperOptions options_;
   const SendFn send_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  absl::Mutex mu_;
+  absl::CondVar cv_;  // wakes the shipper's thread: a first or max_lines-th line, or Close()
   struct Pending {
     std::chrono::steady_clock::time_point queued;
     amt::v1::LogRecord record;
   };
-  std::deque<Pending> pending_;  // guarded by mu_
-  bool closing_ = false;         // guarded by mu_
-  bool closed_ = false;          // touched only by Close()
+  std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ = false;  // touched only by Close()
   std::thread thread_;
 };
 

@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "worker/agent.h"
 #include "worker/grpc_connector.h"
@@ -64,9 +64,9 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::mutex log_mu;
+  absl::Mutex log_mu;  // one diagnostic line at a time, from the agent's and the jobs' threads
   auto diagnostics = [&log_mu](const std::string& message) {
-    std::lock_guard<std::mutex> lock(log_mu);
+    absl::MutexLock lock(&log_mu);
     std::fprintf(stderr, "amt-worker: %s\n", message.c_str());
   };
 

@@ -10,10 +10,12 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
-#include <mutex>
 #include <system_error>
 #include <thread>
 #include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace amt::worker {
 namespace {
@@ -105,8 +107,8 @@ class PosixProcess final : public Process {
 
   int pid() const override { return pid_; }
 
-  absl::Status SignalGroup(int signal) override {
-    std::lock_guard<std::mutex> lock(mu_);
+  absl::Status SignalGroup(int signal) override ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     if (reaped_) return absl::OkStatus();
     if (::kill(-pid_, signal) != 0 && errno != ESRCH) {
       return absl::InternalError("kill(-" + std::to_string(pid_) + "): " + ErrnoText(errno));
@@ -114,7 +116,7 @@ class PosixProcess final : public Process {
     return absl::OkStatus();
   }
 
-  ExitStatus Wait() override {
+  ExitStatus Wait() override ABSL_LOCKS_EXCLUDED(mu_) {
     waited_ = true;
     // WNOWAIT leaves the leader a zombie, so its pid (the group id) cannot be reused while we
     // kill what is left of the group.
@@ -122,7 +124,7 @@ class PosixProcess final : public Process {
     while (::waitid(P_PID, pid_, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       ::kill(-pid_, SIGKILL);
       int status = 0;
       while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -194,8 +196,8 @@ class PosixProcess final : public Process {
   int wake_read_;
   int wake_write_;
   const LineCallback on_line_;
-  std::mutex mu_;
-  bool reaped_ = false;  // guarded by mu_
+  absl::Mutex mu_;
+  bool reaped_ ABSL_GUARDED_BY(mu_) = false;
   bool waited_ = false;  // touched only by the thread calling Wait() (and the destructor)
   ExitStatus exit_;
   std::thread reader_;  // last member: starts after everything it reads is initialised

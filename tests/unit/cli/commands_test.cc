@@ -5,10 +5,14 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/status_matchers.h"
 #include "tests/unit/cli/fake_tuning_stub.h"
 
 namespace amt::cli {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 using testing::FakeTuningStub;
 
@@ -46,7 +50,7 @@ v1::ListTrainingJobsResponse Page(std::initializer_list<std::string> names,
 
 TEST(ShouldPaginate, IsTrueByDefault) {
   const absl::StatusOr<bool> paginate = ShouldPaginate(PaginationOptions());
-  ASSERT_TRUE(paginate.ok());
+  ASSERT_THAT(paginate, IsOk());
   EXPECT_TRUE(*paginate);
 }
 
@@ -68,10 +72,11 @@ TEST(ShouldPaginate, RejectsPaginatorArgumentsWhenPaginationIsOff) {
   options.page_size = 2;
   options.starting_token = "t";
   const absl::StatusOr<bool> paginate = ShouldPaginate(options);
-  EXPECT_EQ(paginate.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(paginate.status().message(),
-            "Cannot specify --no-paginate along with pagination arguments: --starting-token, "
-            "--page-size");
+  EXPECT_THAT(
+      paginate,
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "Cannot specify --no-paginate along with pagination arguments: --starting-token, "
+               "--page-size"));
 }
 
 TEST(BuildListTrainingJobsRequest, LeavesUnsetFlagsUnset) {
@@ -146,8 +151,8 @@ TEST(BuildListTrainingJobsForHyperParameterTuningJobRequest, MapsEveryFlag) {
 
 TEST(BuildCreateHyperParameterTuningJobRequest, KeepsFileMembersWithoutOverride) {
   const absl::StatusOr<v1::CreateHyperParameterTuningJobRequest> request =
-      BuildCreateHyperParameterTuningJobRequest({kTuningJobJson, std::nullopt});
-  ASSERT_TRUE(request.ok()) << request.status();
+      BuildCreateHyperParameterTuningJobRequest({kTuningJobJson, std::nullopt, {}});
+  ASSERT_THAT(request, IsOk());
   EXPECT_EQ(request->hyper_parameter_tuning_job_name(), "from-file");
   EXPECT_EQ(
       request->hyper_parameter_tuning_job_config().resource_limits().max_parallel_training_jobs(),
@@ -156,27 +161,27 @@ TEST(BuildCreateHyperParameterTuningJobRequest, KeepsFileMembersWithoutOverride)
 
 TEST(BuildCreateHyperParameterTuningJobRequest, NameFlagOverridesFileMember) {
   const absl::StatusOr<v1::CreateHyperParameterTuningJobRequest> request =
-      BuildCreateHyperParameterTuningJobRequest({kTuningJobJson, "from-flag"});
-  ASSERT_TRUE(request.ok()) << request.status();
+      BuildCreateHyperParameterTuningJobRequest({kTuningJobJson, "from-flag", {}});
+  ASSERT_THAT(request, IsOk());
   EXPECT_EQ(request->hyper_parameter_tuning_job_name(), "from-flag");
   EXPECT_EQ(request->hyper_parameter_tuning_job_config().strategy(), "Random");
 }
 
 TEST(BuildCreateTrainingJobRequest, NameFlagOverridesFileMember) {
   const absl::StatusOr<v1::CreateTrainingJobRequest> request = BuildCreateTrainingJobRequest(
-      {R"({"TrainingJobName": "a", "RoleArn": "arn:aws:iam::1:role/r"})", "b"});
-  ASSERT_TRUE(request.ok()) << request.status();
+      {R"({"TrainingJobName": "a", "RoleArn": "arn:aws:iam::1:role/r"})", "b", {}});
+  ASSERT_THAT(request, IsOk());
   EXPECT_EQ(request->training_job_name(), "b");
   EXPECT_EQ(request->role_arn(), "arn:aws:iam::1:role/r");
 }
 
 TEST(BuildCreateTrainingJobRequest, ReturnsInputErrors) {
   const absl::StatusOr<v1::CreateTrainingJobRequest> request =
-      BuildCreateTrainingJobRequest({"file:///no/such.json", std::nullopt});
-  EXPECT_EQ(request.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(request.status().message(),
-            "Error parsing parameter 'cli-input-json': Unable to load paramfile "
-            "file:///no/such.json: No such file or directory");
+      BuildCreateTrainingJobRequest({"file:///no/such.json", std::nullopt, {}});
+  EXPECT_THAT(request,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Error parsing parameter 'cli-input-json': Unable to load paramfile "
+                       "file:///no/such.json: No such file or directory"));
 }
 
 // --- unary commands ---
@@ -186,7 +191,7 @@ TEST_F(CommandsTest, CreateHyperParameterTuningJobSendsOverriddenNameAndPrintsAr
   response.set_hyper_parameter_tuning_job_arn(
       "arn:aws:sagemaker:us-east-1:123456789012:hyper-parameter-tuning-job/from-flag");
   stub_.create_tuning.Reply(response);
-  EXPECT_EQ(commands_.CreateHyperParameterTuningJob({kTuningJobJson, "from-flag"}), 0);
+  EXPECT_EQ(commands_.CreateHyperParameterTuningJob({kTuningJobJson, "from-flag", {}}), 0);
   ASSERT_EQ(stub_.create_tuning.requests.size(), 1u);
   EXPECT_EQ(stub_.create_tuning.requests[0].hyper_parameter_tuning_job_name(), "from-flag");
   EXPECT_EQ(
@@ -197,7 +202,7 @@ TEST_F(CommandsTest, CreateHyperParameterTuningJobSendsOverriddenNameAndPrintsAr
 }
 
 TEST_F(CommandsTest, CreateWithUnreadableInputExits252WithoutCalling) {
-  EXPECT_EQ(commands_.CreateTrainingJob({"{\"TrainingJobName\": 1}", std::nullopt}), 252);
+  EXPECT_EQ(commands_.CreateTrainingJob({"{\"TrainingJobName\": 1}", std::nullopt, {}}), 252);
   EXPECT_TRUE(stub_.create_training.requests.empty());
   EXPECT_EQ(out_.str(), "");
   EXPECT_EQ(err_.str(),
@@ -209,7 +214,7 @@ TEST_F(CommandsTest, CreateTrainingJobPrintsArn) {
   v1::CreateTrainingJobResponse response;
   response.set_training_job_arn("arn:aws:sagemaker:us-east-1:123456789012:training-job/t");
   stub_.create_training.Reply(response);
-  EXPECT_EQ(commands_.CreateTrainingJob({R"({"TrainingJobName": "t"})", std::nullopt}), 0);
+  EXPECT_EQ(commands_.CreateTrainingJob({R"({"TrainingJobName": "t"})", std::nullopt, {}}), 0);
   EXPECT_EQ(stub_.create_training.requests.at(0).training_job_name(), "t");
   EXPECT_EQ(out_.str(),
             "{\n    \"TrainingJobArn\": "

@@ -8,9 +8,13 @@
 #include <string>
 
 #include "amt/v1/tuning.pb.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt::cli {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 std::string WriteTempFile(const std::string& name, const std::string& contents) {
   const std::string path = ::testing::TempDir() + name;
@@ -20,21 +24,21 @@ std::string WriteTempFile(const std::string& name, const std::string& contents) 
 
 TEST(ReadCliInputJson, ReturnsInlineJsonAsIs) {
   const absl::StatusOr<std::string> json = ReadCliInputJson("  {\"TrainingJobName\": \"t\"}");
-  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_THAT(json, IsOk());
   EXPECT_EQ(*json, "  {\"TrainingJobName\": \"t\"}");
 }
 
 TEST(ReadCliInputJson, ReadsFileUrl) {
   const std::string path = WriteTempFile("cli_input_file_url.json", R"({"A": 1})");
   const absl::StatusOr<std::string> json = ReadCliInputJson("file://" + path);
-  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_THAT(json, IsOk());
   EXPECT_EQ(*json, R"({"A": 1})");
 }
 
 TEST(ReadCliInputJson, ReadsBarePath) {
   const std::string path = WriteTempFile("cli_input_bare.json", R"({"B": 2})");
   const absl::StatusOr<std::string> json = ReadCliInputJson(path);
-  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_THAT(json, IsOk());
   EXPECT_EQ(*json, R"({"B": 2})");
 }
 
@@ -45,32 +49,31 @@ TEST(ReadCliInputJson, ExpandsTildeToHome) {
   setenv("HOME", ::testing::TempDir().c_str(), 1);
   const absl::StatusOr<std::string> json = ReadCliInputJson("file://~/cli_input_home.json");
   setenv("HOME", saved.c_str(), 1);
-  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_THAT(json, IsOk());
   EXPECT_EQ(*json, R"({"C": 3})");
 }
 
 TEST(ReadCliInputJson, ReportsMissingFileLikeTheAwsCli) {
   const absl::StatusOr<std::string> json = ReadCliInputJson("file:///no/such/job.json");
-  EXPECT_EQ(json.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(json.status().message(),
-            "Error parsing parameter 'cli-input-json': Unable to load paramfile "
-            "file:///no/such/job.json: No such file or directory");
+  EXPECT_THAT(json, StatusIs(absl::StatusCode::kInvalidArgument,
+                             "Error parsing parameter 'cli-input-json': Unable to load paramfile "
+                             "file:///no/such/job.json: No such file or directory"));
 }
 
 TEST(ReadCliInputJson, ReportsDirectoryAsUnreadable) {
   const absl::StatusOr<std::string> json = ReadCliInputJson("/");
-  EXPECT_EQ(json.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(json.status().message(),
-            "Error parsing parameter 'cli-input-json': Unable to load paramfile /: Is a "
-            "directory");
+  EXPECT_THAT(json,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Error parsing parameter 'cli-input-json': Unable to load paramfile /: Is a "
+                       "directory"));
 }
 
 TEST(LoadCliInputJson, ParsesSageMakerMembersIgnoringUnknownOnes) {
   v1::CreateTrainingJobRequest request;
-  ASSERT_TRUE(LoadCliInputJson(R"({"TrainingJobName": "t1", "HyperParameters": {"lr": "0.1"},
+  ASSERT_THAT(LoadCliInputJson(R"({"TrainingJobName": "t1", "HyperParameters": {"lr": "0.1"},
                                    "ExperimentConfig": {"ExperimentName": "x"}})",
-                               &request)
-                  .ok());
+                               &request),
+              IsOk());
   EXPECT_EQ(request.training_job_name(), "t1");
   EXPECT_EQ(request.hyper_parameters().at("lr"), "0.1");
 }
@@ -78,38 +81,44 @@ TEST(LoadCliInputJson, ParsesSageMakerMembersIgnoringUnknownOnes) {
 TEST(LoadCliInputJson, ReportsSyntaxErrorWithTheJsonReceived) {
   v1::CreateTrainingJobRequest request;
   const absl::Status status = LoadCliInputJson("{x", &request);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(),
-            "Error parsing parameter 'cli-input-json': Invalid JSON: parse error at line 1, "
-            "column 2: syntax error while parsing object key - invalid literal; last read: '{x'; "
-            "expected string literal\nJSON received: {x");
+  EXPECT_THAT(
+      status,
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          "Error parsing parameter 'cli-input-json': Invalid JSON: parse error at line 1, "
+          "column 2: syntax error while parsing object key - invalid literal; last read: '{x'; "
+          "expected string literal\nJSON received: {x"));
 }
 
 TEST(LoadCliInputJson, RejectsJsonThatIsNotAnObject) {
   v1::CreateTrainingJobRequest request;
   const absl::Status status = LoadCliInputJson("[1, 2]", &request);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(),
-            "Error parsing parameter 'cli-input-json': Invalid JSON: the input must be a JSON "
-            "object\nJSON received: [1, 2]");
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "Error parsing parameter 'cli-input-json': Invalid JSON: the input must be a JSON "
+               "object\nJSON received: [1, 2]"));
 }
 
 TEST(LoadCliInputJson, ReportsWrongMemberTypeAsParameterValidation) {
   v1::CreateTrainingJobRequest request;
   const absl::Status status = LoadCliInputJson(R"({"TrainingJobName": 3})", &request);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(),
-            "Parameter validation failed:\n(training_job_name): invalid value 3 for type "
-            "TYPE_STRING");
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "Parameter validation failed:\n(training_job_name): invalid value 3 for type "
+               "TYPE_STRING"));
 }
 
 TEST(LoadCliInputJson, PassesOnFileErrors) {
   v1::CreateTrainingJobRequest request;
   const absl::Status status = LoadCliInputJson("missing-job.json", &request);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(),
-            "Error parsing parameter 'cli-input-json': Unable to load paramfile missing-job.json: "
-            "No such file or directory");
+  EXPECT_THAT(
+      status,
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          "Error parsing parameter 'cli-input-json': Unable to load paramfile missing-job.json: "
+          "No such file or directory"));
 }
 
 }  // namespace
@@ -117,6 +126,9 @@ TEST(LoadCliInputJson, PassesOnFileErrors) {
 
 namespace amt::cli {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 TEST(MemberFlags, AreTheAwsCliKebabCaseNames) {
   const auto flags = MemberFlags(v1::CreateTrainingJobRequest::descriptor());
@@ -137,7 +149,7 @@ TEST(LoadRequest, FlagsOverrideMembersOfTheInputJson) {
        {"ResourceConfig", R"({"InstanceCount": 1})"},
        {"HyperParameters", R"({"epochs": "3"})"}},
       &request);
-  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_THAT(status, IsOk());
   EXPECT_EQ(request.training_job_name(), "a");
   EXPECT_EQ(request.role_arn(), "arn:aws:iam::123456789012:role/New");
   EXPECT_EQ(request.resource_config().instance_count(), 1);
@@ -148,8 +160,8 @@ TEST(LoadRequest, FlagsOverrideMembersOfTheInputJson) {
 TEST(LoadRequest, BadJsonInAFlagNamesTheFlag) {
   v1::CreateTrainingJobRequest request;
   const absl::Status status = LoadRequest("", {{"ResourceConfig", "{oops"}}, &request);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(), "Error parsing parameter 'resource-config': Invalid JSON: {oops");
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
+                               "Error parsing parameter 'resource-config': Invalid JSON: {oops"));
 }
 
 }  // namespace

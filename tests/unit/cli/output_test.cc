@@ -3,14 +3,18 @@
 #include <gtest/gtest.h>
 
 #include "amt/v1/tuning.pb.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt::cli {
 namespace {
 
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
+
 TEST(ReindentJson, IndentsWithFourSpacesKeepingMemberOrder) {
   const absl::StatusOr<std::string> json =
       ReindentJson(R"({"Zeta":1,"Alpha":{"List":[1,"two"],"Empty":[],"Obj":{}}})");
-  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_THAT(json, IsOk());
   EXPECT_EQ(*json,
             "{\n"
             "    \"Zeta\": 1,\n"
@@ -27,14 +31,13 @@ TEST(ReindentJson, IndentsWithFourSpacesKeepingMemberOrder) {
 
 TEST(ReindentJson, KeepsNonAsciiTextUnescaped) {
   const absl::StatusOr<std::string> json = ReindentJson(R"({"Value":"d\u00e9j\u00e0 vu"})");
-  ASSERT_TRUE(json.ok()) << json.status();
+  ASSERT_THAT(json, IsOk());
   EXPECT_EQ(*json, "{\n    \"Value\": \"déjà vu\"\n}");
 }
 
 TEST(ReindentJson, ReturnsInvalidArgumentForInvalidJson) {
   const absl::StatusOr<std::string> json = ReindentJson("{\"a\":");
-  EXPECT_EQ(json.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(json.status().message(), "not valid JSON: {\"a\":");
+  EXPECT_THAT(json, StatusIs(absl::StatusCode::kInvalidArgument, "not valid JSON: {\"a\":"));
 }
 
 TEST(FormatResponse, PrintsSageMakerMemberNamesWithTrailingNewline) {

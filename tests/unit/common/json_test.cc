@@ -4,16 +4,20 @@
 #include <gtest/gtest.h>
 
 #include "amt/v1/tuning.pb.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 TEST(Json, ParsesSageMakerRequestBodyWithPascalCaseMembers) {
   v1::CreateHyperParameterTuningJobRequest req;
-  ASSERT_TRUE(JsonToProto(R"({
+  ASSERT_THAT(JsonToProto(R"({
     "HyperParameterTuningJobName": "demo-tune",
     "HyperParameterTuningJobConfig": {
       "Strategy": "Random",
@@ -25,8 +29,8 @@ TEST(Json, ParsesSageMakerRequestBodyWithPascalCaseMembers) {
       "ResourceConfig": {"VolumeSizeInGB": 10}},
     "ExperimentConfig": {"ExperimentName": "unknown members are ignored"}
   })",
-                          &req)
-                  .ok());
+                          &req),
+              IsOk());
   EXPECT_EQ(req.hyper_parameter_tuning_job_name(), "demo-tune");
   EXPECT_EQ(req.hyper_parameter_tuning_job_config().resource_limits().max_parallel_training_jobs(),
             2);
@@ -42,7 +46,7 @@ TEST(Json, ParsesSageMakerRequestBodyWithPascalCaseMembers) {
 TEST(Json, RejectsWrongTypeWithInvalidArgument) {
   v1::CreateHyperParameterTuningJobRequest req;
   const auto status = JsonToProto(R"({"HyperParameterTuningJobName": 7})", &req);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(Json, PrintsZeroCountersButNotUnsetOptionalMembers) {

@@ -12,9 +12,13 @@
 #include <utility>
 
 #include "common/log_line.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt::metrics {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -35,7 +39,7 @@ google::protobuf::RepeatedPtrField<v1::MetricDefinition> Defs(
 
 MetricParser MustCreate(std::initializer_list<std::pair<std::string, std::string>> defs) {
   absl::StatusOr<MetricParser> parser = MetricParser::Create(Defs(defs));
-  EXPECT_TRUE(parser.ok()) << parser.status();
+  EXPECT_THAT(parser, IsOk());
   return parser.ok() ? *parser : MetricParser::Create(Defs({})).value();
 }
 
@@ -45,6 +49,9 @@ MetricParser MustCreate(std::initializer_list<std::pair<std::string, std::string
 void PrintTo(const MetricValue& m, std::ostream* os) { *os << m.name << "=" << m.value; }
 
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 // gmock matcher for a MetricValue.
 MATCHER_P2(Metric, name, value, "") { return arg.name == name && arg.value == value; }
@@ -131,17 +138,19 @@ TEST(MetricParser, HostilePatternOnLongLineReturnsQuickly) {
 TEST(MetricParser, InvalidRegexIsInvalidArgumentNamingTheMetric) {
   absl::StatusOr<MetricParser> parser =
       MetricParser::Create(Defs({{"ok", "a=([0-9]+)"}, {"validation:rmse", "rmse=([0-9]+"}}));
-  EXPECT_EQ(parser.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(parser.status().message(),
-            "The regex 'rmse=([0-9]+' of metric definition 'validation:rmse' is not valid (RE2): "
-            "missing ): rmse=([0-9]+");
+  EXPECT_THAT(
+      parser,
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          "The regex 'rmse=([0-9]+' of metric definition 'validation:rmse' is not valid (RE2): "
+          "missing ): rmse=([0-9]+"));
 }
 
 TEST(MetricParser, BackreferenceIsRejectedByRe2) {
   absl::StatusOr<MetricParser> parser = MetricParser::Create(Defs({{"dup", R"((\d)\1)"}}));
-  EXPECT_EQ(parser.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(parser.status().message()),
-              ::testing::HasSubstr("of metric definition 'dup' is not valid (RE2)"));
+  EXPECT_THAT(parser,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::HasSubstr("of metric definition 'dup' is not valid (RE2)")));
 }
 
 TEST(MetricParser, CopiesShareCompiledPatterns) {

@@ -11,8 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/status_matchers.h"
+
 namespace amt::search {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 using Objective = std::function<double(const Assignment&)>;
 
@@ -35,7 +40,7 @@ double Bowl(const Assignment& a) {
 std::unique_ptr<Strategy> Make(SearchSpace space, uint64_t seed, BayesianOptions options = {}) {
   absl::StatusOr<std::unique_ptr<Strategy>> strategy =
       BayesianStrategy::Create(std::move(space), seed, std::move(options));
-  EXPECT_TRUE(strategy.ok()) << strategy.status();
+  EXPECT_THAT(strategy, IsOk());
   return strategy.ok() ? std::move(*strategy) : nullptr;
 }
 
@@ -62,15 +67,14 @@ TEST(BayesianStrategy, CreateRejectsAnInvalidSpace) {
   SearchSpace space;
   space.continuous.push_back({"lr", 0, 1, Scaling::kLogarithmic});
   absl::StatusOr<std::unique_ptr<Strategy>> strategy = BayesianStrategy::Create(space, 1);
-  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(strategy.status().message()), ::testing::HasSubstr("lr"));
+  EXPECT_THAT(strategy, StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("lr")));
 }
 
 TEST(BayesianStrategy, MakeStrategyBuildsIt) {
   absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Bayesian", Box2(), 1);
-  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  ASSERT_THAT(strategy, IsOk());
   EXPECT_EQ((*strategy)->MaxTrials(), std::nullopt);
-  EXPECT_TRUE((*strategy)->Suggest(History{}, 0).ok());
+  EXPECT_THAT((*strategy)->Suggest(History{}, 0), IsOk());
 }
 
 TEST(BayesianStrategy, DesignSizeFollowsTheParameterCountAndPriors) {
@@ -149,7 +153,7 @@ TEST(BayesianStrategy, CachedFitsGiveTheColdAnswerPastTheRefitSchedule) {
   ASSERT_NE(warm, nullptr);
   History shorter = history;
   shorter.trials.resize(215);
-  ASSERT_TRUE(warm->Suggest(shorter, 215).ok());
+  ASSERT_THAT(warm->Suggest(shorter, 215), IsOk());
   const Assignment from_warm = warm->Suggest(history, 230).value();
   std::unique_ptr<Strategy> cold = Make(Box2(), 3);
   EXPECT_EQ(cold->Suggest(history, 230).value(), from_warm);
@@ -230,7 +234,7 @@ TEST(BayesianStrategy, IgnoresTrialsThatDoNotFitTheSpace) {
   history.trials.push_back({{{"y", "0.5"}}, TrialState::kPending, std::nullopt});
   history.trials.push_back({{{"x", "0.5"}, {"y", "0.5"}}, TrialState::kSucceeded, NAN});
   absl::StatusOr<Assignment> params = strategy->Suggest(history, 9);
-  ASSERT_TRUE(params.ok()) << params.status();
+  ASSERT_THAT(params, IsOk());
   EXPECT_GE(Get(*params, "x"), 0.0);
   EXPECT_LE(Get(*params, "x"), 1.0);
 }
@@ -260,7 +264,7 @@ TEST(BayesianStrategy, DropsPriorObservationsThatCannotBeEncoded) {
   };
   auto strategy = BayesianStrategy::Create(Box2(), 6, options).value();
   EXPECT_EQ(static_cast<BayesianStrategy*>(strategy.get())->initial_design_size(), 5);
-  EXPECT_TRUE(strategy->Suggest(History{}, 7).ok());
+  EXPECT_THAT(strategy->Suggest(History{}, 7), IsOk());
 }
 
 TEST(BayesianStrategy, LearnsThatAnAutoRangeIsLogarithmic) {

@@ -4,8 +4,13 @@
 
 #include <set>
 
+#include "tests/support/status_matchers.h"
+
 namespace amt::search {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 SearchSpace TwoByThree() {
   SearchSpace space;
@@ -16,7 +21,7 @@ SearchSpace TwoByThree() {
 
 std::unique_ptr<GridStrategy> MustCreate(SearchSpace space) {
   absl::StatusOr<std::unique_ptr<GridStrategy>> grid = GridStrategy::Create(std::move(space));
-  EXPECT_TRUE(grid.ok()) << grid.status();
+  EXPECT_THAT(grid, IsOk());
   return grid.ok() ? std::move(*grid) : nullptr;
 }
 
@@ -29,7 +34,7 @@ TEST(GridStrategy, EnumeratesFirstParameterSlowestInGivenValueOrder) {
   };
   for (int64_t i = 0; i < 6; ++i) {
     absl::StatusOr<Assignment> params = grid->Suggest(History{}, i);
-    ASSERT_TRUE(params.ok()) << params.status();
+    ASSERT_THAT(params, IsOk());
     EXPECT_EQ(*params, expected[static_cast<size_t>(i)]) << "index " << i;
   }
 }
@@ -49,18 +54,16 @@ TEST(GridStrategy, ReturnsOutOfRangePastLastCombination) {
   std::unique_ptr<GridStrategy> grid = MustCreate(TwoByThree());
   ASSERT_NE(grid, nullptr);
   absl::StatusOr<Assignment> params = grid->Suggest(History{}, 6);
-  EXPECT_EQ(params.status().code(), absl::StatusCode::kOutOfRange);
-  EXPECT_EQ(params.status().message(),
-            "The grid has 6 combinations; trial index 6 is past the last one.");
-  EXPECT_EQ(grid->Suggest(History{}, 1000).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(params, StatusIs(absl::StatusCode::kOutOfRange,
+                               "The grid has 6 combinations; trial index 6 is past the last one."));
+  EXPECT_THAT(grid->Suggest(History{}, 1000), StatusIs(absl::StatusCode::kOutOfRange));
 }
 
 TEST(GridStrategy, RejectsNegativeIndex) {
   std::unique_ptr<GridStrategy> grid = MustCreate(TwoByThree());
   ASSERT_NE(grid, nullptr);
   absl::StatusOr<Assignment> params = grid->Suggest(History{}, -1);
-  EXPECT_EQ(params.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(params.status().message(), "Trial index -1 is negative.");
+  EXPECT_THAT(params, StatusIs(absl::StatusCode::kInvalidArgument, "Trial index -1 is negative."));
 }
 
 TEST(GridStrategy, IgnoresHistory) {
@@ -76,17 +79,19 @@ TEST(GridStrategy, HasOneEmptyCombinationWithoutRanges) {
   ASSERT_NE(grid, nullptr);
   EXPECT_EQ(grid->MaxTrials(), 1);
   EXPECT_EQ(grid->Suggest(History{}, 0).value(), Assignment{});
-  EXPECT_EQ(grid->Suggest(History{}, 1).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(grid->Suggest(History{}, 1), StatusIs(absl::StatusCode::kOutOfRange));
 }
 
 TEST(GridStrategy, RejectsContinuousRange) {
   SearchSpace space = TwoByThree();
   space.continuous.push_back({"eta", 0.1, 0.2, Scaling::kLinear});
   absl::StatusOr<std::unique_ptr<GridStrategy>> grid = GridStrategy::Create(space);
-  EXPECT_EQ(grid.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(grid.status().message(),
-            "The Grid strategy supports only categorical parameter ranges; 'eta' is an integer or "
-            "continuous range.");
+  EXPECT_THAT(
+      grid,
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          "The Grid strategy supports only categorical parameter ranges; 'eta' is an integer or "
+          "continuous range."));
 }
 
 }  // namespace

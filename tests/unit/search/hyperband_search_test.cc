@@ -6,9 +6,12 @@
 
 #include "orchestrator/search/random.h"
 #include "orchestrator/search/strategy.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt::search {
 namespace {
+
+using ::amt::testing::StatusIs;
 
 SearchSpace Space() {
   SearchSpace space;
@@ -42,10 +45,9 @@ TEST(HyperbandSearch, HasNoTrialLimit) {
 TEST(HyperbandSearch, RejectsInvalidSpace) {
   SearchSpace space;
   space.integers.push_back({"n", 10, 1, Scaling::kLinear});
-  auto hyperband = MakeStrategy("Hyperband", space, 1);
-  EXPECT_EQ(hyperband.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(hyperband.status().message(),
-            "Integer parameter range 'n': MinValue is greater than MaxValue.");
+  EXPECT_THAT(MakeStrategy("Hyperband", space, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Integer parameter range 'n': MinValue is greater than MaxValue."));
 }
 
 }  // namespace

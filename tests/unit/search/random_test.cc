@@ -12,8 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/status_matchers.h"
+
 namespace amt::search {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 constexpr int kDraws = 2000;
 constexpr uint64_t kSeed = 42;
@@ -21,7 +26,7 @@ constexpr uint64_t kSeed = 42;
 std::unique_ptr<RandomStrategy> MustCreate(SearchSpace space, uint64_t seed = kSeed) {
   absl::StatusOr<std::unique_ptr<RandomStrategy>> random =
       RandomStrategy::Create(std::move(space), seed);
-  EXPECT_TRUE(random.ok()) << random.status();
+  EXPECT_THAT(random, IsOk());
   return random.ok() ? std::move(*random) : nullptr;
 }
 
@@ -208,18 +213,19 @@ TEST(RandomStrategy, RejectsNegativeIndex) {
   std::unique_ptr<RandomStrategy> random = MustCreate(SearchSpace{});
   ASSERT_NE(random, nullptr);
   absl::StatusOr<Assignment> params = random->Suggest(History{}, -3);
-  EXPECT_EQ(params.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(params.status().message(), "Trial index -3 is negative.");
+  EXPECT_THAT(params, StatusIs(absl::StatusCode::kInvalidArgument, "Trial index -3 is negative."));
 }
 
 TEST(RandomStrategy, CreateRejectsInvalidSpace) {
   SearchSpace space;
   space.continuous.push_back({"lr", -1.0, 1.0, Scaling::kLogarithmic});
   absl::StatusOr<std::unique_ptr<RandomStrategy>> random = RandomStrategy::Create(space, 1);
-  EXPECT_EQ(random.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(random.status().message(),
-            "Continuous parameter range 'lr': Logarithmic scaling requires MinValue greater than "
-            "0.");
+  EXPECT_THAT(
+      random,
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          "Continuous parameter range 'lr': Logarithmic scaling requires MinValue greater than "
+          "0."));
 }
 
 }  // namespace

@@ -8,9 +8,13 @@
 #include <string>
 
 #include "amt/v1/tuning.pb.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt::search {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 v1::IntegerParameterRange* AddInteger(v1::ParameterRanges& ranges, const std::string& name,
                                       const std::string& min, const std::string& max) {
@@ -47,7 +51,7 @@ TEST(SearchSpace, FromProtoParsesAllThreeKindsInOrder) {
   ranges.add_auto_parameters()->set_name("ignored");
 
   absl::StatusOr<SearchSpace> space = SearchSpace::FromProto(ranges);
-  ASSERT_TRUE(space.ok()) << space.status();
+  ASSERT_THAT(space, IsOk());
   ASSERT_EQ(space->integers.size(), 1u);
   EXPECT_EQ(space->integers[0].name, "num_round");
   EXPECT_EQ(space->integers[0].min_value, 10);
@@ -72,7 +76,7 @@ TEST(SearchSpace, FromProtoTreatsAbsentScalingTypeAsAuto) {
   AddInteger(ranges, "epochs", "1", "5");
   AddContinuous(ranges, "lr", "0.1", "0.2");
   absl::StatusOr<SearchSpace> space = SearchSpace::FromProto(ranges);
-  ASSERT_TRUE(space.ok()) << space.status();
+  ASSERT_THAT(space, IsOk());
   EXPECT_EQ(space->integers[0].scaling, Scaling::kAuto);
   EXPECT_EQ(space->continuous[0].scaling, Scaling::kAuto);
 }
@@ -81,7 +85,7 @@ TEST(SearchSpace, FromProtoAcceptsInt64Extremes) {
   v1::ParameterRanges ranges;
   AddInteger(ranges, "n", "-9223372036854775808", "9223372036854775807");
   absl::StatusOr<SearchSpace> space = SearchSpace::FromProto(ranges);
-  ASSERT_TRUE(space.ok()) << space.status();
+  ASSERT_THAT(space, IsOk());
   EXPECT_EQ(space->integers[0].min_value, std::numeric_limits<int64_t>::min());
   EXPECT_EQ(space->integers[0].max_value, std::numeric_limits<int64_t>::max());
 }
@@ -90,9 +94,9 @@ TEST(SearchSpace, FromProtoRejectsFractionalIntegerBound) {
   v1::ParameterRanges ranges;
   AddInteger(ranges, "max_depth", "1.5", "10");
   absl::StatusOr<SearchSpace> space = SearchSpace::FromProto(ranges);
-  EXPECT_EQ(space.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(space.status().message(),
-            "Integer parameter range 'max_depth': MinValue '1.5' is not an integer.");
+  EXPECT_THAT(space,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Integer parameter range 'max_depth': MinValue '1.5' is not an integer."));
 }
 
 TEST(SearchSpace, FromProtoRejectsIntegerBoundOutOfInt64) {
@@ -116,7 +120,7 @@ TEST(SearchSpace, FromProtoRejectsNonNumericContinuousBounds) {
     v1::ParameterRanges ranges;
     AddContinuous(ranges, "lr", "0", bad);
     absl::StatusOr<SearchSpace> space = SearchSpace::FromProto(ranges);
-    EXPECT_EQ(space.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(space, StatusIs(absl::StatusCode::kInvalidArgument)) << bad;
     EXPECT_EQ(space.status().message(),
               "Continuous parameter range 'lr': MaxValue '" + bad + "' is not a finite number.")
         << bad;
@@ -127,10 +131,10 @@ TEST(SearchSpace, FromProtoRejectsUnknownScalingType) {
   v1::ParameterRanges ranges;
   AddContinuous(ranges, "lr", "0.1", "0.2")->set_scaling_type("logarithmic");
   absl::StatusOr<SearchSpace> space = SearchSpace::FromProto(ranges);
-  EXPECT_EQ(space.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(space.status().message(),
-            "Unknown ScalingType 'logarithmic'; expected Auto, Linear, Logarithmic or "
-            "ReverseLogarithmic.");
+  EXPECT_THAT(space,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Unknown ScalingType 'logarithmic'; expected Auto, Linear, Logarithmic or "
+                       "ReverseLogarithmic."));
 }
 
 TEST(SearchSpace, FromProtoRunsValidate) {
@@ -144,17 +148,19 @@ TEST(SearchSpace, ValidateAcceptsEqualBounds) {
   SearchSpace space;
   space.integers.push_back({"n", 3, 3, Scaling::kLogarithmic});
   space.continuous.push_back({"x", 0.5, 0.5, Scaling::kReverseLogarithmic});
-  EXPECT_TRUE(space.Validate().ok());
+  EXPECT_THAT(space.Validate(), IsOk());
 }
 
 TEST(SearchSpace, ValidateRejectsLogarithmicWithNonPositiveMin) {
   SearchSpace space;
   space.continuous.push_back({"lr", 0.0, 1.0, Scaling::kLogarithmic});
   absl::Status status = space.Validate();
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(),
-            "Continuous parameter range 'lr': Logarithmic scaling requires MinValue greater than "
-            "0.");
+  EXPECT_THAT(
+      status,
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          "Continuous parameter range 'lr': Logarithmic scaling requires MinValue greater than "
+          "0."));
 
   SearchSpace ints;
   ints.integers.push_back({"n", 0, 10, Scaling::kLogarithmic});
@@ -225,7 +231,7 @@ TEST(Scaling, ParseScalingRoundTripsSageMakerNames) {
   for (Scaling s :
        {Scaling::kAuto, Scaling::kLinear, Scaling::kLogarithmic, Scaling::kReverseLogarithmic}) {
     absl::StatusOr<Scaling> parsed = ParseScaling(ScalingName(s));
-    ASSERT_TRUE(parsed.ok()) << ScalingName(s);
+    ASSERT_THAT(parsed, IsOk()) << ScalingName(s);
     EXPECT_EQ(*parsed, s);
   }
   EXPECT_EQ(ScalingName(Scaling::kReverseLogarithmic), "ReverseLogarithmic");

@@ -15,9 +15,13 @@
 #include <vector>
 
 #include "orchestrator/search/strategy.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt::search {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 struct StrategyCase {
   std::string name;
@@ -94,7 +98,7 @@ class StrategyContractTest : public ::testing::TestWithParam<StrategyCase> {
 
   std::unique_ptr<Strategy> Make(const SearchSpace& space, uint64_t seed) const {
     absl::StatusOr<std::unique_ptr<Strategy>> strategy = GetParam().make(space, seed);
-    EXPECT_TRUE(strategy.ok()) << strategy.status();
+    EXPECT_THAT(strategy, IsOk());
     return strategy.ok() ? std::move(*strategy) : nullptr;
   }
 
@@ -107,7 +111,7 @@ class StrategyContractTest : public ::testing::TestWithParam<StrategyCase> {
     std::vector<Assignment> out;
     for (int64_t i = 0; i < n; ++i) {
       absl::StatusOr<Assignment> params = strategy.Suggest(*history, i);
-      EXPECT_TRUE(params.ok()) << "trial " << i << ": " << params.status();
+      EXPECT_THAT(params, IsOk()) << "trial " << i;
       if (!params.ok()) break;
       out.push_back(*params);
       history->trials.push_back({*params, TrialState::kSucceeded, Objective(*params)});
@@ -183,7 +187,7 @@ TEST_P(StrategyContractTest, LogScaledRangesReachSmallMagnitudes) {
   int small_trees = 0;
   for (int64_t i = 0; i < 100; ++i) {
     absl::StatusOr<Assignment> params = strategy->Suggest(history, i);
-    ASSERT_TRUE(params.ok()) << params.status();
+    ASSERT_THAT(params, IsOk());
     if (ParseDouble(params->at("lr")).value_or(1) < 1e-3) ++small_lr;
     if (ParseInt(params->at("trees")).value_or(1000000) < 1000) ++small_trees;
     // A flat objective: nothing to exploit, so the scale alone decides where trials go.
@@ -229,14 +233,14 @@ TEST_P(StrategyContractTest, SuggestIsPureWrtHistoryObjectAndCallOrder) {
   const History copy = history;
 
   absl::StatusOr<Assignment> first = strategy->Suggest(history, n);
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_THAT(first, IsOk());
   EXPECT_EQ(strategy->Suggest(copy, n).value(), *first);
   EXPECT_EQ(strategy->Suggest(history, n).value(), *first);
 
   // A restarted amtd: a fresh strategy asked out of order rebuilds the same suggestion.
   std::unique_ptr<Strategy> restarted = Make(Space(), 23);
   ASSERT_NE(restarted, nullptr);
-  ASSERT_TRUE(restarted->Suggest(History{}, 0).ok());
+  ASSERT_THAT(restarted->Suggest(History{}, 0), IsOk());
   EXPECT_EQ(restarted->Suggest(copy, n).value(), *first);
 }
 
@@ -245,19 +249,18 @@ TEST_P(StrategyContractTest, ReturnsOutOfRangePastMaxTrials) {
   ASSERT_NE(strategy, nullptr);
   const std::optional<int64_t> max = strategy->MaxTrials();
   if (!max.has_value()) {
-    EXPECT_TRUE(strategy->Suggest(History{}, 1000000).ok());
+    EXPECT_THAT(strategy->Suggest(History{}, 1000000), IsOk());
     return;
   }
-  EXPECT_TRUE(strategy->Suggest(History{}, *max - 1).ok());
-  EXPECT_EQ(strategy->Suggest(History{}, *max).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(strategy->Suggest(History{}, *max - 1), IsOk());
+  EXPECT_THAT(strategy->Suggest(History{}, *max), StatusIs(absl::StatusCode::kOutOfRange));
 }
 
 TEST_P(StrategyContractTest, RejectsNegativeIndex) {
   std::unique_ptr<Strategy> strategy = Make(Space(), 4);
   ASSERT_NE(strategy, nullptr);
   absl::StatusOr<Assignment> params = strategy->Suggest(History{}, -1);
-  EXPECT_EQ(params.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(params.status().message(), "Trial index -1 is negative.");
+  EXPECT_THAT(params, StatusIs(absl::StatusCode::kInvalidArgument, "Trial index -1 is negative."));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, StrategyContractTest, ::testing::ValuesIn(Cases()),

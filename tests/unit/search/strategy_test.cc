@@ -4,8 +4,13 @@
 
 #include <memory>
 
+#include "tests/support/status_matchers.h"
+
 namespace amt::search {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 SearchSpace CategoricalSpace() {
   SearchSpace space;
@@ -18,10 +23,10 @@ TEST(MakeStrategy, CreatesRandomWithoutTrialLimit) {
   SearchSpace space = CategoricalSpace();
   space.continuous.push_back({"eta", 0.01, 0.3, Scaling::kLogarithmic});
   absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Random", space, 1);
-  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  ASSERT_THAT(strategy, IsOk());
   EXPECT_EQ((*strategy)->MaxTrials(), std::nullopt);
   absl::StatusOr<Assignment> params = (*strategy)->Suggest(History{}, 0);
-  ASSERT_TRUE(params.ok()) << params.status();
+  ASSERT_THAT(params, IsOk());
   EXPECT_EQ(params->size(), 3u);
 }
 
@@ -37,50 +42,51 @@ TEST(MakeStrategy, GivesBayesianThePriorObservations) {
   }
   absl::StatusOr<std::unique_ptr<Strategy>> strategy =
       MakeStrategy("Bayesian", CategoricalSpace(), 1, prior);
-  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  ASSERT_THAT(strategy, IsOk());
   absl::StatusOr<Assignment> first = (*strategy)->Suggest(History{}, 0);
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_THAT(first, IsOk());
   EXPECT_EQ(*first, (Assignment{{"booster", "dart"}, {"objective", "reg:gamma"}}));
 }
 
 TEST(MakeStrategy, CreatesGridWithCombinationCount) {
   absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Grid", CategoricalSpace(), 1);
-  ASSERT_TRUE(strategy.ok()) << strategy.status();
+  ASSERT_THAT(strategy, IsOk());
   EXPECT_EQ((*strategy)->MaxTrials(), 6);
 }
 
 TEST(MakeStrategy, BuildsEverySageMakerStrategy) {
   for (const char* name : {"Random", "Grid", "Hyperband", "Bayesian"}) {
     absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy(name, CategoricalSpace(), 1);
-    EXPECT_TRUE(strategy.ok()) << name << ": " << strategy.status();
+    EXPECT_THAT(strategy, IsOk()) << name;
   }
 }
 
 TEST(MakeStrategy, RejectsUnknownOrMiscasedName) {
   absl::StatusOr<std::unique_ptr<Strategy>> strategy =
       MakeStrategy("random", CategoricalSpace(), 1);
-  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(strategy.status().message(),
-            "Unknown strategy 'random'; expected Bayesian, Random, Hyperband or Grid.");
+  EXPECT_THAT(strategy,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Unknown strategy 'random'; expected Bayesian, Random, Hyperband or Grid."));
 }
 
 TEST(MakeStrategy, RejectsInvalidSpace) {
   SearchSpace space;
   space.integers.push_back({"n", 10, 1, Scaling::kLinear});
   absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Random", space, 1);
-  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(strategy.status().message(),
-            "Integer parameter range 'n': MinValue is greater than MaxValue.");
+  EXPECT_THAT(strategy,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "Integer parameter range 'n': MinValue is greater than MaxValue."));
 }
 
 TEST(MakeStrategy, RejectsGridOverNumericRanges) {
   SearchSpace space = CategoricalSpace();
   space.integers.push_back({"max_depth", 1, 10, Scaling::kAuto});
   absl::StatusOr<std::unique_ptr<Strategy>> strategy = MakeStrategy("Grid", space, 1);
-  EXPECT_EQ(strategy.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(strategy.status().message(),
-            "The Grid strategy supports only categorical parameter ranges; 'max_depth' is an "
-            "integer or continuous range.");
+  EXPECT_THAT(
+      strategy,
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               "The Grid strategy supports only categorical parameter ranges; 'max_depth' is an "
+               "integer or continuous range."));
 }
 
 }  // namespace

@@ -5,8 +5,12 @@
 #include <cmath>
 #include <set>
 
+#include "tests/support/status_matchers.h"
+
 namespace amt::spot {
 namespace {
+
+using ::amt::testing::IsOk;
 
 TEST(InterruptionAfter, IsTheSameForTheSameSeedJobAndAttempt) {
   const SpotOptions options;
@@ -50,7 +54,7 @@ TEST(BillableSeconds, AppliesTheDiscountAndBillsAtLeastOneSecond) {
 
 TEST(ValidateSpotOptions, NamesTheBadField) {
   SpotOptions options;
-  EXPECT_TRUE(ValidateSpotOptions(options).ok());
+  EXPECT_THAT(ValidateSpotOptions(options), IsOk());
   options.discount = 1;
   EXPECT_EQ(ValidateSpotOptions(options).message(), "SpotOptions.discount must be in [0, 1).");
   options = {};

@@ -8,8 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/status_matchers.h"
+
 namespace amt::stopping {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -38,7 +43,7 @@ std::vector<JobCurve> FiveAtFirstRung() {
 Decision MustEvaluate(const JobCurve& current, const std::vector<JobCurve>& others,
                       const Objective& objective, const AshaOptions& options) {
   absl::StatusOr<Decision> decision = EvaluateAsha(current, others, objective, options);
-  EXPECT_TRUE(decision.ok()) << decision.status();
+  EXPECT_THAT(decision, IsOk());
   return decision.value_or(Decision{});
 }
 
@@ -262,8 +267,8 @@ TEST(EvaluateAsha, SkipsAnOtherJobNamedLikeTheCurrentJob) {
 
 TEST(EvaluateAsha, RejectsInvalidInput) {
   absl::StatusOr<Decision> empty = EvaluateAsha(Job("cur", 0, {}), {}, kLoss, Options(1, 81));
-  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(empty.status().message(), "Training job 'cur' has no objective emission to evaluate.");
+  EXPECT_THAT(empty, StatusIs(absl::StatusCode::kInvalidArgument,
+                              "Training job 'cur' has no objective emission to evaluate."));
   absl::StatusOr<Decision> negative = EvaluateAsha(Job("cur", -1, {1}), {}, kLoss, Options(1, 81));
   EXPECT_EQ(negative.status().message(), "Training job 'cur' has a negative index -1.");
   absl::StatusOr<Decision> options = EvaluateAsha(Job("cur", 0, {1}), {}, kLoss, Options(0, 81));

@@ -7,8 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/status_matchers.h"
+
 namespace amt::stopping {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 const Objective kLoss{"val_loss", /*minimize=*/true};
 const Objective kAccuracy{"val_acc", /*minimize=*/false};
@@ -41,7 +46,7 @@ MedianRuleOptions EveryEpoch() {
 Decision MustEvaluate(const JobCurve& current, const std::vector<JobCurve>& previous,
                       const Objective& objective, const MedianRuleOptions& options = EveryEpoch()) {
   absl::StatusOr<Decision> decision = EvaluateMedianRule(current, previous, objective, options);
-  EXPECT_TRUE(decision.ok()) << decision.status();
+  EXPECT_THAT(decision, IsOk());
   return decision.value_or(Decision{});
 }
 
@@ -224,32 +229,29 @@ TEST(EvaluateMedianRule, ShowsEnoughDigitsToTellCloseValuesApart) {
 
 TEST(EvaluateMedianRule, RejectsJobWithoutEmission) {
   absl::StatusOr<Decision> d = EvaluateMedianRule(Running("cur", {}), ThreeFinished(), kLoss, {});
-  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(d.status().message(), "Training job 'cur' has no objective emission to evaluate.");
+  EXPECT_THAT(d, StatusIs(absl::StatusCode::kInvalidArgument,
+                          "Training job 'cur' has no objective emission to evaluate."));
 }
 
 TEST(EvaluateMedianRule, RejectsNonFiniteValues) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   absl::StatusOr<Decision> own =
       EvaluateMedianRule(Running("cur", {1, nan}), {}, kLoss, EveryEpoch());
-  EXPECT_EQ(own.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(own.status().message(),
-            "Training job 'cur' has a non-finite objective value at epoch 2.");
+  EXPECT_THAT(own, StatusIs(absl::StatusCode::kInvalidArgument,
+                            "Training job 'cur' has a non-finite objective value at epoch 2."));
   std::vector<JobCurve> previous = {Done("a", {std::numeric_limits<double>::infinity(), 1})};
   absl::StatusOr<Decision> ref =
       EvaluateMedianRule(Running("cur", {1, 1}), previous, kLoss, EveryEpoch());
-  EXPECT_EQ(ref.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ref.status().message(),
-            "Training job 'a' has a non-finite objective value at epoch 1.");
+  EXPECT_THAT(ref, StatusIs(absl::StatusCode::kInvalidArgument,
+                            "Training job 'a' has a non-finite objective value at epoch 1."));
 }
 
 TEST(EvaluateMedianRule, RejectsMinReferenceJobsBelowOne) {
   MedianRuleOptions options = EveryEpoch();
   options.min_reference_jobs = 0;
   absl::StatusOr<Decision> d = EvaluateMedianRule(Running("cur", {1}), {}, kLoss, options);
-  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(d.status().message(),
-            "MedianRuleOptions.min_reference_jobs must be at least 1; got 0.");
+  EXPECT_THAT(d, StatusIs(absl::StatusCode::kInvalidArgument,
+                          "MedianRuleOptions.min_reference_jobs must be at least 1; got 0."));
   EXPECT_EQ(ValidateMedianRuleOptions(MedianRuleOptions{}), absl::OkStatus());
   MedianRuleOptions grace;
   grace.grace_epochs = -1;

@@ -6,24 +6,30 @@
 #include <string>
 
 #include "amt/v1/tuning.pb.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt::validation {
 namespace {
 
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
+
 TEST(ConstraintViolations, IsOkWhenEmpty) {
   ConstraintViolations violations;
   EXPECT_TRUE(violations.empty());
-  EXPECT_TRUE(violations.ToStatus().ok());
+  EXPECT_THAT(violations.ToStatus(), IsOk());
 }
 
 TEST(ConstraintViolations, UsesSingularFormForOneError) {
   ConstraintViolations violations;
   violations.Add("x", "a.b", "Member must have length less than or equal to 1");
   const absl::Status status = violations.ToStatus();
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(),
-            "1 validation error detected: Value 'x' at 'a.b' failed to satisfy constraint: Member "
-            "must have length less than or equal to 1");
+  EXPECT_THAT(
+      status,
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          "1 validation error detected: Value 'x' at 'a.b' failed to satisfy constraint: Member "
+          "must have length less than or equal to 1"));
 }
 
 TEST(ConstraintViolations, CountsAndJoinsSeveralErrorsWithSemicolons) {

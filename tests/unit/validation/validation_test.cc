@@ -9,9 +9,13 @@
 #include "amt/v1/tuning.pb.h"
 #include "common/errors.h"
 #include "common/json.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt::validation {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 // The minimal body of spec Appendix A.
 constexpr char kAppendixA[] = R"json({
@@ -58,7 +62,7 @@ template <typename T>
 T Parse(const char* json) {
   T message;
   const absl::Status status = JsonToProto(json, &message);
-  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_THAT(status, IsOk());
   return message;
 }
 
@@ -99,7 +103,7 @@ v1::ParameterRanges* Ranges(v1::CreateHyperParameterTuningJobRequest* r) {
 // ---------------- stage 1: member constraints ----------------
 
 TEST(ValidateCreateHyperParameterTuningJob, AcceptsAppendixAMinimalRequest) {
-  EXPECT_TRUE(Validate(Tuning()).ok());
+  EXPECT_THAT(Validate(Tuning()), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, ErrorMapsToValidationException) {
@@ -305,9 +309,10 @@ TEST(ValidateCreateHyperParameterTuningJob, ChecksStaticHyperParameterCount) {
   statics->clear();
   for (int i = 0; i < 101; ++i) (*statics)["h" + std::to_string(1000 + i)] = "1";
   const absl::Status status = Validate(r);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(status.message()),
-              ::testing::StartsWith("1 validation error detected: Value '{h1000=1, h1001=1, "));
+  EXPECT_THAT(
+      status,
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               ::testing::StartsWith("1 validation error detected: Value '{h1000=1, h1001=1, ")));
   EXPECT_THAT(std::string(status.message()),
               ::testing::EndsWith(", h1100=1}' at 'trainingJobDefinition.staticHyperParameters' "
                                   "failed to satisfy constraint: Member must have length less "
@@ -340,11 +345,11 @@ TEST(ValidateCreateHyperParameterTuningJob, ChecksMetricDefinitionCount) {
     metric->set_regex("m=(.*)");
   }
   const absl::Status status = Validate(r);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(status.message()),
-              ::testing::EndsWith("' at 'trainingJobDefinition.algorithmSpecification."
-                                  "metricDefinitions' failed to satisfy constraint: Member must "
-                                  "have length less than or equal to 40"));
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
+                               ::testing::EndsWith(
+                                   "' at 'trainingJobDefinition.algorithmSpecification."
+                                   "metricDefinitions' failed to satisfy constraint: Member must "
+                                   "have length less than or equal to 40")));
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, ChecksTrainingImageLength) {
@@ -368,7 +373,7 @@ TEST(ValidateCreateHyperParameterTuningJob, ChecksRoleArnPattern) {
                   "to satisfy constraint: Member must satisfy regular expression pattern: "
                   "^arn:aws[a-z\\-]*:iam::\\d{12}:role/?[a-zA-Z_0-9+=,.@\\-_/]+$")));
   Definition(&r)->set_role_arn("arn:aws-cn:iam::123456789012:role/path/Role+x");
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, ChecksS3OutputPath) {
@@ -405,7 +410,7 @@ TEST(ValidateCreateHyperParameterTuningJob, ChecksResourceConfig) {
   resources->set_instance_type("ml.p4de.24xlarge");
   resources->set_instance_count(0);
   resources->set_volume_size_in_gb(0);
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, ChecksStoppingCondition) {
@@ -441,7 +446,7 @@ TEST(ValidateCreateHyperParameterTuningJob, ChecksEnvironmentKeysAndSize) {
                                   "48"));
   // Re-fetch the map: a Map pointer held across a reflection read goes stale for reflection.
   Definition(&r)->mutable_environment()->erase("V10");
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, ChecksEnvironmentValueLength) {
@@ -718,7 +723,7 @@ TEST(ValidateCreateHyperParameterTuningJob, RequiresExactlyOneResourceConfig) {
   tuning_resources->set_instance_type("ml.m5.large");
   tuning_resources->set_instance_count(1);
   tuning_resources->set_volume_size_in_gb(5);
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
   Definition(&r)->mutable_resource_config()->set_volume_size_in_gb(5);
   EXPECT_THAT(Validate(r), IsValidationError("Provide either ResourceConfig or "
                                              "HyperParameterTuningResourceConfig in "
@@ -804,10 +809,10 @@ TEST(ValidateCreateHyperParameterTuningJob, CountsTuningObjectiveMetricTowardHun
               IsValidationError("The number of hyperparameters (99 static + 1 tunable + "
                                 "_tuning_objective_metric = 101) exceeds the limit of 100."));
   Definition(&r)->mutable_static_hyper_parameters()->erase("s0");
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
   (*Definition(&r)->mutable_static_hyper_parameters())["_tuning_objective_metric"] =
       "val:loss";  // counted once, not twice
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, RejectsNonIntegerIntegerBounds) {
@@ -842,7 +847,7 @@ TEST(ValidateCreateHyperParameterTuningJob, AllowsEqualIntegerBoundsButNotRevers
   range->set_name("batch");
   range->set_min_value("8");
   range->set_max_value("8");
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
   range->set_min_value("9");
   EXPECT_THAT(Validate(r), IsValidationError("MinValue (9) of IntegerParameterRange 'batch' must "
                                              "be less than or equal to MaxValue (8)."));
@@ -898,7 +903,7 @@ TEST(ValidateCreateHyperParameterTuningJob, RequiresUnitIntervalForReverseLogari
                                 "which needs 0 <= MinValue and MaxValue < 1."));
   range->set_min_value("0");
   range->set_max_value("0.999");
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
 }
 
 v1::CreateHyperParameterTuningJobRequest GridRequest() {
@@ -916,7 +921,7 @@ v1::CreateHyperParameterTuningJobRequest GridRequest() {
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, AcceptsGridWithoutMaxNumberOfTrainingJobs) {
-  EXPECT_TRUE(Validate(GridRequest()).ok());
+  EXPECT_THAT(Validate(GridRequest()), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, RejectsGridWithNonCategoricalRanges) {
@@ -941,7 +946,7 @@ TEST(ValidateCreateHyperParameterTuningJob, RejectsGridWithoutCategoricalRanges)
 TEST(ValidateCreateHyperParameterTuningJob, RequiresGridJobCountToEqualCombinations) {
   auto r = GridRequest();
   Config(&r)->mutable_resource_limits()->set_max_number_of_training_jobs(6);
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
   Config(&r)->mutable_resource_limits()->set_max_number_of_training_jobs(10);
   EXPECT_THAT(Validate(r),
               IsValidationError("For the Grid strategy, MaxNumberOfTrainingJobs (10) must equal "
@@ -962,7 +967,7 @@ TEST(ValidateCreateHyperParameterTuningJob, LimitsGridCombinations) {
                                 "jobs per tuning job."));
   Limits limits;
   limits.max_training_jobs_other = 900;
-  EXPECT_TRUE(ValidateCreateHyperParameterTuningJob(r, limits).ok());
+  EXPECT_THAT(ValidateCreateHyperParameterTuningJob(r, limits), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, RequiresMaxNumberOfTrainingJobsOutsideGrid) {
@@ -976,7 +981,7 @@ TEST(ValidateCreateHyperParameterTuningJob, RequiresMaxNumberOfTrainingJobsOutsi
 TEST(ValidateCreateHyperParameterTuningJob, LimitsTrainingJobsPerStrategy) {
   auto r = Tuning();
   Config(&r)->mutable_resource_limits()->set_max_number_of_training_jobs(10000);
-  EXPECT_TRUE(Validate(r).ok());  // Random may go to 10,000
+  EXPECT_THAT(Validate(r), IsOk());  // Random may go to 10,000
   Config(&r)->mutable_resource_limits()->set_max_number_of_training_jobs(10001);
   EXPECT_THAT(Validate(r),
               IsValidationError("MaxNumberOfTrainingJobs (10001) exceeds the limit of 10000 "
@@ -988,7 +993,7 @@ TEST(ValidateCreateHyperParameterTuningJob, LimitsTrainingJobsPerStrategy) {
                                 "jobs per tuning job for the Bayesian strategy."));
   Limits limits;
   limits.max_training_jobs_other = 800;
-  EXPECT_TRUE(ValidateCreateHyperParameterTuningJob(r, limits).ok());
+  EXPECT_THAT(ValidateCreateHyperParameterTuningJob(r, limits), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, LimitsParallelTrainingJobs) {
@@ -1015,7 +1020,7 @@ TEST(ValidateCreateHyperParameterTuningJob, RejectsStrategyConfigOutsideHyperban
 TEST(ValidateCreateHyperParameterTuningJob, AcceptsHyperbandWithInferredMaxResource) {
   auto r = Tuning();
   Config(&r)->set_strategy("Hyperband");
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, RejectsHyperbandWithAutoEarlyStopping) {
@@ -1044,7 +1049,7 @@ TEST(ValidateCreateHyperParameterTuningJob, LimitsHyperbandMaxResource) {
               IsValidationError("MaxResource (20001) must be less than or equal to 20000."));
   auto* hyperband = Config(&r)->mutable_strategy_config()->mutable_hyperband_strategy_config();
   hyperband->set_max_resource(20000);
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, RequiresMinResourceAtMostMaxResource) {
@@ -1055,7 +1060,7 @@ TEST(ValidateCreateHyperParameterTuningJob, RequiresMinResourceAtMostMaxResource
   EXPECT_THAT(Validate(r), IsValidationError(
                                "MinResource (11) must be less than or equal to MaxResource (10)."));
   hyperband->set_min_resource(10);
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, RejectsMaxWaitWithoutManagedSpot) {
@@ -1081,7 +1086,7 @@ TEST(ValidateCreateHyperParameterTuningJob, RequiresMaxWaitAtLeastMaxRuntime) {
               IsValidationError("Invalid MaxWaitTimeInSeconds. It must be greater than or equal to "
                                 "MaxRuntimeInSeconds (3599 < 3600)"));
   Definition(&r)->mutable_stopping_condition()->set_max_wait_time_in_seconds(3600);
-  EXPECT_TRUE(Validate(r).ok());
+  EXPECT_THAT(Validate(r), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, ComparesMaxWaitWithDefaultRuntimeOfOneDay) {
@@ -1118,7 +1123,7 @@ TEST(HyperbandMaxResource, PrefersStrategyConfig) {
   auto r = Tuning();
   Config(&r)->mutable_strategy_config()->mutable_hyperband_strategy_config()->set_max_resource(81);
   const absl::StatusOr<int> max_resource = HyperbandMaxResource(r);
-  ASSERT_TRUE(max_resource.ok());
+  ASSERT_THAT(max_resource, IsOk());
   EXPECT_EQ(*max_resource, 81);
 }
 
@@ -1144,7 +1149,7 @@ TEST(HyperbandMaxResource, FailsWhenFirstEpochKeyIsNotAPositiveInteger) {
 // ---------------- CreateTrainingJob ----------------
 
 TEST(ValidateCreateTrainingJob, AcceptsMinimalRequest) {
-  EXPECT_TRUE(ValidateCreateTrainingJob(Training()).ok());
+  EXPECT_THAT(ValidateCreateTrainingJob(Training()), IsOk());
 }
 
 TEST(ValidateCreateTrainingJob, ReportsEveryMissingRequiredMember) {
@@ -1174,7 +1179,7 @@ TEST(ValidateCreateTrainingJob, ReportsUnderscoreInNameLikeSageMaker) {
 TEST(ValidateCreateTrainingJob, AcceptsLongNameWithDashesWhenWithinLength) {
   auto r = Training();
   r.set_training_job_name("health-and-personal-care-inter-title-2018-09-06-05-57-49-470");
-  EXPECT_TRUE(ValidateCreateTrainingJob(r).ok());
+  EXPECT_THAT(ValidateCreateTrainingJob(r), IsOk());
   const std::string name = "health-and-personal-care-inter-title-2018-09-06-05-57-49-470-xyz";
   r.set_training_job_name(name);  // 64 characters, only the length fails
   EXPECT_THAT(ValidateCreateTrainingJob(r),
@@ -1210,7 +1215,7 @@ TEST(ValidateCreateTrainingJob, ChecksCheckpointConfig) {
                                     "to satisfy constraint: Member must satisfy regular "
                                     "expression pattern: ^(https|s3)://([^/]+)/?(.*)$")));
   r.mutable_checkpoint_config()->set_s3_uri("s3://bucket/ckpt");
-  EXPECT_TRUE(ValidateCreateTrainingJob(r).ok());
+  EXPECT_THAT(ValidateCreateTrainingJob(r), IsOk());
 }
 
 TEST(ValidateCreateTrainingJob, RejectsMetricRegexThatDoesNotCompile) {
@@ -1236,7 +1241,7 @@ TEST(ValidateCreateTrainingJob, AppliesManagedSpotRules) {
               IsValidationError("Invalid MaxWaitTimeInSeconds. It is only supported when "
                                 "EnableManagedSpotTraining is set to true"));
   r.set_enable_managed_spot_training(true);
-  EXPECT_TRUE(ValidateCreateTrainingJob(r).ok());
+  EXPECT_THAT(ValidateCreateTrainingJob(r), IsOk());
   r.mutable_stopping_condition()->set_max_wait_time_in_seconds(60);
   EXPECT_THAT(ValidateCreateTrainingJob(r),
               IsValidationError("Invalid MaxWaitTimeInSeconds. It must be greater than or equal "
@@ -1261,7 +1266,7 @@ TEST(ValidateCreateTrainingJob, ChecksContainerEntrypointAndArguments) {
 // ---------------- List operations and names ----------------
 
 TEST(ValidateListHyperParameterTuningJobs, AcceptsEmptyRequest) {
-  EXPECT_TRUE(ValidateListHyperParameterTuningJobs({}).ok());
+  EXPECT_THAT(ValidateListHyperParameterTuningJobs({}), IsOk());
 }
 
 TEST(ValidateListHyperParameterTuningJobs, ChecksEveryConstrainedMember) {
@@ -1315,7 +1320,7 @@ TEST(ValidateListTrainingJobsForHyperParameterTuningJob, RequiresTuningJobName) 
   r.set_sort_order("Descending");
   r.set_status_equals("Completed");
   r.set_max_results(100);
-  EXPECT_TRUE(ValidateListTrainingJobsForHyperParameterTuningJob(r).ok());
+  EXPECT_THAT(ValidateListTrainingJobsForHyperParameterTuningJob(r), IsOk());
   r.set_sort_by("Objective");
   EXPECT_THAT(ValidateListTrainingJobsForHyperParameterTuningJob(r),
               IsValidationError(One("Value 'Objective' at 'sortBy' failed to satisfy constraint: "
@@ -1324,7 +1329,7 @@ TEST(ValidateListTrainingJobsForHyperParameterTuningJob, RequiresTuningJobName) 
 }
 
 TEST(ValidateTuningJobName, ReportsNullPatternAndLength) {
-  EXPECT_TRUE(ValidateTuningJobName("demo-tune", "hyperParameterTuningJobName").ok());
+  EXPECT_THAT(ValidateTuningJobName("demo-tune", "hyperParameterTuningJobName"), IsOk());
   EXPECT_THAT(ValidateTuningJobName(std::nullopt, "hyperParameterTuningJobName"),
               IsValidationError(One("Value null at 'hyperParameterTuningJobName' failed to "
                                     "satisfy constraint: Member must not be null")));
@@ -1335,7 +1340,7 @@ TEST(ValidateTuningJobName, ReportsNullPatternAndLength) {
 }
 
 TEST(ValidateTrainingJobName, AcceptsSixtyThreeCharactersButNotSixtyFour) {
-  EXPECT_TRUE(ValidateTrainingJobName(std::string(63, 'a'), "trainingJobName").ok());
+  EXPECT_THAT(ValidateTrainingJobName(std::string(63, 'a'), "trainingJobName"), IsOk());
   const std::string name(64, 'a');
   EXPECT_THAT(ValidateTrainingJobName(name, "trainingJobName"),
               IsValidationError(

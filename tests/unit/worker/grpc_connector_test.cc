@@ -13,9 +13,13 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
+#include "tests/support/status_matchers.h"
 
 namespace amt::worker {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 // Answers every WorkerHello with a StopJob for "job-<worker_id>", records what it reads.
 class EchoService final : public amt::v1::WorkerService::Service {
@@ -74,7 +78,7 @@ TEST(GrpcConnector, ExchangesMessagesWithWorkerService) {
 
   GrpcConnector connector("127.0.0.1:" + std::to_string(port));
   auto stream = connector.Connect();
-  ASSERT_TRUE(stream.ok()) << stream.status();
+  ASSERT_THAT(stream, IsOk());
   amt::v1::WorkerMessage hello;
   hello.mutable_hello()->set_worker_id("w1");
   hello.mutable_hello()->set_slots(2);
@@ -105,7 +109,7 @@ TEST(GrpcConnector, ReadFailsWhenTheServerGoesAway) {
 
   GrpcConnector connector("127.0.0.1:" + std::to_string(port));
   auto stream = connector.Connect();
-  ASSERT_TRUE(stream.ok()) << stream.status();
+  ASSERT_THAT(stream, IsOk());
   amt::v1::WorkerMessage hello;
   hello.mutable_hello()->set_worker_id("w1");
   ASSERT_TRUE((*stream)->Write(hello));
@@ -121,8 +125,8 @@ TEST(GrpcConnector, ConnectIsUnavailableWithoutAServer) {
   // Port 1 (tcpmux) has no listener here; the connection is refused.
   GrpcConnector connector("127.0.0.1:1", std::chrono::milliseconds(200));
   auto stream = connector.Connect();
-  EXPECT_EQ(stream.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(stream.status().message(), "amtd at 127.0.0.1:1 is not reachable");
+  EXPECT_THAT(stream,
+              StatusIs(absl::StatusCode::kUnavailable, "amtd at 127.0.0.1:1 is not reachable"));
 }
 
 }  // namespace

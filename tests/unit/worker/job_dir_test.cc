@@ -6,10 +6,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/status_matchers.h"
 #include "tests/unit/worker/temp_dir.h"
 
 namespace amt::worker {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 namespace fs = std::filesystem;
 using ::amt::worker::testing::ReadFile;
@@ -66,7 +70,7 @@ class JobDirTest : public ::testing::Test {
 
 TEST_F(JobDirTest, CreatesTheOptMlLayout) {
   auto dir = JobDir::Create(options_, MakeJob(data_dir_));
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
   const fs::path root = temp_.path() / "work" / "tune-001-abcdef12";
   EXPECT_EQ(dir->paths().root, root);
   EXPECT_TRUE(fs::is_directory(root / "input" / "config"));
@@ -86,7 +90,7 @@ TEST_F(JobDirTest, CreatesTheOptMlLayout) {
 
 TEST_F(JobDirTest, WritesHyperparametersAsStrings) {
   auto dir = JobDir::Create(options_, MakeJob(data_dir_));
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
   const json hps = json::parse(ReadFile(dir->paths().input_config / "hyperparameters.json"));
   EXPECT_EQ(hps, json({{"learning_rate", "0.01"},
                        {"optimizer", "adam"},
@@ -96,7 +100,7 @@ TEST_F(JobDirTest, WritesHyperparametersAsStrings) {
 
 TEST_F(JobDirTest, WritesResourceConfigForOneHost) {
   auto dir = JobDir::Create(options_, MakeJob(data_dir_));
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
   const json config = json::parse(ReadFile(dir->paths().input_config / "resourceconfig.json"));
   EXPECT_EQ(config, json::parse(R"({
     "current_host": "algo-1", "hosts": ["algo-1"], "network_interface_name": "eth0",
@@ -107,7 +111,7 @@ TEST_F(JobDirTest, WritesResourceConfigForOneHost) {
 
 TEST_F(JobDirTest, WritesInputDataConfigPerChannel) {
   auto dir = JobDir::Create(options_, MakeJob(data_dir_));
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
   const json config = json::parse(ReadFile(dir->paths().input_config / "inputdataconfig.json"));
   EXPECT_EQ(config, json::parse(R"({
     "train": {"TrainingInputMode": "File", "S3DistributionType": "FullyReplicated",
@@ -118,7 +122,7 @@ TEST_F(JobDirTest, WritesInputDataConfigPerChannel) {
 
 TEST_F(JobDirTest, BuildsTheSageMakerEnvironment) {
   auto dir = JobDir::Create(options_, MakeJob(data_dir_));
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
   const std::string root = (temp_.path() / "work" / "tune-001-abcdef12").string();
   const auto& env = dir->environment();
   EXPECT_THAT(env, Contains(Pair("MY_VAR", "hello")));
@@ -161,40 +165,39 @@ TEST_F(JobDirTest, RejectsAJobNameThatIsAPath) {
   amt::v1::StartJob job = MakeJob(data_dir_);
   job.set_training_job_name("../escape");
   auto dir = JobDir::Create(options_, job);
-  EXPECT_EQ(dir.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(dir.status().message(), "invalid training job name '../escape'");
+  EXPECT_THAT(
+      dir, StatusIs(absl::StatusCode::kInvalidArgument, "invalid training job name '../escape'"));
 }
 
 TEST_F(JobDirTest, RejectsAChannelNameThatIsAPath) {
   amt::v1::StartJob job = MakeJob(data_dir_);
   job.mutable_channels(0)->set_channel_name("..");
   auto dir = JobDir::Create(options_, job);
-  EXPECT_EQ(dir.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(dir.status().message(), "invalid channel name '..'");
+  EXPECT_THAT(dir, StatusIs(absl::StatusCode::kInvalidArgument, "invalid channel name '..'"));
 }
 
 TEST_F(JobDirTest, RejectsInputConfigThatIsNotAJsonObject) {
   amt::v1::StartJob job = MakeJob(data_dir_);
   job.mutable_channels(0)->set_input_config_json("[1]");
   auto dir = JobDir::Create(options_, job);
-  EXPECT_EQ(dir.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(dir.status().message(), "channel 'train': input_config_json is not a JSON object");
+  EXPECT_THAT(dir, StatusIs(absl::StatusCode::kInvalidArgument,
+                            "channel 'train': input_config_json is not a JSON object"));
 }
 
 TEST_F(JobDirTest, FailsWithNotFoundWhenChannelDataIsMissing) {
   amt::v1::StartJob job = MakeJob(data_dir_);
   job.mutable_channels(0)->set_local_path((temp_.path() / "nope").string());
   auto dir = JobDir::Create(options_, job);
-  EXPECT_EQ(dir.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(dir.status().message(),
-            "channel 'train': local path " + (temp_.path() / "nope").string() + " does not exist");
+  EXPECT_THAT(dir, StatusIs(absl::StatusCode::kNotFound, "channel 'train': local path " +
+                                                             (temp_.path() / "nope").string() +
+                                                             " does not exist"));
 }
 
 TEST_F(JobDirTest, RemovesWhatAPreviousAttemptLeft) {
   const fs::path stale = temp_.path() / "work" / "tune-001-abcdef12" / "model" / "old.bin";
   WriteFile(stale, "old");
   auto dir = JobDir::Create(options_, MakeJob(data_dir_));
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
   EXPECT_FALSE(fs::exists(stale));
 }
 
@@ -207,7 +210,7 @@ TEST_F(JobDirTest, CopiesCheckpointsInAndSyncsChangesBack) {
   job.set_checkpoint_local_sync_dir(sync.string());
   job.set_checkpoint_container_path("/opt/ml/checkpoints");
   auto dir = JobDir::Create(options_, job);
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
 
   const fs::path local = dir->paths().checkpoints;
   EXPECT_EQ(local, dir->paths().root / "checkpoints");
@@ -222,7 +225,7 @@ TEST_F(JobDirTest, CopiesCheckpointsInAndSyncsChangesBack) {
   // A file that appeared in "S3" after the start is not the trainer's to delete.
   WriteFile(sync / "someone-else.ckpt", "theirs");
 
-  ASSERT_TRUE(dir->SyncCheckpointsOut().ok());
+  ASSERT_THAT(dir->SyncCheckpointsOut(), IsOk());
   EXPECT_EQ(ReadFile(sync / "epoch-2.ckpt"), "two");
   EXPECT_EQ(ReadFile(sync / "epoch-1.ckpt"), "one, longer now");
   EXPECT_EQ(ReadFile(sync / "sub" / "keep.ckpt"), "keep");
@@ -235,22 +238,22 @@ TEST_F(JobDirTest, CreatesTheSyncDirWhenTheFirstAttemptHasNoCheckpointsYet) {
   amt::v1::StartJob job = MakeJob(data_dir_);
   job.set_checkpoint_local_sync_dir(sync.string());
   auto dir = JobDir::Create(options_, job);
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
   EXPECT_THAT(fs::directory_iterator(dir->paths().checkpoints) == fs::directory_iterator(), true);
   WriteFile(dir->paths().checkpoints / "a.ckpt", "a");
-  ASSERT_TRUE(dir->SyncCheckpointsOut().ok());
+  ASSERT_THAT(dir->SyncCheckpointsOut(), IsOk());
   EXPECT_EQ(ReadFile(sync / "a.ckpt"), "a");
 }
 
 TEST_F(JobDirTest, ReadsNoFailureReasonWhenTheFileIsAbsent) {
   auto dir = JobDir::Create(options_, MakeJob(data_dir_));
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
   EXPECT_THAT(dir->ReadFailureReason(), IsEmpty());
 }
 
 TEST_F(JobDirTest, ReadsTheFirst1024CharactersOfTheFailureFile) {
   auto dir = JobDir::Create(options_, MakeJob(data_dir_));
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
   WriteFile(dir->paths().failure, std::string(3000, 'x'));
   EXPECT_EQ(dir->ReadFailureReason(), std::string(1024, 'x'));
   WriteFile(dir->paths().failure, "AlgorithmError: boom\n");
@@ -259,7 +262,7 @@ TEST_F(JobDirTest, ReadsTheFirst1024CharactersOfTheFailureFile) {
 
 TEST_F(JobDirTest, ReportsOutputDataOnlyWhenPresent) {
   auto dir = JobDir::Create(options_, MakeJob(data_dir_));
-  ASSERT_TRUE(dir.ok()) << dir.status();
+  ASSERT_THAT(dir, IsOk());
   EXPECT_FALSE(dir->HasOutputData());
   WriteFile(dir->paths().output_data / "report.txt", "r");
   EXPECT_TRUE(dir->HasOutputData());

@@ -14,10 +14,13 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/status_matchers.h"
 #include "tests/unit/worker/temp_dir.h"
 
 namespace amt::worker {
 namespace {
+
+using ::amt::testing::IsOk;
 
 namespace fs = std::filesystem;
 using ::amt::worker::testing::ReadFile;
@@ -199,7 +202,7 @@ TEST_F(JobRunnerTest, TarsTheModelDirIntoModelOutputPath) {
                                    {{"PATH", "/usr/bin:/bin"}},
                                    ""},
                         [&](OutputStream, std::string line) { ignored.push_back(line); });
-  ASSERT_TRUE(tar.ok()) << tar.status();
+  ASSERT_THAT(tar, IsOk());
   ASSERT_EQ((*tar)->Wait().exit_code, 0);
   EXPECT_EQ(ReadFile(unpacked / "model.txt"), "weights\n");
 }

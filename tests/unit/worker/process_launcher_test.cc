@@ -15,10 +15,14 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/status_matchers.h"
 #include "tests/unit/worker/temp_dir.h"
 
 namespace amt::worker {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 namespace fs = std::filesystem;
 using ::amt::worker::testing::ReadFile;
@@ -73,7 +77,7 @@ TEST(PosixProcessLauncher, DeliversStdoutAndStderrLinesAndTheExitCode) {
   Lines lines;
   auto process = launcher->Launch(
       Shell("echo one; echo two >&2; printf 'three\\nno newline'; exit 3"), lines.Fn());
-  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_THAT(process, IsOk());
   const ExitStatus status = (*process)->Wait();
   EXPECT_EQ(status.exit_code, 3);
   EXPECT_EQ(status.signal, 0);
@@ -87,13 +91,13 @@ TEST(PosixProcessLauncher, PassesExactlyTheGivenEnvironmentAndCwd) {
   Lines lines;
   LaunchSpec spec{{"/usr/bin/env"}, {{"A", "1"}, {"B", "two words"}}, temp.path().string()};
   auto process = launcher->Launch(spec, lines.Fn());
-  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_THAT(process, IsOk());
   EXPECT_EQ((*process)->Wait().exit_code, 0);
   EXPECT_THAT(lines.out(), ElementsAre("A=1", "B=two words"));
 
   Lines pwd;
   process = launcher->Launch(Shell("pwd -P", temp.path().string()), pwd.Fn());
-  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_THAT(process, IsOk());
   EXPECT_EQ((*process)->Wait().exit_code, 0);
   EXPECT_THAT(pwd.out(), ElementsAre(fs::canonical(temp.path()).string()));
 }
@@ -102,7 +106,7 @@ TEST(PosixProcessLauncher, GivesTheChildAnEmptyStdin) {
   auto launcher = NewPosixProcessLauncher();
   Lines lines;
   auto process = launcher->Launch(Shell("cat; echo done"), lines.Fn());
-  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_THAT(process, IsOk());
   EXPECT_EQ((*process)->Wait().exit_code, 0);
   EXPECT_THAT(lines.out(), ElementsAre("done"));
 }
@@ -112,11 +116,11 @@ TEST(PosixProcessLauncher, StartsTheChildInItsOwnProcessGroup) {
   Lines lines;
   auto ready = lines.WhenSeen("ready");
   auto process = launcher->Launch(Shell("echo ready; exec sleep 30"), lines.Fn());
-  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_THAT(process, IsOk());
   ready.wait();
   EXPECT_EQ(::getpgid((*process)->pid()), (*process)->pid());
   EXPECT_NE(::getpgid((*process)->pid()), ::getpgrp());
-  ASSERT_TRUE((*process)->SignalGroup(SIGKILL).ok());
+  ASSERT_THAT((*process)->SignalGroup(SIGKILL), IsOk());
   const ExitStatus status = (*process)->Wait();
   EXPECT_EQ(status.signal, SIGKILL);
   EXPECT_EQ(status.exit_code, 128 + SIGKILL);
@@ -127,7 +131,7 @@ TEST(PosixProcessLauncher, KillsWhatIsLeftOfTheGroupWhenTheLeaderExits) {
   Lines lines;
   // The background sleep keeps stdout open; Wait returns because the group is killed.
   auto process = launcher->Launch(Shell("sleep 30 & echo $!; exit 0"), lines.Fn());
-  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_THAT(process, IsOk());
   EXPECT_EQ((*process)->Wait().exit_code, 0);
   ASSERT_EQ(lines.out().size(), 1u);
   // SIGKILL is delivered asynchronously: wait for the process's exit event through a pidfd
@@ -145,17 +149,17 @@ TEST(PosixProcessLauncher, SignalGroupAfterWaitIsANoOp) {
   auto launcher = NewPosixProcessLauncher();
   Lines lines;
   auto process = launcher->Launch(Shell("exit 0"), lines.Fn());
-  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_THAT(process, IsOk());
   EXPECT_EQ((*process)->Wait().exit_code, 0);
-  EXPECT_TRUE((*process)->SignalGroup(SIGTERM).ok());
+  EXPECT_THAT((*process)->SignalGroup(SIGTERM), IsOk());
 }
 
 TEST(PosixProcessLauncher, FailsWithNotFoundForAMissingExecutable) {
   auto launcher = NewPosixProcessLauncher();
   Lines lines;
   auto process = launcher->Launch(LaunchSpec{{"/nonexistent/train", "train"}, {}, ""}, lines.Fn());
-  EXPECT_EQ(process.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(process.status().message(), "/nonexistent/train: No such file or directory");
+  EXPECT_THAT(process, StatusIs(absl::StatusCode::kNotFound,
+                                "/nonexistent/train: No such file or directory"));
 }
 
 TEST(PosixProcessLauncher, FailsWithPermissionDeniedForAFileThatIsNotExecutable) {
@@ -166,25 +170,23 @@ TEST(PosixProcessLauncher, FailsWithPermissionDeniedForAFileThatIsNotExecutable)
   auto launcher = NewPosixProcessLauncher();
   Lines lines;
   auto process = launcher->Launch(LaunchSpec{{script.string()}, {}, ""}, lines.Fn());
-  EXPECT_EQ(process.status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(process.status().message(), script.string() + ": Permission denied");
+  EXPECT_THAT(process, StatusIs(absl::StatusCode::kPermissionDenied,
+                                script.string() + ": Permission denied"));
 }
 
 TEST(PosixProcessLauncher, FailsWithNotFoundForAMissingWorkingDirectory) {
   auto launcher = NewPosixProcessLauncher();
   Lines lines;
   auto process = launcher->Launch(Shell("true", "/nonexistent/dir"), lines.Fn());
-  EXPECT_EQ(process.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(process.status().message(),
-            "working directory /nonexistent/dir: No such file or directory");
+  EXPECT_THAT(process, StatusIs(absl::StatusCode::kNotFound,
+                                "working directory /nonexistent/dir: No such file or directory"));
 }
 
 TEST(PosixProcessLauncher, FailsWithInvalidArgumentForAnEmptyCommand) {
   auto launcher = NewPosixProcessLauncher();
   Lines lines;
   auto process = launcher->Launch(LaunchSpec{}, lines.Fn());
-  EXPECT_EQ(process.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(process.status().message(), "empty command");
+  EXPECT_THAT(process, StatusIs(absl::StatusCode::kInvalidArgument, "empty command"));
   EXPECT_THAT(lines.out(), IsEmpty());
 }
 

@@ -8,10 +8,14 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/status_matchers.h"
 #include "tests/unit/worker/temp_dir.h"
 
 namespace amt::worker {
 namespace {
+
+using ::amt::testing::IsOk;
+using ::amt::testing::StatusIs;
 
 namespace fs = std::filesystem;
 
@@ -59,7 +63,7 @@ TEST_F(TarGzTest, GnuTarExtractsWhatWasPackedLikeTarCzf) {
   fs::create_symlink("model.json", in / "latest");
 
   const fs::path archive = temp_.path() / "model.tar.gz";
-  ASSERT_TRUE(WriteTarGz(in, archive).ok());
+  ASSERT_THAT(WriteTarGz(in, archive), IsOk());
 
   const fs::path out = temp_.path() / "out";
   fs::create_directories(out);
@@ -84,14 +88,13 @@ TEST_F(TarGzTest, PacksAnEmptyFolderAsItsRootEntry) {
   const fs::path in = temp_.path() / "empty";
   fs::create_directories(in);
   const fs::path archive = temp_.path() / "e.tar.gz";
-  ASSERT_TRUE(WriteTarGz(in, archive).ok());
+  ASSERT_THAT(WriteTarGz(in, archive), IsOk());
   EXPECT_EQ(Shell("tar -tzf " + archive.string()), "./\n");
 }
 
 TEST_F(TarGzTest, SaysWhichFolderItCannotRead) {
   const absl::Status status = WriteTarGz(temp_.path() / "missing", temp_.path() / "x.tar.gz");
-  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
-  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("missing"));
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInternal, ::testing::HasSubstr("missing")));
 }
 
 }  // namespace

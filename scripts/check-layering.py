@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Fails on an #include that crosses amt-local's layering (DESIGN.md, STYLE.md items 1-5).
+
+Usage: scripts/check-layering.py [--root DIR]    (DIR: a source tree; default: this repository)
+Prints FILE:LINE: [rule] what was included and why it may not be, for every violation, and exits 1
+if there is any; exits 0 and prints a one-line summary otherwise. Python 3 standard library only.
+
+Each library folder has an allow list: every #include of a file in it must match one of the
+folder's entries, else it is reported with the folder's rule. A new folder under orchestrator/
+(or a new top-level library) with no rule here fails too, so nothing escapes by being new.
+The rules, and what each one means:
+
+  search/     [pure]       Strategies are pure functions of (history, seeded RNG): no I/O, no
+  stopping/                clock, no job. They may use the standard library, Abseil (Status),
+  spot/                    Eigen (search only), common/status_macros.h and the API's message
+                           types (amt/v1/tuning.pb.h, search only: parameter ranges). Never
+                           core/, store/, api/, gateway/, daemon/, worker/, cli/, gRPC, Boost,
+                           SQLite, POSIX headers or common/clock.h.
+  metrics/    [pure]       MetricDefinitions regexes applied to lines: the above plus RE2 and
+  validation/              protobuf messages (not services); validation may use
+                           common/errors.h for the AWS error shapes.
+  store/      [no-wire]    SQLite persistence: messages (amt/v1/*.pb.h), SQLite, common/.
+                           Never gRPC (grpcpp/, grpc/, *.grpc.pb.h), Boost.Asio/Beast, core/,
+                           api/, gateway/, daemon/: the store knows neither wire nor job logic.
+  core/       [no-wire]    State machines and the coordinator: messages, common/, nlohmann-json,
+                           and the pure libraries plus store/. Never gRPC, Asio/Beast, api/,
+                           gateway/, daemon/: handlers decode the wire and post onto the loop.
+  api/        [api]        The transport-neutral service and its gRPC handlers: anything in
+                           orchestrator/ below it, never gateway/, daemon/, worker/, cli/.
+  gateway/    [gateway]    The HTTP edge wraps api/: it reaches orchestrator state only through
+                           api/, never core/, store/, search/, stopping/ directly; never
+                           daemon/, worker/, cli/.
+  daemon/,    [assembly]   Wiring of amtd: any orchestrator/ library; never worker/ or cli/
+  main.cc                  (amtd starts amt-worker as a process, not as a library).
+  worker/     [protocol]   amt-worker speaks only the worker protocol: amt/v1/worker.pb.h and
+                           worker.grpc.pb.h, gRPC, common/. Never orchestrator/, cli/, or the
+                           API and state messages (tuning.pb.h, state.pb.h).
+  cli/        [client]     The amt client: the public API (amt/v1/tuning*.pb.h), gRPC, common/.
+                           Only cli/run.cc (`amt run`: an embedded orchestrator) may include
+                           orchestrator/daemon/daemon.h; nothing else from orchestrator/, nor
+                           worker/.
+  common/     [common]     Shared by both sides, so it knows neither: no orchestrator/, worker/,
+                           cli/, amt/v1/ (messages reach it as google::protobuf::Message).
+  everywhere  [cli11]      CLI/CLI.hpp only in a main.cc (about 7 s per translation unit).
+
+Generated code (proto/), tests/, bench/ and examples/ are not checked.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+# Entries of an allow list: regexes matched against the whole include path.
+STD = r"[a-z_0-9]+"  # <vector>, <cstdint>: the C++ standard library (no dot, no slash)
+POSIX = r"(sys/)?[a-z_0-9]+\.h"  # <unistd.h>, <sys/wait.h>, <zlib.h>-shaped system headers
+ABSL = r"absl/.*"
+PROTO_MESSAGES = r"amt/v1/[a-z_]+\.pb\.h"  # messages only; services are *.grpc.pb.h
+PROTOBUF = r"google/protobuf/.*"
+COMMON = r"common/.*"
+
+
+def own(folder):
+    return re.escape(folder) + "/.*"
+
+
+def lib(name):
+    return re.escape("orchestrator/" + name) + "/.*"
+
+
+PURE = [STD, ABSL, r"common/status_macros\.h"]
+
+# folder -> (rule name, allow list, what the rule means: printed with each violation)
+RULES = {
+    "orchestrator/search": (
+        "pure", PURE + [own("orchestrator/search"), r"Eigen/.*", r"amt/v1/tuning\.pb\.h"],
+        "search/ is pure and knows no job: standard library, Abseil, Eigen, "
+        "common/status_macros.h, amt/v1/tuning.pb.h only"),
+    "orchestrator/stopping": (
+        "pure", PURE + [own("orchestrator/stopping")],
+        "stopping/ is pure and knows no job: standard library, Abseil, common/status_macros.h only"),
+    "orchestrator/spot": (
+        "pure", PURE + [own("orchestrator/spot")],
+        "spot/ is a pure, seeded model: standard library, Abseil, common/status_macros.h only"),
+    "orchestrator/metrics": (
+        "pure", PURE + [own("orchestrator/metrics"), r"re2/.*", PROTOBUF, r"amt/v1/tuning\.pb\.h"],
+        "metrics/ is pure: standard library, Abseil, RE2, protobuf messages only"),
+    "orchestrator/validation": (
+        "pure", PURE + [own("orchestrator/validation"), r"re2/.*", PROTOBUF, PROTO_MESSAGES,
+                        r"common/errors\.h"],
+        "validation/ is pure: standard library, Abseil, RE2, protobuf messages, common/errors.h"),
+    "orchestrator/store": (
+        "no-wire", [STD, POSIX, ABSL, own("orchestrator/store"), PROTO_MESSAGES, COMMON],
+        "store/ knows no wire and no job logic: no gRPC, Asio/Beast, core/, api/, gateway/, "
+        "daemon/"),
+    "orchestrator/core": (
+        "no-wire", [STD, ABSL, own("orchestrator/core"), PROTO_MESSAGES, COMMON, r"nlohmann/.*",
+                    lib("search"), lib("stopping"), lib("spot"), lib("metrics"),
+                    lib("validation"), lib("store")],
+        "core/ knows no wire: no gRPC, Asio/Beast, api/, gateway/, daemon/ (handlers decode "
+        "and post onto the loop)"),
+}
+
+# Folders whose rule is a deny list: anything but these.
+DENY_RULES = {
+    "orchestrator/api": (
+        "api", [lib("gateway"), lib("daemon"), r"worker/.*", r"cli/.*"],
+        "api/ is below the transports' assembly: no gateway/, daemon/, worker/, cli/"),
+    "orchestrator/gateway": (
+        "gateway", [lib("core"), lib("store"), lib("search"), lib("stopping"), lib("spot"),
+                    lib("metrics"), lib("daemon"), r"worker/.*", r"cli/.*"],
+        "gateway/ wraps api/: it reaches orchestrator state only through api/"),
+    "orchestrator/daemon": (
+        "assembly", [r"worker/.*", r"cli/.*"],
+        "amtd's wiring starts amt-worker as a process: no worker/ or cli/ headers"),
+    "orchestrator": (  # orchestrator/main.cc and other files at the top of orchestrator/
+        "assembly", [r"worker/.*", r"cli/.*"],
+        "amtd's wiring starts amt-worker as a process: no worker/ or cli/ headers"),
+}
+
+RULES.update({
+    "worker": (
+        "protocol", [STD, POSIX, ABSL, own("worker"), r"amt/v1/worker(\.grpc)?\.pb\.h", COMMON,
+                     r"grpcpp/.*", r"nlohmann/.*", r"CLI/CLI\.hpp"],
+        "the worker speaks only the protocol: amt/v1/worker*.pb.h, gRPC, common/; no "
+        "orchestrator/, cli/, tuning.pb.h or state.pb.h"),
+    "cli": (
+        "client", [STD, POSIX, ABSL, own("cli"), r"amt/v1/tuning(\.grpc)?\.pb\.h", COMMON,
+                   r"grpcpp/.*", PROTOBUF, r"nlohmann/.*", r"CLI/CLI\.hpp"],
+        "the client uses the public API (amt/v1/tuning*.pb.h) and gRPC; no orchestrator/ "
+        "(except orchestrator/daemon/daemon.h in cli/run.cc) and no worker/"),
+    "common": (
+        "common", [STD, POSIX, ABSL, own("common"), PROTOBUF, r"nlohmann/.*"],
+        "common/ is shared by amtd, amt-worker and amt, so it knows none of them: no "
+        "orchestrator/, worker/, cli/, amt/v1/"),
+})
+
+# (file, include) pairs allowed on top of their folder's rule, each with its reason.
+EXCEPTIONS = {
+    ("cli/run.cc", "orchestrator/daemon/daemon.h"):
+        "`amt run` embeds an orchestrator (DESIGN.md: cli/ `amt run`)",
+}
+
+CHECKED_TOPS = ["orchestrator", "worker", "cli", "common"]
+SOURCE_SUFFIXES = (".h", ".cc", ".hpp", ".cpp")
+
+
+def folder_of(rel):
+    """The rule key for a file path relative to the root."""
+    parts = rel.split("/")
+    if parts[0] == "orchestrator":
+        return "orchestrator" if len(parts) == 2 else "orchestrator/" + parts[1]
+    return parts[0]
+
+
+def check_file(rel, text):
+    problems = []
+    folder = folder_of(rel)
+    is_main = os.path.basename(rel) == "main.cc"
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = INCLUDE_RE.match(line)
+        if not m:
+            continue
+        path = m.group(2)
+        where = "%s:%d" % (rel, number)
+        if (rel, path) in EXCEPTIONS:
+            continue
+        if path == "CLI/CLI.hpp" and not is_main:
+            problems.append("%s: [cli11] includes <%s>: CLI11 only in a main.cc (about 7 s per "
+                            "translation unit; STYLE.md)" % (where, path))
+            continue
+        if folder in RULES:
+            name, allow, meaning = RULES[folder]
+            if not any(re.fullmatch(p, path) for p in allow):
+                problems.append("%s: [%s] includes \"%s\": %s" % (where, name, path, meaning))
+        elif folder in DENY_RULES:
+            name, deny, meaning = DENY_RULES[folder]
+            if any(re.fullmatch(p, path) for p in deny):
+                problems.append("%s: [%s] includes \"%s\": %s" % (where, name, path, meaning))
+        else:
+            problems.append("%s: [no-rule] %s has no layering rule: add one to "
+                            "scripts/check-layering.py" % (where, folder))
+            break
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
+    args = parser.parse_args()
+    root = os.path.abspath(args.root)
+
+    problems = []
+    files = 0
+    for top in CHECKED_TOPS:
+        base = os.path.join(root, top)
+        if not os.path.isdir(base):
+            problems.append("%s: [missing] no such folder under %s" % (top, root))
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            for filename in sorted(filenames):
+                if not filename.endswith(SOURCE_SUFFIXES):
+                    continue
+                full = os.path.join(dirpath, filename)
+                rel = os.path.relpath(full, root).replace(os.sep, "/")
+                with open(full, encoding="utf-8", errors="replace") as f:
+                    problems.extend(check_file(rel, f.read()))
+                files += 1
+    for p in problems:
+        print(p)
+    if problems:
+        print("layering: %d violation(s) in %d files (rules: scripts/check-layering.py)"
+              % (len(problems), files), file=sys.stderr)
+        return 1
+    print("layering: %d files, no include crosses the layering" % files)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

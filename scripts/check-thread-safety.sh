@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Clang's thread-safety analysis (STYLE.md item 16) over the sources whose threads share state:
+# every member marked ABSL_GUARDED_BY(mu_) must be touched with mu_ held, every function marked
+# ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) called with it. g++ builds the project; clang-14 only parses
+# these files (-fsyntax-only), so this needs the generated protobuf headers of a configured build.
+# Usage: scripts/check-thread-safety.sh [BUILD_DIR]   (default: build, as scripts/build.sh makes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${1:-build}"
+clangxx=$(command -v clang++-14 || command -v clang++ || true)
+if [ -z "$clangxx" ]; then
+  echo "check-thread-safety: clang++-14 not found (scripts/install-deps.sh installs clang-14)" >&2
+  exit 1
+fi
+if [ ! -f "$build_dir/proto/amt/v1/worker.pb.h" ]; then
+  echo "check-thread-safety: no generated headers under $build_dir/proto; build first" >&2
+  exit 1
+fi
+# worker/: the agent, job runners, log shippers and process readers run on their own threads.
+files=(worker/*.cc)
+failed=0
+for f in "${files[@]}"; do
+  if ! "$clangxx" -std=c++20 -fsyntax-only -Wthread-safety -Werror=thread-safety \
+      -I. -isystem "$build_dir/proto" "$f"; then
+    failed=1
+  fi
+done
+if [ "$failed" -ne 0 ]; then
+  echo "check-thread-safety: FAILED (see the errors above)" >&2
+  exit 1
+fi
+echo "thread-safety: ${#files[@]} files, clean"
