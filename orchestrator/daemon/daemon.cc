@@ -81,92 +81,14 @@ class DaemonImpl final : public Daemon {
       return absl::InternalError("cannot create data dir " + options.data_dir + ": " +
                                  ec.message());
     data_dir_ = fs::absolute(options.data_dir).string();
-
-    core::OrchestratorOptions orch = options.orchestrator;
-    orch.launch.s3_root =
-        options.s3_root.empty() ? data_dir_ + "/s3" : fs::absolute(options.s3_root).string();
-    orch.launch.is_executable = IsExecutableFile;
-    if (!options.image_map_file.empty()) {
-      std::ifstream in(options.image_map_file);
-      if (!in) return absl::InvalidArgumentError("cannot read image map " + options.image_map_file);
-      std::stringstream text;
-      text << in.rdbuf();
-      const std::string map_dir = fs::absolute(options.image_map_file).parent_path().string();
-      auto map = core::ParseImageMap(text.str(), map_dir, ExecutableDir());
-      if (!map.ok()) return map.status();
-      orch.launch.image_map = std::move(*map);
-    }
-    if (!orch.seed_source) orch.seed_source = [] { return std::random_device{}(); };
-    if (!orch.log) {
-      orch.log = [](const std::string& message) { std::cerr << "amtd: " << message << std::endl; };
-    }
-    const core::EarlyStoppingOptions& early = orch.early_stopping;
-    if (auto s = stopping::ValidateMedianRuleOptions(early.median_rule); !s.ok()) return s;
-    if (early.hyperband_reduction_factor < 2 || early.hyperband_brackets < 1) {
-      return absl::InvalidArgumentError(
-          "--hyperband-eta must be >= 2 and --hyperband-brackets >= 1");
-    }
-    if (auto s = spot::ValidateSpotOptions(orch.spot); !s.ok()) return s;
-
-    if (options.sqlite_sync != "full" && options.sqlite_sync != "normal") {
-      return absl::InvalidArgumentError("--sqlite-sync must be full or normal");
-    }
-    store::SqliteOptions sqlite;
-    sqlite.full_sync = options.sqlite_sync == "full";
-    auto store = store::OpenSqliteStore(data_dir_, sqlite);
-    if (!store.ok()) return store.status();
-    store_ = std::move(*store);
-    loop_ = std::make_unique<api::Loop>();
-    timers_ = std::make_unique<api::AsioTimers>(*loop_, clock_);
-    orchestrator_ = std::make_unique<core::Orchestrator>(orch, *store_, clock_, *timers_);
-    loop_->Start();
-    if (auto s = loop_->Call([this] { return orchestrator_->Load(); }); !s.ok()) return s;
-
-    api_ = std::make_unique<api::SageMakerApi>(*loop_, *orchestrator_);
-    tuning_service_ = std::make_unique<api::TuningServiceImpl>(*api_);
-    worker_service_ = std::make_unique<api::WorkerServiceImpl>(*loop_, *orchestrator_);
-    grpc::ServerBuilder builder;
-    int selected_port = 0;
-    builder.AddListeningPort(options.host + ":" + std::to_string(options.port),
-                             grpc::InsecureServerCredentials(), &selected_port);
-    builder.RegisterService(tuning_service_.get());
-    builder.RegisterService(worker_service_.get());
-    builder.SetMaxReceiveMessageSize(64 << 20);
-    server_ = builder.BuildAndStart();
-    if (server_ == nullptr || selected_port == 0) {
-      return absl::FailedPreconditionError("cannot listen on " + options.host + ":" +
-                                           std::to_string(options.port) + " (in use?)");
-    }
-    endpoint_ = options.host + ":" + std::to_string(selected_port);
-
+    auto orch = OrchestratorOptionsFor(options);
+    if (!orch.ok()) return orch.status();
+    if (auto s = StartCore(options, *orch); !s.ok()) return s;
+    if (auto s = StartGrpc(options); !s.ok()) return s;
     if (options.http_port >= 0) {
-      gateway::HttpServerOptions http = options.http;
-      http.host = options.host;
-      http.port = options.http_port;
-      if (!http.log) {
-        http.log = [](std::string_view message) { std::cerr << "amtd: " << message << "\n"; };
-      }
-      // One handler per AWS protocol; S3, CloudWatch Logs, ... join SageMaker's here.
-      std::vector<std::unique_ptr<gateway::ProtocolHandler>> handlers;
-      handlers.push_back(std::make_unique<gateway::SageMakerJsonHandler>(*api_));
-      auto server = gateway::HttpServer::Start(http, std::move(handlers));
-      if (!server.ok()) return server.status();
-      http_server_ = std::move(*server);
-      http_endpoint_ = "http://" + options.host + ":" + std::to_string(http_server_->port());
+      if (auto s = StartHttp(options); !s.ok()) return s;
     }
-
-    if (options.start_local_worker) {
-      const std::string binary =
-          options.worker_binary.empty() ? ExecutableDir() + "/amt-worker" : options.worker_binary;
-      int slots = options.local_worker_slots;
-      if (slots <= 0) slots = std::max(1u, std::thread::hardware_concurrency());
-      auto pid = SpawnWorker(
-          {binary, "--orchestrator", endpoint_, "--slots", std::to_string(slots), "--work-dir",
-           data_dir_ + "/jobs", "--worker-id", "local", "--exit-with-parent"},
-          data_dir_ + "/worker.log");
-      if (!pid.ok()) return pid.status();
-      worker_pid_ = *pid;
-    }
+    if (options.start_local_worker) return StartLocalWorker(options);
     return absl::OkStatus();
   }
 
@@ -199,6 +121,109 @@ class DaemonImpl final : public Daemon {
   }
 
  private:
+  // The orchestrator's options: the caller's, completed (S3 root, image map, seeds, log) and
+  // checked.
+  absl::StatusOr<core::OrchestratorOptions> OrchestratorOptionsFor(const DaemonOptions& options) {
+    core::OrchestratorOptions orch = options.orchestrator;
+    orch.launch.s3_root =
+        options.s3_root.empty() ? data_dir_ + "/s3" : fs::absolute(options.s3_root).string();
+    orch.launch.is_executable = IsExecutableFile;
+    if (!options.image_map_file.empty()) {
+      std::ifstream in(options.image_map_file);
+      if (!in) return absl::InvalidArgumentError("cannot read image map " + options.image_map_file);
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string map_dir = fs::absolute(options.image_map_file).parent_path().string();
+      auto map = core::ParseImageMap(text.str(), map_dir, ExecutableDir());
+      if (!map.ok()) return map.status();
+      orch.launch.image_map = std::move(*map);
+    }
+    if (!orch.seed_source) orch.seed_source = [] { return std::random_device{}(); };
+    if (!orch.log) {
+      orch.log = [](const std::string& message) { std::cerr << "amtd: " << message << std::endl; };
+    }
+    const core::EarlyStoppingOptions& early = orch.early_stopping;
+    if (auto s = stopping::ValidateMedianRuleOptions(early.median_rule); !s.ok()) return s;
+    if (early.hyperband_reduction_factor < 2 || early.hyperband_brackets < 1) {
+      return absl::InvalidArgumentError(
+          "--hyperband-eta must be >= 2 and --hyperband-brackets >= 1");
+    }
+    if (auto s = spot::ValidateSpotOptions(orch.spot); !s.ok()) return s;
+    return orch;
+  }
+
+  // The store (which locks the data dir), the loop, timers and the orchestrator, loaded.
+  absl::Status StartCore(const DaemonOptions& options, const core::OrchestratorOptions& orch) {
+    if (options.sqlite_sync != "full" && options.sqlite_sync != "normal") {
+      return absl::InvalidArgumentError("--sqlite-sync must be full or normal");
+    }
+    store::SqliteOptions sqlite;
+    sqlite.full_sync = options.sqlite_sync == "full";
+    auto store = store::OpenSqliteStore(data_dir_, sqlite);
+    if (!store.ok()) return store.status();
+    store_ = std::move(*store);
+    loop_ = std::make_unique<api::Loop>();
+    timers_ = std::make_unique<api::AsioTimers>(*loop_, clock_);
+    orchestrator_ = std::make_unique<core::Orchestrator>(orch, *store_, clock_, *timers_);
+    loop_->Start();
+    if (auto s = loop_->Call([this] { return orchestrator_->Load(); }); !s.ok()) return s;
+    return absl::OkStatus();
+  }
+
+  // The SageMaker API and the gRPC server (TuningService, WorkerService).
+  absl::Status StartGrpc(const DaemonOptions& options) {
+    api_ = std::make_unique<api::SageMakerApi>(*loop_, *orchestrator_);
+    tuning_service_ = std::make_unique<api::TuningServiceImpl>(*api_);
+    worker_service_ = std::make_unique<api::WorkerServiceImpl>(*loop_, *orchestrator_);
+    grpc::ServerBuilder builder;
+    int selected_port = 0;
+    builder.AddListeningPort(options.host + ":" + std::to_string(options.port),
+                             grpc::InsecureServerCredentials(), &selected_port);
+    builder.RegisterService(tuning_service_.get());
+    builder.RegisterService(worker_service_.get());
+    builder.SetMaxReceiveMessageSize(64 << 20);
+    server_ = builder.BuildAndStart();
+    if (server_ == nullptr || selected_port == 0) {
+      return absl::FailedPreconditionError("cannot listen on " + options.host + ":" +
+                                           std::to_string(options.port) + " (in use?)");
+    }
+    endpoint_ = options.host + ":" + std::to_string(selected_port);
+    return absl::OkStatus();
+  }
+
+  // The HTTP server, one handler per AWS protocol.
+  absl::Status StartHttp(const DaemonOptions& options) {
+    gateway::HttpServerOptions http = options.http;
+    http.host = options.host;
+    http.port = options.http_port;
+    if (!http.log) {
+      http.log = [](std::string_view message) { std::cerr << "amtd: " << message << "\n"; };
+    }
+    // One handler per AWS protocol; S3, CloudWatch Logs, ... join SageMaker's here.
+    std::vector<std::unique_ptr<gateway::ProtocolHandler>> handlers;
+    handlers.push_back(std::make_unique<gateway::SageMakerJsonHandler>(*api_));
+    auto server = gateway::HttpServer::Start(http, std::move(handlers));
+    if (!server.ok()) return server.status();
+    http_server_ = std::move(*server);
+    http_endpoint_ = "http://" + options.host + ":" + std::to_string(http_server_->port());
+    return absl::OkStatus();
+  }
+
+  // The local amt-worker, a process of its own.
+  absl::Status StartLocalWorker(const DaemonOptions& options) {
+    const std::string binary =
+        options.worker_binary.empty() ? ExecutableDir() + "/amt-worker" : options.worker_binary;
+    int slots = options.local_worker_slots;
+    if (slots <= 0) slots = std::max(1u, std::thread::hardware_concurrency());
+    auto pid = SpawnWorker(
+        {binary, "--orchestrator", endpoint_, "--slots", std::to_string(slots), "--work-dir",
+         data_dir_ + "/jobs", "--worker-id", "local", "--exit-with-parent"},
+        data_dir_ + "/worker.log");
+    if (!pid.ok()) return pid.status();
+    worker_pid_ = *pid;
+    return absl::OkStatus();
+  }
+
   DaemonOptions options_;
   std::string data_dir_;
   SystemClock clock_;
