@@ -181,17 +181,7 @@ TEST_F(OrchestratorTest, StopTuningJobStopsRunningJobsThenEndsStopped) {
 }
 
 TEST_F(OrchestratorTest, MaxRuntimeStopsTheJobAndReportsMaxRuntimeExceeded) {
-  v1::CreateTrainingJobRequest r;
-  ASSERT_TRUE(JsonToProto(R"j({"TrainingJobName": "solo",
-      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
-        "MetricDefinitions": [{"Name": "loss", "Regex": "loss=(\\S+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/R",
-      "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 30}})j",
-                          &r)
-                  .ok());
-  ASSERT_TRUE(orch_->CreateTrainingJob(r).ok());
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
   auto described = orch_->DescribeTrainingJob("solo");
   EXPECT_EQ(described->secondary_status(), "Starting");  // no worker yet
   auto link = Connect(1);

@@ -17,21 +17,6 @@ using ::testing::SizeIs;
 
 constexpr char kStoreError[] = "injected store failure: disk full";
 
-v1::CreateTrainingJobRequest SoloJob(const std::string& name = "solo") {
-  v1::CreateTrainingJobRequest r;
-  EXPECT_TRUE(JsonToProto(R"j({"TrainingJobName": "solo",
-      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
-        "MetricDefinitions": [{"Name": "loss", "Regex": "loss=(\\S+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/R",
-      "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 30}})j",
-                          &r)
-                  .ok());
-  r.set_training_job_name(name);
-  return r;
-}
-
 class PersistenceTest : public OrchestratorTest {
  protected:
   // The stored record of a training job, as Describe shows it.
