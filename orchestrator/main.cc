@@ -42,6 +42,9 @@ void AddServerFlags(CLI::App& app, Flags& flags) {
   app.add_option("--http-max-body-bytes", flags.options.http.max_body_bytes,
                  "Largest HTTP request body; larger ones get 413 SerializationException")
       ->capture_default_str();
+  app.add_flag("--init", flags.options.init,
+               "Start with an empty state although --data-dir has job folders but no database "
+               "(amt.db missing or empty); without it amtd refuses, as it would forget every job");
   app.add_option("--data-dir", flags.options.data_dir,
                  "State folder: amt.db, s3/, jobs/, worker.log")
       ->capture_default_str();

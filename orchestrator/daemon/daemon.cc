@@ -69,6 +69,25 @@ absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv,
   return pid;
 }
 
+// A data dir whose job folders outlived its database (amt.db deleted, or truncated to nothing)
+// would start empty and forget every job without a word: refused, unless --init.
+absl::Status CheckStateNotLost(const std::string& data_dir) {
+  std::error_code ec;
+  const fs::path jobs = fs::path(data_dir) / "jobs";
+  if (!fs::is_directory(jobs, ec) || fs::is_empty(jobs, ec)) return absl::OkStatus();
+  const fs::path db = fs::path(data_dir) / store::kDatabaseFileName;
+  const bool missing = !fs::exists(db, ec);
+  const auto size = [&ec](const fs::path& p) {
+    return fs::exists(p, ec) ? fs::file_size(p, ec) : 0;
+  };
+  // In WAL mode committed pages may still sit in amt.db-wal.
+  if (!missing && size(db) + size(fs::path(db.string() + "-wal")) > 0) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "the data directory " + data_dir + " has training job folders (jobs/) but its state " +
+      "database " + db.string() + (missing ? " is missing" : " is empty") +
+      ": starting would forget every job. Restore amt.db, or start afresh with --init.");
+}
+
 class DaemonImpl final : public Daemon {
  public:
   ~DaemonImpl() override { Shutdown(); }
@@ -156,6 +175,9 @@ class DaemonImpl final : public Daemon {
   absl::Status StartCore(const DaemonOptions& options, const core::OrchestratorOptions& orch) {
     if (options.sqlite_sync != "full" && options.sqlite_sync != "normal") {
       return absl::InvalidArgumentError("--sqlite-sync must be full or normal");
+    }
+    if (!options.init) {
+      if (auto s = CheckStateNotLost(data_dir_); !s.ok()) return s;
     }
     store::SqliteOptions sqlite;
     sqlite.full_sync = options.sqlite_sync == "full";

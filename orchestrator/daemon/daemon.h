@@ -25,6 +25,9 @@ struct DaemonOptions {
   // An empty `log` writes to stderr.
   gateway::HttpServerOptions http;
   std::string data_dir = ".amt";  // amt.db, the local S3 folder, job folders, worker.log
+  // Start with an empty state although the data dir has job folders but no database (amtd
+  // --init); without it that start is refused, as it would forget every job.
+  bool init = false;
   bool start_local_worker = true;
   int local_worker_slots = 0;  // 0: the number of CPUs
   std::string worker_binary;   // default: amt-worker next to the running executable
@@ -42,7 +45,9 @@ struct DaemonOptions {
 class Daemon {
  public:
   // Starts everything; returns once amtd accepts requests. FailedPrecondition when the port is
-  // taken, InvalidArgument for a bad image map, Internal for store errors.
+  // taken, another amtd holds the data dir, or the data dir has job folders but its database is
+  // missing or empty (unless `init`); InvalidArgument for a bad image map; Internal for store
+  // errors.
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options);
   virtual ~Daemon() = default;
 

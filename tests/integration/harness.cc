@@ -93,6 +93,38 @@ Amtd::Amtd(const std::string& data_dir, const std::vector<std::string>& extra) {
       grpc::CreateChannel(endpoint_, grpc::InsecureChannelCredentials()));
 }
 
+AmtdExit RunAmtdToExit(const std::string& data_dir, const std::vector<std::string>& extra) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe");
+  std::vector<std::string> args = {BinDir() + "/amtd",  "--port",     "0",
+                                   "--no-local-worker", "--data-dir", data_dir};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) throw std::runtime_error("cannot start amtd");
+  AmtdExit result;
+  char buffer[512];
+  ssize_t n;
+  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0) {
+    result.output.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
 Amtd::~Amtd() {
   if (pid_ > 0) Kill(SIGTERM);
 }

@@ -50,6 +50,14 @@ class Amtd {
   std::unique_ptr<v1::TuningService::Stub> stub_;
 };
 
+// Runs build/bin/amtd --port 0 --no-local-worker --data-dir DIR plus `extra`, for a start that
+// must fail: waits for it to exit and returns its exit code and everything it printed.
+struct AmtdExit {
+  int exit_code = -1;
+  std::string output;
+};
+AmtdExit RunAmtdToExit(const std::string& data_dir, const std::vector<std::string>& extra);
+
 // Follows WatchHyperParameterTuningJob until the tuning job is terminal; returns the last snapshot.
 v1::WatchHyperParameterTuningJobResponse WaitForTuningJob(v1::TuningService::Stub& stub,
                                                           const std::string& name);

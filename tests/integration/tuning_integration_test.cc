@@ -268,6 +268,40 @@ TEST_F(TuningIntegrationTest, RestartInTheMiddleKeepsEverythingAndCarriesOn) {
   EXPECT_GE(lines, 3);
 }
 
+TEST_F(TuningIntegrationTest, JobFoldersWithoutTheirDatabaseAreNotForgottenSilently) {
+  const std::string data = dir_ + "/data";
+  {
+    auto amtd = StartAmtd();
+    Create(*amtd, TuningJson("kept", "Random", 2, 2, kRandomRanges, R"j({"epochs": "1"})j"));
+    WaitForTuningJob(amtd->stub(), "kept");
+  }
+  ASSERT_TRUE(fs::exists(data + "/jobs"));
+  fs::remove(data + "/amt.db");
+  fs::remove(data + "/amt.db-wal");
+  fs::remove(data + "/amt.db-shm");
+  const AmtdExit refused = RunAmtdToExit(data, {});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.output,
+              HasSubstr("has training job folders (jobs/) but its state database " + data +
+                        "/amt.db is missing: starting would forget every "
+                        "job. Restore amt.db, or start afresh with --init."));
+  auto fresh = StartAmtd({"--init"});  // told to: starts empty
+  grpc::ClientContext ctx;
+  v1::ListHyperParameterTuningJobsRequest request;
+  v1::ListHyperParameterTuningJobsResponse response;
+  ASSERT_TRUE(fresh->stub().ListHyperParameterTuningJobs(&ctx, request, &response).ok());
+  EXPECT_EQ(response.hyper_parameter_tuning_job_summaries_size(), 0);
+}
+
+TEST_F(TuningIntegrationTest, ASecondAmtdOnTheSameDataDirectoryRefusesToStart) {
+  auto first = StartAmtd();
+  const AmtdExit second = RunAmtdToExit(dir_ + "/data", {});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_THAT(second.output,
+              HasSubstr("is in use by another amtd (pid " + std::to_string(first->pid()) +
+                        "); stop it or choose another --data-dir"));
+}
+
 TEST_F(TuningIntegrationTest, BadRequestGetsSageMakersValidationError) {
   auto amtd = StartAmtd();
   auto request = TuningRequestFromJson(TuningJson("Bad_Name", "Random", 2, 1, kRandomRanges, "{}"));
