@@ -191,7 +191,9 @@ EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRec
                            const std::vector<const v1::TrainingJobRecord*>& jobs,
                            int early_failure_attempts, double now) {
   auto* d = tuning.mutable_describe();
-  tuning.set_finished(tuning.finished() + 1);
+  // An infrastructure failure (RetryableError: its worker was lost) says nothing about the
+  // training code, so it never counts toward "No training job succeeded after N attempts".
+  if (job.failure_kind() != "RetryableError") tuning.set_finished(tuning.finished() + 1);
   if (job.objective_status() == "Succeeded") {
     tuning.set_succeeded(tuning.succeeded() + 1);
     // Against the best before this job: a job does not improve on itself.

@@ -50,7 +50,8 @@ bool MayLaunch(const v1::TuningJobRecord& tuning);
 // StopHyperParameterTuningJob accepted: Stopping, stop_requested.
 void MarkTuningStopping(v1::TuningJobRecord& tuning, double now);
 
-// Bookkeeping after one of its training jobs (`job`) ended: finished/succeeded counts, the
+// Bookkeeping after one of its training jobs (`job`) ended: finished/succeeded counts (a
+// RetryableError, an infrastructure failure, is not counted as finished), the
 // not-improving streak (1% rule), the recomputed view over `jobs` (all its training jobs).
 // Returns the completion criterion this reaches while the tuning job is InProgress and not yet
 // ending (kNone when none): early failure after `early_failure_attempts` finished jobs without a

@@ -140,6 +140,22 @@ TEST(TuningJobStateMachine, FiveFailuresReachEarlyFailureAndEndFailed) {
   EXPECT_EQ(t.describe().training_job_status_counters().non_retryable_error(), 5);
 }
 
+TEST(TuningJobStateMachine, InfrastructureFailuresNeverCountTowardEarlyFailure) {
+  auto t = Running(10);
+  std::vector<v1::TrainingJobRecord> jobs;
+  for (int i = 0; i < 6; ++i) {
+    jobs.push_back(Ended("j" + std::to_string(i), "Failed", {}));
+    jobs.back().set_failure_kind("RetryableError");  // its worker was lost
+  }
+  std::vector<const v1::TrainingJobRecord*> all;
+  for (const auto& j : jobs) {
+    all.push_back(&j);
+    EXPECT_EQ(RecordFinishedJob(t, j, all, 5, 30), EndCause::kNone) << j.DebugString();
+  }
+  EXPECT_EQ(t.finished(), 0);
+  EXPECT_EQ(t.describe().training_job_status_counters().retryable_error(), 6);
+}
+
 TEST(TuningJobStateMachine, TargetAndNotImprovingAreReachedByTheJobThatMeetsThem) {
   auto t = Running(10);
   auto* criteria = t.mutable_describe()
