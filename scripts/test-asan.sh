@@ -16,8 +16,12 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0"
 
 # Tests not run under the sanitizers, each with its reason (printed, so none is left out
-# silently). Empty: every test runs.
-excluded=()
+# silently).
+# - HttpServerTest.KeepsAcceptingAfterRunningOutOfFileDescriptors exhausts the process's file
+#   descriptors on purpose; UBSan's vptr check probes memory with pipe(2), which then fails, so
+#   every virtual call in that window is reported as "invalid vptr" (a false report; the normal
+#   build runs the test).
+excluded=(HttpServerTest.KeepsAcceptingAfterRunningOutOfFileDescriptors)
 if [ ${#excluded[@]} -gt 0 ]; then
   echo "asan-ubsan: not run: ${excluded[*]}"
 fi
