@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
+#include <utility>
 
 #include "common/json.h"
 
@@ -55,24 +57,40 @@ std::string WriteImageMap(const std::string& dir) {
   return path;
 }
 
-Amtd::Amtd(const std::string& data_dir, const std::vector<std::string>& extra) {
+namespace {
+
+// Starts build/bin/amtd --port 0 plus `args`, its stdout (and with `with_stderr` its stderr) on a
+// pipe; returns its pid and the pipe's read end.
+std::pair<pid_t, int> SpawnAmtd(const std::vector<std::string>& args, bool with_stderr) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("pipe");
-  std::vector<std::string> args = {BinDir() + "/amtd", "--port", "0", "--data-dir", data_dir};
-  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<std::string> all = {BinDir() + "/amtd", "--port", "0"};
+  all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : all) argv.push_back(a.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  if (with_stderr) posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
-  const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
   if (rc != 0) throw std::runtime_error("cannot start amtd");
+  return {pid, fds[0]};
+}
+
+}  // namespace
+
+Amtd::Amtd(const std::string& data_dir, const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"--data-dir", data_dir};
+  args.insert(args.end(), extra.begin(), extra.end());
+  int out_fd = -1;
+  std::tie(pid_, out_fd) = SpawnAmtd(args, /*with_stderr=*/false);
   // Blocks until amtd prints its endpoint (an event, not a sleep).
-  FILE* out = ::fdopen(fds[0], "r");
+  FILE* out = ::fdopen(out_fd, "r");
   char line[512];
   const std::string prefix = "amtd listening on ";
   while (std::fgets(line, sizeof line, out) != nullptr) {
@@ -94,31 +112,16 @@ Amtd::Amtd(const std::string& data_dir, const std::vector<std::string>& extra) {
 }
 
 AmtdExit RunAmtdToExit(const std::string& data_dir, const std::vector<std::string>& extra) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("pipe");
-  std::vector<std::string> args = {BinDir() + "/amtd",  "--port",     "0",
-                                   "--no-local-worker", "--data-dir", data_dir};
+  std::vector<std::string> args = {"--no-local-worker", "--data-dir", data_dir};
   args.insert(args.end(), extra.begin(), extra.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) throw std::runtime_error("cannot start amtd");
+  const auto [pid, out_fd] = SpawnAmtd(args, /*with_stderr=*/true);
   AmtdExit result;
   char buffer[512];
   ssize_t n;
-  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0) {
+  while ((n = ::read(out_fd, buffer, sizeof buffer)) > 0) {
     result.output.append(buffer, static_cast<size_t>(n));
   }
-  ::close(fds[0]);
+  ::close(out_fd);
   int status = 0;
   ::waitpid(pid, &status, 0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
