@@ -488,19 +488,13 @@ TEST_F(OrchestratorTest, HyperbandLeavesAJobWhoseLastEpochIsMaxResourceToComplet
   EXPECT_EQ(Describe().training_job_status_counters().completed(), 1);
 }
 
+// SoloJob as a managed spot job with checkpoints: MaxRuntimeInSeconds 1000, MaxWait 5000.
 v1::CreateTrainingJobRequest SpotTrainingJob() {
-  v1::CreateTrainingJobRequest r;
-  EXPECT_TRUE(JsonToProto(R"j({"TrainingJobName": "spot",
-      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
-        "MetricDefinitions": [{"Name": "loss", "Regex": "loss=(\\S+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/R",
-      "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
-      "EnableManagedSpotTraining": true,
-      "CheckpointConfig": {"S3Uri": "s3://b/checkpoints"},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 1000, "MaxWaitTimeInSeconds": 5000}})j",
-                          &r)
-                  .ok());
+  v1::CreateTrainingJobRequest r = SoloJob("spot");
+  r.set_enable_managed_spot_training(true);
+  r.mutable_checkpoint_config()->set_s3_uri("s3://b/checkpoints");
+  r.mutable_stopping_condition()->set_max_runtime_in_seconds(1000);
+  r.mutable_stopping_condition()->set_max_wait_time_in_seconds(5000);
   return r;
 }
 
