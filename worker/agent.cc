@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/time/time.h"
-
 namespace amt::worker {
 
 Agent::Agent(AgentOptions options, StreamConnector& connector, ProcessLauncher& launcher,
@@ -15,9 +13,10 @@ Agent::~Agent() {
   std::map<std::string, std::shared_ptr<JobRunner>> jobs;
   std::vector<std::shared_ptr<JobRunner>> finished;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     shutting_down_ = true;
     exit_run_ = true;
+    exit_cv_.SignalAll();
     jobs.swap(jobs_);
     finished.swap(finished_);
   }
@@ -35,7 +34,7 @@ void Agent::Run() {
   bool said_unreachable = false;  // say it once per outage, not on every try
   while (true) {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (exit_run_) break;
     }
     std::unique_ptr<WorkerStream> stream = ConnectOnce();
@@ -50,16 +49,20 @@ void Agent::Run() {
         ReapFinished();
       }
       {
-        absl::MutexLock lock(&mu_);
+        MutexLock lock(&mu_);
         if (stream_ == stream.get()) stream_ = nullptr;
       }
       stream->Cancel();
       stream.reset();
     }
     ReapFinished();
-    absl::MutexLock lock(&mu_);
-    // Shutdown() sets exit_run_ under mu_, which re-evaluates the condition: no notify needed.
-    if (mu_.AwaitWithTimeout(absl::Condition(&exit_run_), absl::FromChrono(backoff))) break;
+    MutexLock lock(&mu_);
+    if (exit_cv_.AwaitFor(&mu_, backoff, [this] {
+          mu_.AssertHeld();
+          return exit_run_;
+        })) {
+      break;
+    }
     if (connected) {
       Diagnose("lost the stream to amtd; reconnecting");
     } else if (!said_unreachable) {
@@ -76,7 +79,7 @@ std::unique_ptr<WorkerStream> Agent::ConnectOnce() {
   if (!connected.ok()) return nullptr;
   std::unique_ptr<WorkerStream> stream = std::move(*connected);
 
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (exit_run_) {
     stream->Cancel();
     return nullptr;
@@ -133,7 +136,7 @@ void Agent::Handle(const amt::v1::OrchestratorMessage& message) {
 }
 
 void Agent::HandleStart(const amt::v1::StartJob& start) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::string refusal;
   const auto existing = jobs_.find(start.training_job_name());
   if (shutting_down_) {
@@ -166,7 +169,7 @@ void Agent::HandleStart(const amt::v1::StartJob& start) {
 }
 
 void Agent::HandleStop(const amt::v1::StopJob& stop) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const auto it = jobs_.find(stop.training_job_name());
   if (it == jobs_.end() || it->second->attempt() != stop.attempt()) {
     // Usually a job that has just exited: its JobExited is on its way.
@@ -178,7 +181,7 @@ void Agent::HandleStop(const amt::v1::StopJob& stop) {
 }
 
 void Agent::OnRunnerReport(amt::v1::WorkerMessage message) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const bool exit = message.has_exited();
   if (exit) {
     // The runner's thread is still inside this call, so it is joined later, on the agent thread.
@@ -211,7 +214,7 @@ void Agent::SendLocked(amt::v1::WorkerMessage message, bool runner_exit) {
 void Agent::ReapFinished() {
   std::vector<std::shared_ptr<JobRunner>> finished;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     finished.swap(finished_);
   }
   finished.clear();  // joins the runners' threads, which have made their last report
@@ -220,7 +223,7 @@ void Agent::ReapFinished() {
 void Agent::Shutdown() {
   std::vector<std::shared_ptr<JobRunner>> runners;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (shutting_down_) return;
     shutting_down_ = true;
     for (const auto& [name, runner] : jobs_) runners.push_back(runner);
@@ -236,8 +239,9 @@ void Agent::Shutdown() {
     runner->WaitForExit(std::max(left, std::chrono::milliseconds(0)));
   }
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     exit_run_ = true;
+    exit_cv_.SignalAll();
     if (stream_ != nullptr) stream_->Cancel();
   }
 }

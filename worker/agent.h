@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "amt/v1/worker.pb.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "worker/job_runner.h"
 #include "worker/process_launcher.h"
 #include "worker/worker_stream.h"
@@ -89,9 +89,10 @@ class Agent {
   ProcessLauncher& launcher_;
   const Clock& clock_;
 
-  absl::Mutex mu_;
-  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;      // refuse new jobs
-  bool exit_run_ ABSL_GUARDED_BY(mu_) = false;           // Run() returns
+  Mutex mu_;
+  CondVar exit_cv_;                                  // wakes Run()'s backoff wait: exit_run_ set
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;  // refuse new jobs
+  bool exit_run_ ABSL_GUARDED_BY(mu_) = false;       // Run() returns
   WorkerStream* stream_ ABSL_GUARDED_BY(mu_) = nullptr;  // the connected stream, owned by Run()
   std::map<std::string, std::shared_ptr<JobRunner>> jobs_ ABSL_GUARDED_BY(mu_);  // running
   std::vector<std::shared_ptr<JobRunner>> finished_ ABSL_GUARDED_BY(mu_);        // exited, to join

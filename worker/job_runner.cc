@@ -7,7 +7,6 @@
 #include <system_error>
 #include <utility>
 
-#include "absl/time/time.h"
 #include "worker/tar_gz.h"
 
 namespace amt::worker {
@@ -23,13 +22,13 @@ JobRunner::JobRunner(JobRunnerOptions options, amt::v1::StartJob job, ProcessLau
 
 JobRunner::~JobRunner() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (process_ != nullptr && !process_exited_) (void)process_->SignalGroup(SIGKILL);
   }
   if (thread_.joinable()) thread_.join();
   std::thread kill_timer;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     process_exited_ = true;  // releases the kill timer when the job never launched
     kill_cv_.SignalAll();
     kill_timer = std::move(kill_timer_);
@@ -42,7 +41,7 @@ void JobRunner::Start() {
 }
 
 void JobRunner::Stop(double grace_seconds) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (process_exited_ || done_) return;
   const auto grace = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(std::max(0.0, grace_seconds)));
@@ -62,19 +61,22 @@ void JobRunner::SignalAndArmKillTimerLocked() {
 }
 
 void JobRunner::KillTimer() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   // kill_at_ may move earlier while we wait (a second Stop), so re-read it on every wake-up.
   while (!process_exited_) {
     const auto left = *kill_at_ - std::chrono::steady_clock::now();
     if (left <= std::chrono::steady_clock::duration::zero()) break;
-    kill_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
+    kill_cv_.WaitFor(&mu_, left);
   }
   if (!process_exited_) (void)process_->SignalGroup(SIGKILL);
 }
 
 bool JobRunner::WaitForExit(std::chrono::milliseconds timeout) {
-  absl::MutexLock lock(&mu_);
-  return mu_.AwaitWithTimeout(absl::Condition(&done_), absl::FromChrono(timeout));
+  MutexLock lock(&mu_);
+  return done_cv_.AwaitFor(&mu_, timeout, [this] {
+    mu_.AssertHeld();
+    return done_;
+  });
 }
 
 void JobRunner::Diagnose(const std::string& message) const {
@@ -85,14 +87,15 @@ void JobRunner::ReportExit(amt::v1::JobExited exited) {
   exited.set_training_job_name(job_.training_job_name());
   exited.set_attempt(job_.attempt());
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     exited.set_stop_requested(stop_requested_);
   }
   amt::v1::WorkerMessage message;
   *message.mutable_exited() = std::move(exited);
   report_(std::move(message));
-  absl::MutexLock lock(&mu_);
-  done_ = true;  // wakes WaitForExit: Await re-evaluates its condition when mu_ is released
+  MutexLock lock(&mu_);
+  done_ = true;
+  done_cv_.SignalAll();  // wakes WaitForExit
 }
 
 absl::Status JobRunner::Tar(const std::string& dir, const std::string& file) {
@@ -151,7 +154,7 @@ void JobRunner::Run() {
   }
   Process* process = launched->get();
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     process_ = std::move(*launched);
     if (stop_requested_) SignalAndArmKillTimerLocked();
   }
@@ -165,7 +168,7 @@ void JobRunner::Run() {
 
   const ExitStatus status = process->Wait();
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     process_exited_ = true;
     kill_cv_.SignalAll();
   }

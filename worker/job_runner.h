@@ -20,9 +20,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "amt/v1/worker.pb.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "worker/job_dir.h"
 #include "worker/log_shipper.h"
 #include "worker/process_launcher.h"
@@ -84,8 +84,9 @@ class JobRunner {
   const Clock& clock_;
   const ReportFn report_;
 
-  absl::Mutex mu_;
-  absl::CondVar kill_cv_;  // wakes the kill timer: the process exited or kill_at_ moved earlier
+  Mutex mu_;
+  CondVar kill_cv_;  // wakes the kill timer: the process exited or kill_at_ moved earlier
+  CondVar done_cv_;  // wakes WaitForExit: done_ set
   std::unique_ptr<Process> process_ ABSL_GUARDED_BY(mu_);  // set once by the job thread
   bool process_exited_ ABSL_GUARDED_BY(mu_) = false;
   bool done_ ABSL_GUARDED_BY(mu_) = false;  // JobExited reported

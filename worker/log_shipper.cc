@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "absl/time/time.h"
 #include "common/log_line.h"
 
 namespace amt::worker {
@@ -22,7 +21,7 @@ void LogShipper::Add(OutputStream stream, const std::string& line) {
   record.set_timestamp(clock_.Now());
   record.set_text(SageMakerLogLine(line));
   record.set_stderr(stream == OutputStream::kStderr);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (closing_) return;
   pending_.push_back({std::chrono::steady_clock::now(), std::move(record)});
   if (pending_.size() == 1 || pending_.size() >= options_.max_lines) cv_.Signal();
@@ -36,7 +35,7 @@ void LogShipper::Close() {
   if (closed_) return;
   closed_ = true;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     closing_ = true;
     cv_.Signal();
   }
@@ -83,7 +82,7 @@ void LogShipper::Run() {
       cv_.Wait(&mu_);
     } else {
       const auto due = pending_.front().queued + options_.max_delay;
-      cv_.WaitWithTimeout(&mu_, absl::FromChrono(due - std::chrono::steady_clock::now()));
+      cv_.WaitFor(&mu_, due - std::chrono::steady_clock::now());
     }
   }
   mu_.Unlock();

@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "amt/v1/worker.pb.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "worker/process_launcher.h"
 
 namespace amt::worker {
@@ -59,8 +59,8 @@ class LogShipper {
   const LogShipperOptions options_;
   const SendFn send_;
 
-  absl::Mutex mu_;
-  absl::CondVar cv_;  // wakes the shipper's thread: a first or max_lines-th line, or Close()
+  Mutex mu_;
+  CondVar cv_;  // wakes the shipper's thread: a first or max_lines-th line, or Close()
   struct Pending {
     std::chrono::steady_clock::time_point queued;
     amt::v1::LogRecord record;

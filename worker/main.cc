@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
-#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "worker/agent.h"
 #include "worker/grpc_connector.h"
 #include "worker/process_launcher.h"
@@ -64,9 +64,9 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  absl::Mutex log_mu;  // one diagnostic line at a time, from the agent's and the jobs' threads
+  amt::Mutex log_mu;  // one diagnostic line at a time, from the agent's and the jobs' threads
   auto diagnostics = [&log_mu](const std::string& message) {
-    absl::MutexLock lock(&log_mu);
+    amt::MutexLock lock(&log_mu);
     std::fprintf(stderr, "amt-worker: %s\n", message.c_str());
   };
 

@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 
 namespace amt::worker {
 namespace {
@@ -108,7 +108,7 @@ class PosixProcess final : public Process {
   int pid() const override { return pid_; }
 
   absl::Status SignalGroup(int signal) override ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (reaped_) return absl::OkStatus();
     if (::kill(-pid_, signal) != 0 && errno != ESRCH) {
       return absl::InternalError("kill(-" + std::to_string(pid_) + "): " + ErrnoText(errno));
@@ -124,7 +124,7 @@ class PosixProcess final : public Process {
     while (::waitid(P_PID, pid_, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
     }
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       ::kill(-pid_, SIGKILL);
       int status = 0;
       while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -196,7 +196,7 @@ class PosixProcess final : public Process {
   int wake_read_;
   int wake_write_;
   const LineCallback on_line_;
-  absl::Mutex mu_;
+  Mutex mu_;
   bool reaped_ ABSL_GUARDED_BY(mu_) = false;
   bool waited_ = false;  // touched only by the thread calling Wait() (and the destructor)
   ExitStatus exit_;
