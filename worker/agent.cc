@@ -102,16 +102,12 @@ std::unique_ptr<WorkerStream> Agent::ConnectOnce() {
     stream->Cancel();
     return nullptr;
   }
-  while (!buffer_.empty()) {
-    auto& [message, runner_exit] = buffer_.front();
-    if (!stream->Write(message)) {
+  // Replayed in order; amtd applies a report it has already saved to no further effect.
+  for (const Unacked& report : unacked_) {
+    if (!stream->Write(report.message)) {
       stream->Cancel();
       return nullptr;
     }
-    if (runner_exit) {
-      undelivered_exits_.erase({message.exited().training_job_name(), message.exited().attempt()});
-    }
-    buffer_.pop_front();
   }
   if (dropped_log_batches_ > 0) {
     Diagnose(std::to_string(dropped_log_batches_) + " log batches were dropped while disconnected");
@@ -128,6 +124,9 @@ void Agent::Handle(const amt::v1::OrchestratorMessage& message) {
       break;
     case amt::v1::OrchestratorMessage::kStop:
       HandleStop(message.stop());
+      break;
+    case amt::v1::OrchestratorMessage::kAck:
+      HandleAck(message.ack().seq());
       break;
     case amt::v1::OrchestratorMessage::BODY_NOT_SET:
       Diagnose("ignoring an empty message from amtd");
@@ -180,6 +179,17 @@ void Agent::HandleStop(const amt::v1::StopJob& stop) {
   it->second->Stop(stop.grace_seconds());
 }
 
+void Agent::HandleAck(uint64_t seq) {
+  MutexLock lock(&mu_);
+  while (!unacked_.empty() && unacked_.front().message.seq() <= seq) {
+    if (unacked_.front().runner_exit) {
+      const amt::v1::JobExited& exited = unacked_.front().message.exited();
+      undelivered_exits_.erase({exited.training_job_name(), exited.attempt()});
+    }
+    unacked_.pop_front();
+  }
+}
+
 void Agent::OnRunnerReport(amt::v1::WorkerMessage message) {
   MutexLock lock(&mu_);
   const bool exit = message.has_exited();
@@ -195,20 +205,21 @@ void Agent::OnRunnerReport(amt::v1::WorkerMessage message) {
 }
 
 void Agent::SendLocked(amt::v1::WorkerMessage message, bool runner_exit) {
-  if (stream_ != nullptr) {
-    if (stream_->Write(message)) return;
+  message.set_seq(++last_seq_);
+  const bool keep = !message.has_logs() || unacked_.size() < options_.max_buffered_reports;
+  if (stream_ != nullptr && !stream_->Write(message)) {
     // Broken: the agent thread's Read fails too and it reconnects.
     stream_->Cancel();
     stream_ = nullptr;
   }
-  if (message.has_logs() && buffer_.size() >= options_.max_buffered_reports) {
-    ++dropped_log_batches_;
+  if (!keep) {
+    if (stream_ == nullptr) ++dropped_log_batches_;
     return;
   }
   if (runner_exit) {
     undelivered_exits_.insert({message.exited().training_job_name(), message.exited().attempt()});
   }
-  buffer_.emplace_back(std::move(message), runner_exit);
+  unacked_.push_back({std::move(message), runner_exit});
 }
 
 void Agent::ReapFinished() {

@@ -40,8 +40,9 @@ struct AgentOptions {
   std::chrono::milliseconds max_backoff{1000};
   // Shutdown(): SIGTERM to every job, SIGKILL after this long; Shutdown waits about as long.
   std::chrono::milliseconds shutdown_grace{5000};
-  // Reports kept while disconnected; beyond it LogBatch reports are dropped (JobStarted and
-  // JobExited never are).
+  // Reports kept until amtd acknowledges them (replayed after a reconnect); beyond this many a
+  // LogBatch is still sent when connected but not kept, and dropped when disconnected
+  // (JobStarted and JobExited are always kept).
   size_t max_buffered_reports = 10000;
   std::function<void(const std::string&)> diagnostics;  // worker-side messages; may be empty
 };
@@ -73,12 +74,14 @@ class Agent {
   void Handle(const amt::v1::OrchestratorMessage& message);
   void HandleStart(const amt::v1::StartJob& start) ABSL_LOCKS_EXCLUDED(mu_);
   void HandleStop(const amt::v1::StopJob& stop) ABSL_LOCKS_EXCLUDED(mu_);
+  // Forgets the reports amtd has saved: every one with seq <= `seq`.
+  void HandleAck(uint64_t seq) ABSL_LOCKS_EXCLUDED(mu_);
   // Called by job threads. Bookkeeping for a JobExited, then Send.
   void OnRunnerReport(amt::v1::WorkerMessage message) ABSL_LOCKS_EXCLUDED(mu_);
-  // Writes to the stream if connected, else buffers.
+  // Numbers the report, keeps it until acknowledged and writes it to the stream if connected.
   void SendLocked(amt::v1::WorkerMessage message, bool runner_exit)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Opens a stream and sends Hello and the buffered reports. Returns null on failure.
+  // Opens a stream and sends Hello and the unacknowledged reports. Returns null on failure.
   std::unique_ptr<WorkerStream> ConnectOnce() ABSL_LOCKS_EXCLUDED(mu_);
   // Joins the runners that have exited; never under mu_ (a runner's last report takes it).
   void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
@@ -96,9 +99,13 @@ class Agent {
   WorkerStream* stream_ ABSL_GUARDED_BY(mu_) = nullptr;  // the connected stream, owned by Run()
   std::map<std::string, std::shared_ptr<JobRunner>> jobs_ ABSL_GUARDED_BY(mu_);  // running
   std::vector<std::shared_ptr<JobRunner>> finished_ ABSL_GUARDED_BY(mu_);        // exited, to join
-  // (report, runner exit) pairs kept while disconnected.
-  std::deque<std::pair<amt::v1::WorkerMessage, bool>> buffer_ ABSL_GUARDED_BY(mu_);
-  std::set<JobKey> undelivered_exits_ ABSL_GUARDED_BY(mu_);
+  struct Unacked {
+    amt::v1::WorkerMessage message;  // seq set
+    bool runner_exit = false;
+  };
+  uint64_t last_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<Unacked> unacked_ ABSL_GUARDED_BY(mu_);         // in seq order
+  std::set<JobKey> undelivered_exits_ ABSL_GUARDED_BY(mu_);  // runner exits in unacked_
   size_t dropped_log_batches_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

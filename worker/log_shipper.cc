@@ -57,10 +57,12 @@ amt::v1::LogBatch LogShipper::TakeBatch() {
   amt::v1::LogBatch batch;
   batch.set_training_job_name(training_job_name_);
   batch.set_attempt(attempt_);
+  batch.set_first_line(batched_lines_);
   while (!pending_.empty() && static_cast<size_t>(batch.lines_size()) < options_.max_lines) {
     *batch.add_lines() = std::move(pending_.front().record);
     pending_.pop_front();
   }
+  batched_lines_ += batch.lines_size();
   return batch;
 }
 

@@ -7,6 +7,7 @@
 #define AMT_WORKER_LOG_SHIPPER_H_
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <string>
@@ -67,6 +68,8 @@ class LogShipper {
   };
   std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t batched_lines_ ABSL_GUARDED_BY(mu_) =
+      0;                 // lines taken into batches (LogBatch.first_line)
   bool closed_ = false;  // touched only by Close()
   std::thread thread_;
 };

@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -71,21 +72,13 @@ grpc::Status WorkerServiceImpl::Connect(
   const std::string worker_id = first.hello().worker_id();
   auto link = std::make_shared<StreamLink>(stream);
   loop_.Post([this, hello = first.hello(), link] { orchestrator_.OnWorkerConnected(hello, link); });
-  v1::WorkerMessage message;
-  while (stream->Read(&message)) {
-    switch (message.body_case()) {
-      case v1::WorkerMessage::kStarted:
-        loop_.Post([this, m = message.started()] { orchestrator_.OnJobStarted(m); });
-        break;
-      case v1::WorkerMessage::kLogs:
-        loop_.Post([this, m = message.logs()] { orchestrator_.OnLogs(m); });
-        break;
-      case v1::WorkerMessage::kExited:
-        loop_.Post([this, m = message.exited()] { orchestrator_.OnJobExited(m); });
-        break;
-      default:
-        break;
-    }
+  auto message = std::make_shared<v1::WorkerMessage>();
+  while (stream->Read(message.get())) {
+    // `link` is captured so its address, the connection's identity, stays unique meanwhile.
+    loop_.Post([this, worker_id, link, message] {
+      orchestrator_.OnWorkerReport(worker_id, link.get(), *message);
+    });
+    message = std::make_shared<v1::WorkerMessage>();
   }
   link->Close();
   // The orchestrator may still hold the link; it only compares its address from now on.

@@ -191,6 +191,7 @@ void Orchestrator::RetryUnsaved() {
   }
   store_failing_ = false;
   if (options_.log) options_.log("the state store accepts writes again; amtd carries on");
+  workers_.AckApplied();
   Schedule();
   Notify("", "");
 }

@@ -131,6 +131,11 @@ class Orchestrator {
   void OnWorkerConnected(const v1::WorkerHello& hello, std::shared_ptr<WorkerLink> link);
   // `link` identifies the connection, so a late disconnect of a replaced connection is ignored.
   void OnWorkerDisconnected(const std::string& worker_id, const WorkerLink* link);
+  // A numbered report (JobStarted, LogBatch or JobExited) from `worker_id` over `link`: applied,
+  // then acknowledged on that link once what it changed is saved (while the store fails, when it
+  // accepts writes again). A report applied twice (a replay) changes nothing the second time.
+  void OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
+                      const v1::WorkerMessage& report);
   void OnJobStarted(const v1::JobStarted& started);
   void OnLogs(const v1::LogBatch& batch);
   void OnJobExited(const v1::JobExited& exited);

@@ -2,6 +2,7 @@
 // timers of every job, worker reports, and the end of training and tuning jobs. (Requests,
 // lookups and persistence are in orchestrator.cc.)
 #include <algorithm>
+#include <ranges>
 
 #include "absl/strings/ascii.h"
 #include "common/status_macros.h"
@@ -105,6 +106,8 @@ absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
 void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_id) {
   const double now = clock_.Now();
   job.set_attempt(job.attempt() + 1);
+  job.set_attempt_started(false);
+  job.set_attempt_log_lines(0);
   auto plan = PlanLaunch(job, options_.launch);
   if (!plan.ok()) {
     ExitReport report;
@@ -358,9 +361,30 @@ void Orchestrator::OnWorkerDisconnected(const std::string& worker_id, const Work
   }
 }
 
+void Orchestrator::OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
+                                  const v1::WorkerMessage& report) {
+  switch (report.body_case()) {
+    case v1::WorkerMessage::kStarted:
+      OnJobStarted(report.started());
+      break;
+    case v1::WorkerMessage::kLogs:
+      OnLogs(report.logs());
+      break;
+    case v1::WorkerMessage::kExited:
+      OnJobExited(report.exited());
+      break;
+    default:
+      return;  // a Hello after the first message, or an empty one: nothing to acknowledge
+  }
+  workers_.Applied(worker_id, link, report.seq());
+  if (!store_failing_) workers_.AckApplied();
+}
+
 void Orchestrator::OnJobStarted(const v1::JobStarted& started) {
   auto* job = FindTraining(started.training_job_name());
   if (job == nullptr || job->attempt() != started.attempt() || IsTerminal(*job)) return;
+  if (job->attempt_started()) return;  // a replay
+  job->set_attempt_started(true);
   const double now = clock_.Now();
   if (job->describe().training_job_status() == kInProgress) {
     MarkTraining(*job, now);
@@ -416,7 +440,11 @@ void Orchestrator::OnLogs(const v1::LogBatch& batch) {
   std::vector<v1::MetricPoint> points;
   logs.reserve(batch.lines_size());
   std::string stop_message;  // set when early stopping decides to stop the job
-  for (const auto& line : batch.lines()) {
+  // A replayed batch (the worker had no Ack for it) starts at or before lines already stored.
+  const int64_t skip = std::max<int64_t>(0, job->attempt_log_lines() - batch.first_line());
+  if (skip >= batch.lines_size()) return;
+  job->set_attempt_log_lines(batch.first_line() + batch.lines_size());
+  for (const auto& line : batch.lines() | std::views::drop(skip)) {
     const int64_t seq = job->next_log_sequence();
     job->set_next_log_sequence(seq + 1);
     logs.push_back({seq, line.timestamp(), line.text()});

@@ -9,6 +9,24 @@ void WorkerPool::Connect(const std::string& id, int slots, std::shared_ptr<Worke
   worker.slots = std::max(1, slots);
   worker.link = std::move(link);
   worker.jobs.clear();
+  worker.applied_seq = 0;
+  worker.acked_seq = 0;
+}
+
+void WorkerPool::Applied(const std::string& id, const WorkerLink* link, uint64_t seq) {
+  auto it = workers_.find(id);
+  if (it == workers_.end() || it->second.link.get() != link) return;
+  it->second.applied_seq = std::max(it->second.applied_seq, seq);
+}
+
+void WorkerPool::AckApplied() {
+  for (auto& [id, worker] : workers_) {
+    if (worker.applied_seq <= worker.acked_seq) continue;
+    v1::OrchestratorMessage ack;
+    ack.mutable_ack()->set_seq(worker.applied_seq);
+    worker.link->Send(ack);
+    worker.acked_seq = worker.applied_seq;
+  }
 }
 
 std::optional<std::set<std::string>> WorkerPool::Disconnect(const std::string& id,

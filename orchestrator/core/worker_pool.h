@@ -4,6 +4,7 @@
 #ifndef AMT_ORCHESTRATOR_CORE_WORKER_POOL_H_
 #define AMT_ORCHESTRATOR_CORE_WORKER_POOL_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,6 +39,12 @@ class WorkerPool {
   void Release(const std::string& id, const std::string& key);
   // Whether `id` is connected and runs job `key`.
   bool Runs(const std::string& id, const std::string& key) const;
+  // Notes that the report numbered `seq` from `id`'s current connection `link` was applied; a
+  // report from a replaced connection is not acknowledged (the worker replays it).
+  void Applied(const std::string& id, const WorkerLink* link, uint64_t seq);
+  // Sends every worker an Ack for the reports applied since its last Ack. Call when what they
+  // changed is saved.
+  void AckApplied();
   // Hands `message` to `id`'s link; false when `id` is not connected.
   bool Send(const std::string& id, const v1::OrchestratorMessage& message);
 
@@ -46,6 +53,8 @@ class WorkerPool {
     int slots = 0;
     std::shared_ptr<WorkerLink> link;
     std::set<std::string> jobs;  // keys (lower-cased names) of the training jobs it runs
+    uint64_t applied_seq = 0;    // highest report seq applied over `link`
+    uint64_t acked_seq = 0;      // highest seq acknowledged over `link`
   };
   std::map<std::string, Worker> workers_;
 };

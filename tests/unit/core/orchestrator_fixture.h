@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -102,6 +104,10 @@ class OrchestratorTest : public ::testing::Test {
     v1::LogBatch b;
     b.set_training_job_name(s.training_job_name());
     b.set_attempt(s.attempt());
+    // As a worker numbers them: the index of the first line within the attempt.
+    int64_t& logged = lines_logged_[s.training_job_name() + "#" + std::to_string(s.attempt())];
+    b.set_first_line(logged);
+    logged += static_cast<int64_t>(lines.size());
     for (const auto& l : lines) {
       auto* r = b.add_lines();
       r->set_text(l);
@@ -138,6 +144,7 @@ class OrchestratorTest : public ::testing::Test {
 
   spot::SpotOptions spot_;  // the library's defaults unless a test changes them and Rebuild()s
   FakeClock clock_;
+  std::map<std::string, int64_t> lines_logged_;  // by job#attempt, for LogBatch.first_line
   std::unique_ptr<store::Store> store_;
   store::FaultyStore faulty_;  // passes every call to store_ until told to fail
   std::vector<std::string> log_;

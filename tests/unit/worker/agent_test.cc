@@ -38,6 +38,13 @@ amt::v1::OrchestratorMessage StartMessage(const std::string& name, int attempt) 
   return message;
 }
 
+// amtd's acknowledgement of every report up to the last one in `written`.
+amt::v1::OrchestratorMessage AckOfAll(const std::vector<amt::v1::WorkerMessage>& written) {
+  amt::v1::OrchestratorMessage message;
+  message.mutable_ack()->set_seq(written.back().seq());
+  return message;
+}
+
 amt::v1::OrchestratorMessage StopMessage(const std::string& name, int attempt, double grace) {
   amt::v1::OrchestratorMessage message;
   message.mutable_stop()->set_training_job_name(name);
@@ -263,8 +270,8 @@ TEST_F(AgentTest, KeepsJobsRunningAcrossAReconnectAndSendsWhatWasBuffered) {
   first->Push(StartMessage("job-1", 1));
   auto process = launcher_.WaitForProcess(0);
   ASSERT_NE(process, nullptr);
-  first->WaitForWritten(HasStartOf("job-1"));
-
+  first->Push(AckOfAll(first->WaitForWritten(HasStartOf("job-1"))));
+  // The agent thread handles the Ack before it sees the stream break.
   first->Break();  // amtd goes away
   process->EmitLine(OutputStream::kStdout, "while away");
   process->Exit(0);
@@ -289,12 +296,45 @@ TEST_F(AgentTest, HelloAfterAReconnectNoLongerListsADeliveredExit) {
   auto process = launcher_.WaitForProcess(0);
   ASSERT_NE(process, nullptr);
   process->Exit(0);
-  first->WaitForWritten(HasExitOf("job-1"));
+  first->Push(AckOfAll(first->WaitForWritten(HasExitOf("job-1"))));
   first->Break();
   auto second = connector_.Offer();
   const Messages written = second->WaitForWritten([](const Messages& m) { return !m.empty(); });
   ASSERT_TRUE(written[0].has_hello());
   EXPECT_EQ(written[0].hello().running_size(), 0);
+}
+
+TEST_F(AgentTest, ReplaysEveryReportAmtdHasNotAcknowledged) {
+  auto first = connector_.Offer();
+  StartAgent(launcher_);
+  first->Push(StartMessage("job-1", 1));
+  auto process = launcher_.WaitForProcess(0);
+  ASSERT_NE(process, nullptr);
+  process->EmitLine(OutputStream::kStdout, "loss=1");
+  process->Exit(0);
+  const Messages sent = first->WaitForWritten(HasExitOf("job-1"));
+  ASSERT_THAT(Kinds(sent), ElementsAre("hello", "started job-1", "logs job-1", "exited job-1"));
+  // Acknowledges the JobStarted only: amtd died before it saved the rest.
+  amt::v1::OrchestratorMessage ack;
+  ack.mutable_ack()->set_seq(sent[1].seq());
+  first->Push(ack);
+  first->Break();
+
+  auto second = connector_.Offer();
+  const Messages replayed = second->WaitForWritten(HasExitOf("job-1"));
+  EXPECT_THAT(Kinds(replayed), ElementsAre("hello", "logs job-1", "exited job-1"));
+  ASSERT_EQ(replayed[0].hello().running_size(), 1);  // its exit is not saved yet
+  EXPECT_EQ(replayed[1].seq(), sent[2].seq());       // the same reports, the same numbers
+  EXPECT_EQ(replayed[1].logs().first_line(), 0);
+  EXPECT_EQ(replayed[1].logs().lines(0).text(), "loss=1");
+  EXPECT_EQ(replayed[2].seq(), sent[3].seq());
+  second->Push(AckOfAll(replayed));
+  second->Break();
+
+  auto third = connector_.Offer();
+  const Messages after_ack = third->WaitForWritten([](const Messages& m) { return !m.empty(); });
+  EXPECT_THAT(Kinds(after_ack), ElementsAre("hello"));
+  EXPECT_EQ(after_ack[0].hello().running_size(), 0);
 }
 
 TEST_F(AgentTest, ShutdownStopsRunningJobsAndEndsRun) {

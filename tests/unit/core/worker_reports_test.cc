@@ -1,0 +1,147 @@
+// Acknowledged worker reports: amtd acknowledges a report once what it changed is saved, and a
+// replayed report (the worker had no Ack when the stream broke or amtd restarted) changes nothing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/unit/core/orchestrator_fixture.h"
+
+namespace amt::core {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::SizeIs;
+
+class WorkerReportsTest : public OrchestratorTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
+    link_ = Connect(1);
+    start_ = link_->Starts().at(0);
+  }
+
+  v1::WorkerMessage StartedReport(uint64_t seq) {
+    v1::WorkerMessage m;
+    m.set_seq(seq);
+    m.mutable_started()->set_training_job_name(start_.training_job_name());
+    m.mutable_started()->set_attempt(start_.attempt());
+    return m;
+  }
+  v1::WorkerMessage LogReport(uint64_t seq, int64_t first_line, std::vector<std::string> lines) {
+    v1::WorkerMessage m;
+    m.set_seq(seq);
+    v1::LogBatch& batch = *m.mutable_logs();
+    batch.set_training_job_name(start_.training_job_name());
+    batch.set_attempt(start_.attempt());
+    batch.set_first_line(first_line);
+    for (const auto& text : lines) {
+      v1::LogRecord& line = *batch.add_lines();
+      line.set_text(text);
+      line.set_timestamp(clock_.Now());
+    }
+    return m;
+  }
+  v1::WorkerMessage ExitReport(uint64_t seq) {
+    v1::WorkerMessage m;
+    m.set_seq(seq);
+    m.mutable_exited()->set_training_job_name(start_.training_job_name());
+    m.mutable_exited()->set_attempt(start_.attempt());
+    m.mutable_exited()->set_model_uploaded(true);
+    return m;
+  }
+  void Report(const v1::WorkerMessage& report) { orch_->OnWorkerReport("w1", link_.get(), report); }
+
+  std::vector<uint64_t> Acks() const {
+    std::vector<uint64_t> acks;
+    for (const auto& m : link_->sent) {
+      if (m.has_ack()) acks.push_back(m.ack().seq());
+    }
+    return acks;
+  }
+  std::vector<std::string> StoredLines() {
+    auto logs = store_->ReadLogs("solo", 0, 100);
+    EXPECT_TRUE(logs.ok()) << logs.status();
+    std::vector<std::string> lines;
+    if (logs.ok()) {
+      for (const auto& entry : *logs) lines.push_back(entry.message);
+    }
+    return lines;
+  }
+
+  std::shared_ptr<FakeWorkerLink> link_;
+  v1::StartJob start_;
+};
+
+TEST_F(WorkerReportsTest, AcknowledgesEachReportOnceItIsSaved) {
+  Report(StartedReport(1));
+  Report(LogReport(2, 0, {"loss=0.5"}));
+  Report(ExitReport(3));
+  EXPECT_THAT(Acks(), ElementsAre(1, 2, 3));
+  EXPECT_EQ(store_->GetTrainingJob("solo")->describe().training_job_status(), "Completed");
+}
+
+TEST_F(WorkerReportsTest, AReplayedLogBatchStoresItsLinesAndMetricsOnce) {
+  Report(StartedReport(1));
+  Report(LogReport(2, 0, {"loss=0.5", "epoch 1"}));
+  Report(LogReport(2, 0, {"loss=0.5", "epoch 1"}));              // replayed whole
+  Report(LogReport(3, 1, {"epoch 1", "loss=0.25", "epoch 2"}));  // overlaps one stored line
+  EXPECT_THAT(StoredLines(), ElementsAre("loss=0.5", "epoch 1", "loss=0.25", "epoch 2"));
+  auto metrics = store_->ReadMetrics("solo");
+  ASSERT_TRUE(metrics.ok());
+  ASSERT_THAT(*metrics, SizeIs(2));
+  EXPECT_EQ((*metrics)[1].value(), 0.25);
+  EXPECT_EQ((*metrics)[1].log_sequence(), 2);
+}
+
+TEST_F(WorkerReportsTest, AReplayedJobStartedAddsNoTransition) {
+  Report(StartedReport(1));
+  const auto before = orch_->DescribeTrainingJob("solo")->secondary_status_transitions_size();
+  clock_.Advance(5);
+  Report(StartedReport(1));
+  const auto after = *orch_->DescribeTrainingJob("solo");
+  EXPECT_EQ(after.secondary_status_transitions_size(), before);
+  EXPECT_EQ(after.secondary_status(), "Training");
+}
+
+TEST_F(WorkerReportsTest, AReplayedExitOfAnEndedJobChangesNothing) {
+  Report(StartedReport(1));
+  Report(ExitReport(2));
+  const auto ended = *store_->GetTrainingJob("solo");
+  clock_.Advance(5);
+  Report(ExitReport(2));
+  EXPECT_EQ(store_->GetTrainingJob("solo")->DebugString(), ended.DebugString());
+  EXPECT_THAT(Acks(), ElementsAre(1, 2));  // already acknowledged up to 2: no second Ack
+}
+
+TEST_F(WorkerReportsTest, AcknowledgesNothingWhileTheStoreFailsAndAllOnceItRecovers) {
+  Report(StartedReport(1));
+  faulty_.FailWrites(true);
+  Report(LogReport(2, 0, {"loss=0.5"}));
+  Report(ExitReport(3));
+  EXPECT_THAT(Acks(), ElementsAre(1));
+  faulty_.FailWrites(false);
+  timers_.Advance(1);  // the store retry writes what was kept
+  EXPECT_THAT(Acks(), ElementsAre(1, 3));
+  EXPECT_THAT(StoredLines(), ElementsAre("loss=0.5"));
+}
+
+TEST_F(WorkerReportsTest, AReportFromAReplacedConnectionIsAppliedButNotAcknowledged) {
+  const auto old_link = link_;
+  v1::WorkerHello hello;
+  hello.set_worker_id("w1");
+  hello.set_slots(1);
+  *hello.add_running() = [&] {
+    v1::JobRef ref;
+    ref.set_training_job_name("solo");
+    ref.set_attempt(start_.attempt());
+    return ref;
+  }();
+  auto new_link = std::make_shared<FakeWorkerLink>();
+  orch_->OnWorkerConnected(hello, new_link);
+  orch_->OnWorkerReport("w1", old_link.get(), StartedReport(1));
+  EXPECT_EQ(orch_->DescribeTrainingJob("solo")->secondary_status(), "Training");
+  EXPECT_THAT(Acks(), ElementsAre());
+  for (const auto& m : new_link->sent) EXPECT_FALSE(m.has_ack());
+}
+
+}  // namespace
+}  // namespace amt::core
