@@ -336,11 +336,22 @@ void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
     workers_.Assign(worker_id, key);
     job->set_worker_id(worker_id);
     Rt(*job).lost_timer.Cancel();
+    // The StopJob may have been lost with the old connection (or with amtd): sent again.
+    if (job->describe().training_job_status() == kStopping) SendStop(*job);
   }
   // Jobs this worker had before that it no longer runs ended while nobody listened.
   for (const auto& key : training_order_) {
     auto& job = training_.at(key);
     if (IsTerminal(job) || job.worker_id() != worker_id || reported.count(key) > 0) continue;
+    if (!job.attempt_started() && job.describe().training_job_status() == kInProgress) {
+      // Its StartJob never reached the worker (lost with the connection, or amtd died right
+      // after saving the launch): nothing ran, so it is launched again, not failed.
+      DetachFromWorker(job);
+      job.set_worker_id("");
+      (void)Persist(job);
+      waiting_.push_front(key);
+      continue;
+    }
     if (RetryInPlace(job, "the worker restarted and no longer runs it")) continue;
     ExitReport report;
     report.internal_error = job.describe().training_job_status() != kStopping;

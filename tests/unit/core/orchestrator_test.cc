@@ -236,10 +236,11 @@ TEST_F(OrchestratorTest, RestartReadoptsRunningJobsAndCarriesOn) {
   EXPECT_EQ(d.best_training_job().training_job_name(), starts[1].training_job_name());
 }
 
-TEST_F(OrchestratorTest, JobsTheWorkerNoLongerRunsFailAsRetryable) {
+TEST_F(OrchestratorTest, JobsTheWorkerNoLongerRunsFailAsRetryableOnlyOnceTheyStarted) {
   ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
   auto starts = Connect(2)->Starts();
-  Started(starts[0]);
+  ASSERT_EQ(starts.size(), 2u);
+  Started(starts[0]);  // starts[1] never reported JobStarted
   orch_.reset();
   Rebuild();
   ASSERT_TRUE(orch_->Load().ok());
@@ -248,8 +249,14 @@ TEST_F(OrchestratorTest, JobsTheWorkerNoLongerRunsFailAsRetryable) {
   EXPECT_EQ(job->training_job_status(), "Failed");
   EXPECT_THAT(job->failure_reason(), ::testing::StartsWith("InternalServerError: "));
   auto d = Describe();
-  EXPECT_EQ(d.training_job_status_counters().retryable_error(), 2);
-  EXPECT_EQ(link->Starts().size(), 2u);  // the tuning job carries on with new trials
+  EXPECT_EQ(d.training_job_status_counters().retryable_error(), 1);
+  // The job that never started is launched again (attempt 2); a new trial replaces the failed one.
+  const auto relaunched = link->Starts();
+  ASSERT_EQ(relaunched.size(), 2u);
+  EXPECT_EQ(relaunched[0].training_job_name(), starts[1].training_job_name());
+  EXPECT_EQ(relaunched[0].attempt(), 2);
+  EXPECT_EQ(orch_->DescribeTrainingJob(starts[1].training_job_name())->training_job_status(),
+            "InProgress");
 }
 
 TEST_F(OrchestratorTest, LostWorkerTimesOutRunningJobs) {

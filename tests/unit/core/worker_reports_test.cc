@@ -143,5 +143,30 @@ TEST_F(WorkerReportsTest, AReportFromAReplacedConnectionIsAppliedButNotAcknowled
   for (const auto& m : new_link->sent) EXPECT_FALSE(m.has_ack());
 }
 
+TEST_F(WorkerReportsTest, AJobWhoseStartNeverReachedTheWorkerIsLaunchedAgainOnReconnect) {
+  // amtd saved the launch and died (or the stream broke) before the worker had the StartJob:
+  // the worker's Hello does not list it.
+  auto second = Connect(1);
+  ASSERT_EQ(second->Starts().size(), 1u);
+  EXPECT_EQ(second->Starts()[0].training_job_name(), "solo");
+  EXPECT_EQ(second->Starts()[0].attempt(), start_.attempt() + 1);
+  const auto job = *orch_->DescribeTrainingJob("solo");
+  EXPECT_EQ(job.training_job_status(), "InProgress");
+  EXPECT_EQ(store_->GetTrainingJob("solo")->worker_id(), "w1");
+}
+
+TEST_F(WorkerReportsTest, AStopIsSentAgainWhenTheWorkerOfAStoppingJobReconnects) {
+  Report(StartedReport(1));
+  ASSERT_TRUE(orch_->StopTrainingJob("solo").ok());
+  ASSERT_EQ(link_->Stops().size(), 1u);
+  v1::JobRef running;
+  running.set_training_job_name("solo");
+  running.set_attempt(start_.attempt());
+  auto second = Connect(1, {running});
+  ASSERT_EQ(second->Stops().size(), 1u);
+  EXPECT_EQ(second->Stops()[0].attempt(), start_.attempt());
+  EXPECT_TRUE(second->Starts().empty());
+}
+
 }  // namespace
 }  // namespace amt::core
