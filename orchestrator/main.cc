@@ -56,6 +56,12 @@ void AddServerFlags(CLI::App& app, Flags& flags) {
       ->capture_default_str();
   app.add_option("--worker-binary", flags.options.worker_binary,
                  "amt-worker executable (default: next to amtd)");
+  app.add_option("--local-worker-orphan-timeout", flags.options.local_worker_orphan_timeout_seconds,
+                 "Seconds the local worker keeps running its jobs after amtd was killed, waiting "
+                 "for the next amtd of this --data-dir to adopt them; then it stops them and exits "
+                 "(0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 // SageMaker's waits, and where trainers come from.

@@ -1,6 +1,9 @@
 #include "worker/agent.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace amt::worker {
@@ -32,6 +35,7 @@ void Agent::Diagnose(const std::string& message) const {
 void Agent::Run() {
   auto backoff = options_.initial_backoff;
   bool said_unreachable = false;  // say it once per outage, not on every try
+  std::optional<std::chrono::steady_clock::time_point> alone_since;  // not connected since
   while (true) {
     {
       MutexLock lock(&mu_);
@@ -56,6 +60,14 @@ void Agent::Run() {
       stream.reset();
     }
     ReapFinished();
+    const auto now = std::chrono::steady_clock::now();
+    if (connected || !alone_since.has_value()) alone_since = now;
+    if (options_.orphan_timeout.count() > 0 && now - *alone_since >= options_.orphan_timeout) {
+      Diagnose("no amtd for " + std::to_string(options_.orphan_timeout.count()) +
+               " ms; stopping the jobs and exiting");
+      Shutdown();
+      break;
+    }
     MutexLock lock(&mu_);
     if (exit_cv_.AwaitFor(&mu_, backoff, [this] {
           mu_.AssertHeld();

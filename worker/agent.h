@@ -40,6 +40,11 @@ struct AgentOptions {
   std::chrono::milliseconds max_backoff{1000};
   // Shutdown(): SIGTERM to every job, SIGKILL after this long; Shutdown waits about as long.
   std::chrono::milliseconds shutdown_grace{5000};
+  // Without amtd this long (not connected, from the end of the last connection or the first
+  // failed attempt), the agent shuts down as on Shutdown() and Run() returns. Zero: never.
+  // amtd's local worker uses it so a killed amtd that is not restarted leaves no trainers behind,
+  // while one restarted in time finds its jobs still running.
+  std::chrono::milliseconds orphan_timeout{0};
   // Reports kept until amtd acknowledges them (replayed after a reconnect); beyond this many a
   // LogBatch is still sent when connected but not kept, and dropped when disconnected
   // (JobStarted and JobExited are always kept).
@@ -59,7 +64,8 @@ class Agent {
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
-  // The agent thread: connects, handles messages, reconnects, until Shutdown(). Call once.
+  // The agent thread: connects, handles messages, reconnects, until Shutdown() (or the orphan
+  // timeout). Call once.
   void Run();
 
   // Refuses new jobs, sends SIGTERM to every running job's process group (SIGKILL after

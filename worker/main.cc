@@ -1,10 +1,13 @@
 // amt-worker: runs training jobs for amtd. Wiring only; the logic is in Agent.
 //   amt-worker --orchestrator HOST:PORT --slots N --work-dir DIR [--worker-id ID]
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -43,6 +46,11 @@ int main(int argc, char** argv) {
   app.add_flag("--exit-with-parent", exit_with_parent,
                "stop (as on SIGTERM) when the process that started this worker dies; amtd sets it "
                "for its local worker, so a killed amtd leaves no orphans");
+  double orphan_timeout = 0;
+  app.add_option("--orphan-timeout", orphan_timeout,
+                 "stop the jobs and exit after this many seconds without amtd (0: never); amtd "
+                 "sets it for its local worker, which outlives a killed amtd this long")
+      ->check(CLI::NonNegativeNumber);
   const pid_t parent = getppid();
   CLI11_PARSE(app, argc, argv);
   if (exit_with_parent) {
@@ -75,6 +83,7 @@ int main(int argc, char** argv) {
   options.host = host;
   options.slots = slots;
   options.diagnostics = diagnostics;
+  options.orphan_timeout = std::chrono::milliseconds(static_cast<int64_t>(orphan_timeout * 1000));
   options.runner.job_dir.work_dir = work_dir;
   options.runner.job_dir.num_cpus =
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -98,6 +107,9 @@ int main(int argc, char** argv) {
   diagnostics("worker " + worker_id + " with " + std::to_string(slots) + " slot(s), amtd at " +
               orchestrator);
   agent.Run();
+  // Run() also returns by itself (the orphan timeout): wake the signal thread, which finds the
+  // agent already shut down.
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   return 0;
 }

@@ -243,6 +243,9 @@ absl::Status Orchestrator::Load() {
   for (const auto& key : tuning_order_) {
     auto& t = tuning_.at(key);
     if (!IsActive(t)) continue;
+    // A job's end and its tuning job's counters are two writes: amtd may have died between.
+    RecountFinishedJobs(t, JobsOf(t));
+    RecomputeTuningView(t, JobsOf(t));
     if (!EnsureStrategy(t).ok()) {
       BeginEndingTuning(t, EndCause::kEarlyFailure);
       continue;

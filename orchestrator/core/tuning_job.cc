@@ -187,6 +187,19 @@ void MarkTuningStopping(v1::TuningJobRecord& tuning, double now) {
   SetTuningStatus(tuning, kTuningStopping, now);
 }
 
+void RecountFinishedJobs(v1::TuningJobRecord& tuning,
+                         const std::vector<const v1::TrainingJobRecord*>& jobs) {
+  int finished = 0;
+  int succeeded = 0;
+  for (const auto* job : jobs) {
+    if (!IsTerminal(*job)) continue;
+    if (job->failure_kind() != "RetryableError") ++finished;
+    if (job->objective_status() == "Succeeded") ++succeeded;
+  }
+  tuning.set_finished(finished);
+  tuning.set_succeeded(succeeded);
+}
+
 EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRecord& job,
                            const std::vector<const v1::TrainingJobRecord*>& jobs,
                            int early_failure_attempts, double now) {

@@ -83,6 +83,12 @@ bool Better(double candidate, double best, const std::string& objective_type);
 // for BestObjectiveNotImproving and convergence; relative improvement is our reading, see README).
 bool ImprovesByOnePercent(double candidate, double best, const std::string& objective_type);
 
+// Recounts what RecordFinishedJob counts as jobs end (finished jobs, for early failure: all but
+// RetryableError ones; succeeded ones) from `jobs`. For a restart: a job's end and its tuning
+// job's record are two writes, and amtd may have died between them.
+void RecountFinishedJobs(v1::TuningJobRecord& tuning,
+                         const std::vector<const v1::TrainingJobRecord*>& jobs);
+
 // Recomputes TrainingJobStatusCounters, ObjectiveStatusCounters and BestTrainingJob of `tuning`
 // from `jobs` (all training jobs it launched). Best: highest/lowest objective among Succeeded jobs,
 // the earliest launched on ties.

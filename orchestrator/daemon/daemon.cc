@@ -1,10 +1,7 @@
 #include "orchestrator/daemon/daemon.h"
 
 #include <grpcpp/grpcpp.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,11 +17,10 @@
 #include "orchestrator/api/tuning_service.h"
 #include "orchestrator/api/worker_service.h"
 #include "orchestrator/core/orchestrator.h"
+#include "orchestrator/daemon/local_worker.h"
 #include "orchestrator/gateway/aws_json.h"
 #include "orchestrator/gateway/http_server.h"
 #include "orchestrator/store/store.h"
-
-extern char** environ;
 
 namespace amt::daemon {
 namespace {
@@ -34,39 +30,6 @@ namespace fs = std::filesystem;
 bool IsExecutableFile(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-// Starts the local worker with posix_spawn (amtd may be large; spawn does not copy it), its
-// output going to <data_dir>/worker.log.
-absl::StatusOr<pid_t> SpawnWorker(const std::vector<std::string>& argv,
-                                  const std::string& log_path) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // The worker must receive signals: amtd's main thread blocks SIGINT/SIGTERM for sigwait.
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  // Its own process group: a Ctrl-C meant for `amt run` must not reach the worker directly (amt
-  // run turns it into a Stop request and the worker stops the jobs the SageMaker way).
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    return absl::FailedPreconditionError("cannot start " + argv[0] + ": " + std::strerror(rc));
-  }
-  return pid;
 }
 
 // A data dir whose job folders outlived its database (amt.db deleted, or truncated to nothing)
@@ -123,12 +86,7 @@ class DaemonImpl final : public Daemon {
     if (http_server_) http_server_->Stop();
     if (tuning_service_) tuning_service_->Shutdown();
     if (server_) server_->Shutdown(std::chrono::system_clock::now());
-    if (worker_pid_ > 0) {
-      ::kill(worker_pid_, SIGTERM);  // amt-worker stops its jobs on SIGTERM and exits
-      int status = 0;
-      ::waitpid(worker_pid_, &status, 0);
-      worker_pid_ = 0;
-    }
+    if (local_worker_) local_worker_->Stop();  // it stops its jobs on SIGTERM and exits
     if (loop_) {
       // The orchestrator cancels its timers on destruction: both go on the loop, in that order.
       loop_->Call([this] {
@@ -201,6 +159,7 @@ class DaemonImpl final : public Daemon {
     int selected_port = 0;
     builder.AddListeningPort(options.host + ":" + std::to_string(options.port),
                              grpc::InsecureServerCredentials(), &selected_port);
+    worker_endpoint_ = options.start_local_worker ? LocalWorkerEndpoint(builder) : "";
     builder.RegisterService(tuning_service_.get());
     builder.RegisterService(worker_service_.get());
     builder.SetMaxReceiveMessageSize(64 << 20);
@@ -210,7 +169,20 @@ class DaemonImpl final : public Daemon {
                                            std::to_string(options.port) + " (in use?)");
     }
     endpoint_ = options.host + ":" + std::to_string(selected_port);
+    if (worker_endpoint_.empty()) worker_endpoint_ = endpoint_;
     return absl::OkStatus();
+  }
+
+  // Where the local worker reaches amtd: a Unix socket in the data dir, the same address for
+  // every amtd of that dir whatever its port, so a worker that outlived one finds the next.
+  // A data dir whose socket path does not fit in sockaddr_un (107 bytes) uses the TCP endpoint.
+  std::string LocalWorkerEndpoint(grpc::ServerBuilder& builder) const {
+    const std::string socket = data_dir_ + "/amtd.sock";
+    if (socket.size() > 107) return "";
+    std::error_code ec;
+    fs::remove(socket, ec);  // a stale one of a killed amtd; the data-dir lock is ours
+    builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());
+    return "unix:" + socket;
   }
 
   // The HTTP server, one handler per AWS protocol.
@@ -231,18 +203,22 @@ class DaemonImpl final : public Daemon {
     return absl::OkStatus();
   }
 
-  // The local amt-worker, a process of its own.
+  // The local amt-worker, a process of its own (local_worker.h): the one an earlier amtd left
+  // running, or a new one.
   absl::Status StartLocalWorker(const DaemonOptions& options) {
-    const std::string binary =
+    LocalWorkerOptions worker;
+    worker.binary =
         options.worker_binary.empty() ? ExecutableDir() + "/amt-worker" : options.worker_binary;
-    int slots = options.local_worker_slots;
-    if (slots <= 0) slots = std::max(1u, std::thread::hardware_concurrency());
-    auto pid = SpawnWorker(
-        {binary, "--orchestrator", endpoint_, "--slots", std::to_string(slots), "--work-dir",
-         data_dir_ + "/jobs", "--worker-id", "local", "--exit-with-parent"},
-        data_dir_ + "/worker.log");
-    if (!pid.ok()) return pid.status();
-    worker_pid_ = *pid;
+    worker.endpoint = worker_endpoint_;
+    worker.data_dir = data_dir_;
+    worker.slots = options.local_worker_slots > 0
+                       ? options.local_worker_slots
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    worker.orphan_timeout_seconds = options.local_worker_orphan_timeout_seconds;
+    worker.log = [](const std::string& message) { std::cerr << "amtd: " << message << "\n"; };
+    auto started = LocalWorker::StartOrAdopt(worker);
+    if (!started.ok()) return started.status();
+    local_worker_ = std::move(*started);
     return absl::OkStatus();
   }
 
@@ -260,7 +236,8 @@ class DaemonImpl final : public Daemon {
   std::unique_ptr<gateway::HttpServer> http_server_;
   std::string endpoint_;
   std::string http_endpoint_;
-  pid_t worker_pid_ = 0;
+  std::string worker_endpoint_;  // the local worker's way to amtd
+  std::unique_ptr<LocalWorker> local_worker_;
   bool shut_down_ = false;
 };
 

@@ -30,6 +30,26 @@ TEST(TuningJob, TrainingJobNamesAreTuningNameIndexAndStableHex) {
   EXPECT_NE(name.substr(9), TrainingJobNameFor(t, 8).substr(9));
 }
 
+TEST(TuningJob, RecountFinishedJobsCountsEndedJobsButNotRetryableFailures) {
+  v1::TuningJobRecord t;
+  t.set_finished(1);  // as saved before amtd died between a job's end and this record
+  t.set_succeeded(0);
+  std::vector<v1::TrainingJobRecord> jobs(5);
+  const char* statuses[] = {"Completed", "Stopped", "Failed", "Failed", "InProgress"};
+  const char* objective_status[] = {"Succeeded", "Succeeded", "Failed", "Failed", "Pending"};
+  for (int i = 0; i < 5; ++i) {
+    jobs[i].mutable_describe()->set_training_job_status(statuses[i]);
+    jobs[i].set_objective_status(objective_status[i]);
+  }
+  jobs[2].set_failure_kind("NonRetryableError");
+  jobs[3].set_failure_kind("RetryableError");
+  std::vector<const v1::TrainingJobRecord*> ptrs;
+  for (const auto& j : jobs) ptrs.push_back(&j);
+  RecountFinishedJobs(t, ptrs);
+  EXPECT_EQ(t.finished(), 3);
+  EXPECT_EQ(t.succeeded(), 2);
+}
+
 TEST(TuningJob, CountersAndBestComeFromTheTrainingJobs) {
   v1::TuningJobRecord t;
   auto* objective = t.mutable_describe()

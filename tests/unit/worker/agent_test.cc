@@ -354,5 +354,20 @@ TEST_F(AgentTest, ShutdownStopsRunningJobsAndEndsRun) {
   EXPECT_EQ(exited.signal(), SIGTERM);
 }
 
+TEST_F(AgentTest, StopsItsJobsAndReturnsWhenAmtdStaysAwayPastTheOrphanTimeout) {
+  options_.orphan_timeout = std::chrono::milliseconds(20);
+  auto first = connector_.Offer();
+  StartAgent(exits_on_signal_launcher_);
+  first->Push(StartMessage("job-1", 1));
+  auto process = exits_on_signal_launcher_.WaitForProcess(0);
+  ASSERT_NE(process, nullptr);
+  first->WaitForWritten(HasStartOf("job-1"));
+  connector_.Close();  // every later connection attempt fails
+  first->Break();
+  run_thread_.join();  // Run() returns by itself
+  agent_.reset();
+  EXPECT_THAT(process->signals(), ElementsAre(SIGTERM));
+}
+
 }  // namespace
 }  // namespace amt::worker

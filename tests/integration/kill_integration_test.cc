@@ -1,0 +1,135 @@
+// kill -9 of amtd in the middle of a tuning job, again and again: the local worker outlives each
+// amtd, keeps its jobs running, replays what amtd had not acknowledged to the next amtd of the
+// data dir, and the tuning job ends as if nothing had happened.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <random>
+#include <regex>
+#include <set>
+
+#include "tests/integration/harness.h"
+
+namespace amt::testing {
+namespace {
+
+constexpr int kJobs = 50;
+constexpr int kKills = 20;
+constexpr int kEpochs = 4;
+
+std::string TortureJson() {
+  return R"j({
+    "HyperParameterTuningJobName": "torture",
+    "HyperParameterTuningJobConfig": {
+      "Strategy": "Random",
+      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "validation:loss"},
+      "ResourceLimits": {"MaxNumberOfTrainingJobs": )j" +
+         std::to_string(kJobs) + R"j(, "MaxParallelTrainingJobs": 4},
+      "ParameterRanges": {
+        "ContinuousParameterRanges": [{"Name": "learning_rate", "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}]
+      },
+      "RandomSeed": 11
+    },
+    "TrainingJobDefinition": {
+      "StaticHyperParameters": {"epochs": ")j" +
+         std::to_string(kEpochs) + R"j(", "sleep_ms": "25"},
+      "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
+        "TrainingInputMode": "File",
+        "MetricDefinitions": [{"Name": "validation:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+      "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 600}
+    }
+  })j";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class KillIntegrationTest : public ::testing::TestWithParam<unsigned> {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("amt-kill");
+    image_map_ = WriteImageMap(dir_);
+  }
+  std::unique_ptr<Amtd> StartAmtd() {
+    return std::make_unique<Amtd>(
+        dir_ + "/data",
+        std::vector<std::string>{"--image-map", image_map_, "--slots", "4", "--stop-grace", "5"});
+  }
+  std::string dir_;
+  std::string image_map_;
+};
+
+TEST_P(KillIntegrationTest, TwentyKillsOfAmtdLoseNoJobAndNoLogLine) {
+  std::mt19937 rng(GetParam());
+  auto amtd = StartAmtd();
+  {
+    grpc::ClientContext ctx;
+    v1::CreateHyperParameterTuningJobResponse response;
+    ASSERT_TRUE(
+        amtd->stub()
+            .CreateHyperParameterTuningJob(&ctx, TuningRequestFromJson(TortureJson()), &response)
+            .ok());
+  }
+  const std::string worker_pid = ReadFile(dir_ + "/data/worker.pid");
+  ASSERT_FALSE(worker_pid.empty());
+  int kills = 0;
+  int completed = 0;
+  bool ended = false;
+  while (kills < kKills && !ended) {
+    // Where to kill: as soon as a job runs (often mid-replay of what the last amtd missed), or
+    // after one or two more jobs complete.
+    const int more = static_cast<int>(rng() % 3);
+    const auto snapshot = WaitForTuningSnapshot(amtd->stub(), "torture", [&](const auto& s) {
+      const auto& t = s.tuning_job();
+      if (t.hyper_parameter_tuning_job_status() != "InProgress") return true;
+      const auto& c = t.training_job_status_counters();
+      return more == 0 ? c.in_progress() > 0 : c.completed() >= completed + more;
+    });
+    ended = snapshot.tuning_job().hyper_parameter_tuning_job_status() != "InProgress";
+    completed = snapshot.tuning_job().training_job_status_counters().completed();
+    if (ended) break;
+    amtd->Kill(SIGKILL);
+    ++kills;
+    amtd = StartAmtd();
+  }
+  EXPECT_GE(kills, 10) << "the tuning job ended before most kills";
+  // The same worker process throughout: each amtd adopted the one the last one left.
+  EXPECT_EQ(ReadFile(dir_ + "/data/worker.pid"), worker_pid);
+
+  const auto last = WaitForTuningJob(amtd->stub(), "torture");
+  const auto& t = last.tuning_job();
+  EXPECT_EQ(t.hyper_parameter_tuning_job_status(), "Completed") << t.failure_reason();
+  const auto& c = t.training_job_status_counters();
+  EXPECT_EQ(c.completed(), kJobs);
+  EXPECT_EQ(c.in_progress(), 0);
+  EXPECT_EQ(c.retryable_error(), 0);
+  EXPECT_EQ(c.non_retryable_error(), 0);
+  EXPECT_EQ(c.stopped(), 0);
+  EXPECT_EQ(t.objective_status_counters().succeeded(), kJobs);
+  ASSERT_EQ(last.training_jobs_size(), kJobs);
+  // Every line each trainer printed, once, in order: a header, two lines per epoch, a summary.
+  const std::regex epoch_line("epoch=([0-9]+) .*");
+  for (const auto& job : last.training_jobs()) {
+    EXPECT_EQ(job.training_job_status(), "Completed") << job.failure_reason();
+    const auto lines = ReadLogs(amtd->stub(), job.training_job_name());
+    EXPECT_EQ(lines.size(), static_cast<size_t>(2 * kEpochs + 2)) << job.training_job_name();
+    std::vector<int> epochs;
+    for (const auto& line : lines) {
+      std::smatch m;
+      if (std::regex_match(line, m, epoch_line)) epochs.push_back(std::stoi(m[1]));
+    }
+    EXPECT_THAT(epochs, ::testing::ElementsAre(1, 2, 3, 4)) << job.training_job_name();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, KillIntegrationTest, ::testing::Values(1u, 2u));
+
+}  // namespace
+}  // namespace amt::testing
