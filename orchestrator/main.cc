@@ -178,6 +178,9 @@ int Run(const amt::daemon::DaemonOptions& options) {
   if (!(*daemon)->http_endpoint().empty()) {
     banner += ", " + (*daemon)->http_endpoint() + " (AWS JSON: boto3, aws cli)";
   }
+  if (!(*daemon)->worker_socket().empty()) {
+    banner += ", " + (*daemon)->worker_socket() + " (workers on this machine)";
+  }
   std::cout << banner << std::endl;
   int sig = 0;
   sigwait(&signals, &sig);

@@ -76,6 +76,9 @@ class DaemonImpl final : public Daemon {
 
   std::string endpoint() const override { return endpoint_; }
   std::string http_endpoint() const override { return http_endpoint_; }
+  std::string worker_socket() const override {
+    return worker_endpoint_.rfind("unix:", 0) == 0 ? worker_endpoint_ : "";
+  }
 
   void Shutdown() override {
     if (shut_down_) return;
@@ -159,7 +162,7 @@ class DaemonImpl final : public Daemon {
     int selected_port = 0;
     builder.AddListeningPort(options.host + ":" + std::to_string(options.port),
                              grpc::InsecureServerCredentials(), &selected_port);
-    worker_endpoint_ = options.start_local_worker ? LocalWorkerEndpoint(builder) : "";
+    worker_endpoint_ = LocalWorkerEndpoint(builder);
     builder.RegisterService(tuning_service_.get());
     builder.RegisterService(worker_service_.get());
     builder.SetMaxReceiveMessageSize(64 << 20);
@@ -173,8 +176,9 @@ class DaemonImpl final : public Daemon {
     return absl::OkStatus();
   }
 
-  // Where the local worker reaches amtd: a Unix socket in the data dir, the same address for
-  // every amtd of that dir whatever its port, so a worker that outlived one finds the next.
+  // Where workers on this machine reach amtd: a Unix socket in the data dir, the same address
+  // for every amtd of that dir whatever its port, so a worker that outlived one finds the next
+  // (the local worker, or one started by hand with --orchestrator unix:<data-dir>/amtd.sock).
   // A data dir whose socket path does not fit in sockaddr_un (107 bytes) uses the TCP endpoint.
   std::string LocalWorkerEndpoint(grpc::ServerBuilder& builder) const {
     const std::string socket = data_dir_ + "/amtd.sock";

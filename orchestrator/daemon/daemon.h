@@ -57,6 +57,9 @@ class Daemon {
   virtual std::string endpoint() const = 0;
   // http://host:port of the AWS JSON gateway, "" when it is off.
   virtual std::string http_endpoint() const = 0;
+  // unix:<data-dir>/amtd.sock, the WorkerService for workers on this machine; "" when the
+  // path is too long for a Unix socket (then workers use endpoint()).
+  virtual std::string worker_socket() const = 0;
   // Stops the local worker (its jobs get SIGTERM), the server and the loop. Idempotent.
   virtual void Shutdown() = 0;
 };

@@ -1,5 +1,6 @@
 #include "tests/integration/harness.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -101,6 +102,9 @@ Amtd::Amtd(const std::string& data_dir, const std::vector<std::string>& extra) {
       if (const size_t http = s.find("http://"); http != std::string::npos) {
         http_endpoint_ = s.substr(http, s.find_first_of(" \r\n", http) - http);
       }
+      if (const size_t unix_socket = s.find("unix:"); unix_socket != std::string::npos) {
+        worker_socket_ = s.substr(unix_socket, s.find_first_of(" \r\n", unix_socket) - unix_socket);
+      }
       break;
     }
   }
@@ -109,6 +113,39 @@ Amtd::Amtd(const std::string& data_dir, const std::vector<std::string>& extra) {
   if (endpoint_.empty()) throw std::runtime_error("amtd did not print its endpoint");
   stub_ = v1::TuningService::NewStub(
       grpc::CreateChannel(endpoint_, grpc::InsecureChannelCredentials()));
+}
+
+AmtWorker::AmtWorker(const std::string& endpoint, const std::string& work_dir,
+                     const std::string& id, int slots) {
+  fs::create_directories(work_dir);
+  std::vector<std::string> all = {BinDir() + "/amt-worker",
+                                  "--orchestrator",
+                                  endpoint,
+                                  "--work-dir",
+                                  work_dir,
+                                  "--worker-id",
+                                  id,
+                                  "--slots",
+                                  std::to_string(slots)};
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string log = (fs::path(work_dir).parent_path() / ("worker-" + id + ".log")).string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start amt-worker");
+}
+
+AmtWorker::~AmtWorker() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
 }
 
 AmtdExit RunAmtdToExit(const std::string& data_dir, const std::vector<std::string>& extra) {

@@ -38,6 +38,8 @@ class Amtd {
   const std::string& endpoint() const { return endpoint_; }
   // http://HOST:PORT of the AWS JSON gateway ("" when amtd serves none).
   const std::string& http_endpoint() const { return http_endpoint_; }
+  // unix:<data-dir>/amtd.sock, for workers on this machine.
+  const std::string& worker_socket() const { return worker_socket_; }
   v1::TuningService::Stub& stub() { return *stub_; }
   // Sends `signal` and waits for the process to end.
   void Kill(int signal);
@@ -47,7 +49,22 @@ class Amtd {
   pid_t pid_ = 0;
   std::string endpoint_;
   std::string http_endpoint_;
+  std::string worker_socket_;
   std::unique_ptr<v1::TuningService::Stub> stub_;
+};
+
+// build/bin/amt-worker started by hand, as on another machine: --orchestrator `endpoint`,
+// --work-dir `work_dir`, its output appended to <work_dir>/../worker-ID.log. SIGTERM on
+// destruction (it stops its jobs and exits).
+class AmtWorker {
+ public:
+  AmtWorker(const std::string& endpoint, const std::string& work_dir, const std::string& id,
+            int slots);
+  ~AmtWorker();
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = 0;
 };
 
 // Runs build/bin/amtd --port 0 --no-local-worker --data-dir DIR plus `extra`, for a start that
