@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
 #include "orchestrator/validation/member_constraints.h"
@@ -101,6 +103,31 @@ absl::Status CheckChannels(const google::protobuf::RepeatedPtrField<v1::Channel>
     }
   }
   return absl::OkStatus();
+}
+
+// Ours: s3:// URIs are folders under amtd's S3 root (--s3-root), so a bucket or key with a "."
+// or ".." segment, which would name a folder outside the bucket or the root once normalised, is
+// refused.
+absl::Status CheckS3Path(const std::string& member, const std::string& uri) {
+  if (!absl::StartsWith(uri, "s3://")) return absl::OkStatus();
+  for (absl::string_view segment : absl::StrSplit(absl::string_view(uri).substr(5), '/')) {
+    if (segment == "." || segment == "..") {
+      return ValidationError(absl::StrCat(
+          member, " '", uri, "' has a '", segment,
+          "' segment. amt-local keeps s3:// objects in folders under its S3 root (amtd "
+          "--s3-root) and refuses paths that would leave their bucket."));
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename Definition>
+absl::Status CheckS3Paths(const Definition& d) {
+  for (const v1::Channel& channel : d.input_data_config()) {
+    RETURN_IF_ERROR(CheckS3Path("S3Uri", channel.data_source().s3_data_source().s3_uri()));
+  }
+  RETURN_IF_ERROR(CheckS3Path("S3OutputPath", d.output_data_config().s3_output_path()));
+  return CheckS3Path("CheckpointConfig.S3Uri", d.checkpoint_config().s3_uri());
 }
 
 // Managed spot (spec section 8): MaxWaitTimeInSeconds only with spot; with spot it is required
@@ -395,12 +422,14 @@ absl::Status CheckTuningRules(const v1::CreateHyperParameterTuningJobRequest& r,
       CheckRanges(config.parameter_ranges(), definition.static_hyper_parameters(), limits));
   RETURN_IF_ERROR(CheckStrategyAndLimits(config, limits));
   RETURN_IF_ERROR(CheckHyperband(r));
+  RETURN_IF_ERROR(CheckS3Paths(definition));
   return CheckManagedSpot(definition);
 }
 
 absl::Status CheckTrainingRules(const v1::CreateTrainingJobRequest& r) {
   RETURN_IF_ERROR(CheckAlgorithmSpecification(r.algorithm_specification(), 40));
   RETURN_IF_ERROR(CheckChannels(r.input_data_config()));
+  RETURN_IF_ERROR(CheckS3Paths(r));
   return CheckManagedSpot(r);
 }
 

@@ -1152,6 +1152,41 @@ TEST(ValidateCreateTrainingJob, AcceptsMinimalRequest) {
   EXPECT_THAT(ValidateCreateTrainingJob(Training()), IsOk());
 }
 
+std::string S3Refusal(const std::string& member, const std::string& uri,
+                      const std::string& segment) {
+  return member + " '" + uri + "' has a '" + segment +
+         "' segment. amt-local keeps s3:// objects in folders under its S3 root (amtd --s3-root) "
+         "and refuses paths that would leave their bucket.";
+}
+
+TEST(ValidateCreateTrainingJob, RefusesS3PathsThatWouldLeaveTheirBucket) {
+  auto r = Training();
+  r.mutable_output_data_config()->set_s3_output_path("s3://bucket/../../etc");
+  EXPECT_THAT(ValidateCreateTrainingJob(r),
+              IsValidationError("S3OutputPath 's3://bucket/../../etc' has a '..' segment. "
+                                "amt-local keeps s3:// objects in folders under its S3 root (amtd "
+                                "--s3-root) and refuses paths that would leave their bucket."));
+  r = Training();
+  ASSERT_GT(r.input_data_config_size(), 0);
+  r.mutable_input_data_config(0)->mutable_data_source()->mutable_s3_data_source()->set_s3_uri(
+      "s3://../x");
+  EXPECT_THAT(ValidateCreateTrainingJob(r),
+              IsValidationError(S3Refusal("S3Uri", "s3://../x", "..")));
+  r = Training();
+  r.mutable_checkpoint_config()->set_s3_uri("s3://b/ckpt/./x");
+  EXPECT_THAT(ValidateCreateTrainingJob(r),
+              IsValidationError(S3Refusal("CheckpointConfig.S3Uri", "s3://b/ckpt/./x", ".")));
+  r = Training();
+  r.mutable_output_data_config()->set_s3_output_path("s3://bucket/a..b/.hidden/out/");
+  EXPECT_THAT(ValidateCreateTrainingJob(r), IsOk());  // dots inside a name are fine
+}
+
+TEST(ValidateCreateHyperParameterTuningJob, RefusesS3PathsThatWouldLeaveTheirBucket) {
+  auto r = Tuning();
+  Definition(&r)->mutable_output_data_config()->set_s3_output_path("s3://b/x/..");
+  EXPECT_THAT(Validate(r), IsValidationError(S3Refusal("S3OutputPath", "s3://b/x/..", "..")));
+}
+
 TEST(ValidateCreateTrainingJob, ReportsEveryMissingRequiredMember) {
   EXPECT_THAT(
       ValidateCreateTrainingJob(v1::CreateTrainingJobRequest()),
