@@ -39,6 +39,11 @@ void AddServerFlags(CLI::App& app, Flags& flags) {
                  "Open HTTP connections at most; more are closed as soon as they are accepted")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--http-allowed-hosts", flags.options.http.allowed_hosts,
+                 "Host names HTTP requests may be addressed to besides localhost and 127.0.0.1 "
+                 "(requests for any other name are refused: DNS rebinding). With a non-loopback "
+                 "--host and no names given, every name is accepted")
+      ->delimiter(',');
   app.add_option("--http-max-body-bytes", flags.options.http.max_body_bytes,
                  "Largest HTTP request body; larger ones get 413 SerializationException")
       ->capture_default_str();

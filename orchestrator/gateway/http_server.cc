@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "orchestrator/gateway/aws_json.h"
+#include "orchestrator/gateway/host_check.h"
 
 namespace amt::gateway {
 namespace {
@@ -52,6 +53,7 @@ std::string RequestId(std::mt19937_64& rng) {
 struct Shared {
   HttpServerOptions options;
   std::vector<std::unique_ptr<ProtocolHandler>> handlers;
+  HostCheck host_check;
   std::mt19937_64 rng{std::random_device{}()};
   int open_connections = 0;
 
@@ -147,6 +149,10 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   HttpResponse Answer(const HttpRequest& request) {
+    if (auto refusal =
+            shared_->host_check.Refusal(request.Header("host"), request.Header("origin"))) {
+      return AwsJsonError(403, "AccessDeniedException", *refusal, request.request_id);
+    }
     const ProtocolHandler* handler = shared_->HandlerFor(request);
     if (handler == nullptr) return Fallback(request);
     // Handlers must not throw; if one does anyway, the request fails and amtd stays up.
@@ -255,6 +261,7 @@ class HttpServerImpl final : public HttpServer {
       : shared_(std::make_shared<Shared>()) {
     shared_->options = options;
     shared_->handlers = std::move(handlers);
+    shared_->host_check = HostCheck::ForBinding(options.host, options.allowed_hosts);
   }
   ~HttpServerImpl() override { Stop(); }
 

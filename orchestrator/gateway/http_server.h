@@ -2,6 +2,7 @@
 // of its own accepts and serves connections (keep-alive). Each request goes to the first of its
 // ProtocolHandlers (protocol_handler.h) that accepts it, in the order given:
 //
+//   Host/Origin not amtd's   -> 403 AccessDeniedException (DNS rebinding; host_check.h)
 //   a handler accepts it     -> that handler's response (and its request-id header)
 //   GET /, no handler        -> 200, a banner listing the handlers (for health checks)
 //   anything else            -> 404 UnknownOperationException (AWS JSON shape)
@@ -44,6 +45,8 @@ struct HttpServerOptions {
   int max_connections = 512;
   // Larger bodies get the handler's BodyTooLarge (SageMaker's biggest requests are ~100 KB).
   size_t max_body_bytes = 16 << 20;
+  // Names requests may be addressed to besides the loopback ones (HostCheck::ForBinding).
+  std::vector<std::string> allowed_hosts;
   // Reports what the server cannot tell a client (failed accepts); called on the server's thread.
   // Default: nothing.
   std::function<void(std::string_view message)> log;

@@ -73,9 +73,11 @@ class Client {
         tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
   }
   Reply Send(const std::string& target, const std::string& body, bool close = false,
-             http::verb verb = http::verb::post) {
+             http::verb verb = http::verb::post, const std::string& host = "localhost",
+             const std::string& origin = "") {
     http::request<http::string_body> request{verb, "/", 11};
-    request.set(http::field::host, "localhost");
+    request.set(http::field::host, host);
+    if (!origin.empty()) request.set(http::field::origin, origin);
     if (!target.empty()) request.set("X-Amz-Target", target);
     if (close) request.keep_alive(false);
     request.body() = body;
@@ -129,6 +131,21 @@ TEST_F(HttpServerTest, RoutesEachRequestToTheFirstHandlerThatAcceptsIt) {
   EXPECT_THAT(r.request_id, ::testing::MatchesRegex("[0-9a-f-]{36}"));
   r = client.Send("Second.Op", "b");  // the same connection: keep-alive
   EXPECT_EQ(r.body, "second: b");
+}
+
+TEST_F(HttpServerTest, RefusesRequestsForAnotherHostOrFromAForeignOrigin) {
+  Start();  // bound to 127.0.0.1
+  Client client(port());
+  Reply r = client.Send("First.Op", "a", false, http::verb::post, "rebound.example:80");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_THAT(r.body, HasSubstr("AccessDeniedException"));
+  EXPECT_THAT(r.body, HasSubstr("amtd does not answer requests for host 'rebound.example:80'"));
+  r = client.Send("First.Op", "a", false, http::verb::post, "127.0.0.1:1",
+                  "http://rebound.example");
+  EXPECT_EQ(r.status, 403);
+  r = client.Send("First.Op", "a", false, http::verb::post, "127.0.0.1:1");
+  EXPECT_EQ(r.status, 200);  // the same connection carries on
+  EXPECT_EQ(r.body, "first: a");
 }
 
 TEST_F(HttpServerTest, AnswersAHealthCheckAndRequestsNoHandlerTakes) {
