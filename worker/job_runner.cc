@@ -183,11 +183,17 @@ void JobRunner::Run() {
   if (!job_.model_output_path().empty()) {
     absl::Status tarred = Tar(paths.model.string(), job_.model_output_path());
     exited.set_model_uploaded(tarred.ok());
-    if (!tarred.ok()) Diagnose("model upload failed: " + std::string(tarred.message()));
+    if (!tarred.ok()) {
+      Diagnose("model upload failed: " + std::string(tarred.message()));
+      exited.set_upload_failure(std::string(tarred.message()));
+    }
   }
   if (!job_.output_data_path().empty() && dir->HasOutputData()) {
     absl::Status tarred = Tar(paths.output_data.string(), job_.output_data_path());
-    if (!tarred.ok()) Diagnose("output data upload failed: " + std::string(tarred.message()));
+    if (!tarred.ok()) {
+      Diagnose("output data upload failed: " + std::string(tarred.message()));
+      if (exited.upload_failure().empty()) exited.set_upload_failure(std::string(tarred.message()));
+    }
   }
   exited.set_failure_reason(dir->ReadFailureReason());
   ReportExit(std::move(exited));

@@ -486,6 +486,7 @@ void Orchestrator::OnJobExited(const v1::JobExited& exited) {
     report.failure_reason = exited.failure_reason();
     report.launch_failed = exited.launch_failed();
     report.model_uploaded = exited.model_uploaded();
+    report.upload_failure = exited.upload_failure();
     EndJob(*job, report);
   }
   Schedule();

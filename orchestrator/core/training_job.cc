@@ -183,7 +183,12 @@ void MarkStoppedBeforeStart(v1::TrainingJobRecord& job, StopCause cause, double 
 
 std::string FailureReasonFor(const ExitReport& report) {
   std::string reason;
-  if (report.internal_error) {
+  const bool exited_ok = !report.launch_failed && !report.internal_error && report.signal == 0 &&
+                         report.exit_code == 0;
+  if (exited_ok && !report.upload_failure.empty()) {
+    reason = "InternalServerError: The training job's output could not be uploaded: " +
+             report.upload_failure;
+  } else if (report.internal_error) {
     reason = "InternalServerError: " + (report.failure_reason.empty()
                                             ? std::string("We encountered an internal error.")
                                             : report.failure_reason);
@@ -211,8 +216,10 @@ void MarkExited(v1::TrainingJobRecord& job, const ExitReport& report, double now
   if (IsTerminal(job)) return;
   auto* d = job.mutable_describe();
   const bool stopping = d->training_job_status() == kStopping;
-  const bool succeeded = !report.launch_failed && !report.internal_error && report.signal == 0 &&
+  const bool exited_ok = !report.launch_failed && !report.internal_error && report.signal == 0 &&
                          report.exit_code == 0;
+  const bool upload_failed = exited_ok && !report.upload_failure.empty();
+  const bool succeeded = exited_ok && !upload_failed;
   job.set_worker_id("");
 
   if (stopping && !report.launch_failed && !report.internal_error) {
@@ -234,7 +241,8 @@ void MarkExited(v1::TrainingJobRecord& job, const ExitReport& report, double now
     d->clear_model_artifacts();
     SetStatus(job, kFailed);
     d->set_failure_reason(FailureReasonFor(report));
-    job.set_failure_kind(report.internal_error ? "RetryableError" : "NonRetryableError");
+    job.set_failure_kind(report.internal_error || upload_failed ? "RetryableError"
+                                                                : "NonRetryableError");
     AddTransition(job, "Failed", "Training job failed", now);
     FinishTimes(job, now);
   }

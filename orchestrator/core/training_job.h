@@ -65,6 +65,10 @@ struct ExitReport {
   bool model_uploaded = false;
   // An internal fault (worker lost): failed as RetryableError with an InternalServerError reason.
   bool internal_error = false;
+  // Why the worker could not save model.tar.gz or output.tar.gz (a full disk, say), empty when
+  // it could. A job that exited 0 then fails, as on SageMaker when the upload to S3 fails:
+  // RetryableError, InternalServerError.
+  std::string upload_failure;
 };
 void MarkExited(v1::TrainingJobRecord& job, const ExitReport& report, double now);
 

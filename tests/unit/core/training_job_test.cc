@@ -50,6 +50,22 @@ TEST(TrainingJob, NonZeroExitFailsWithFailureFileTextPrefixed) {
   EXPECT_FALSE(job.describe().has_model_artifacts());
 }
 
+TEST(TrainingJob, ASuccessfulExitWhoseModelUploadFailedFailsAsAnInternalError) {
+  v1::TrainingJobRecord job;
+  MarkCreated(job, 1);
+  MarkTraining(job, 2);
+  job.set_objective(0.5);
+  ExitReport exit;  // exit code 0
+  exit.upload_failure = "cannot write /s3/b/out/model.tar.gz.partial: No space left on device";
+  MarkExited(job, exit, 3);
+  EXPECT_EQ(job.describe().training_job_status(), "Failed");
+  EXPECT_EQ(job.describe().failure_reason(),
+            "InternalServerError: The training job's output could not be uploaded: cannot write "
+            "/s3/b/out/model.tar.gz.partial: No space left on device");
+  EXPECT_EQ(job.failure_kind(), "RetryableError");
+  EXPECT_FALSE(job.describe().has_model_artifacts());
+}
+
 TEST(TrainingJob, FailureReasonKeepsCategoryAndIsCutAt1024) {
   ExitReport exit;
   exit.exit_code = 1;

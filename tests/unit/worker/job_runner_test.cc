@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -205,6 +206,22 @@ TEST_F(JobRunnerTest, TarsTheModelDirIntoModelOutputPath) {
   ASSERT_THAT(tar, IsOk());
   ASSERT_EQ((*tar)->Wait().exit_code, 0);
   EXPECT_EQ(ReadFile(unpacked / "model.txt"), "weights\n");
+}
+
+TEST_F(JobRunnerTest, SaysWhyTheModelCouldNotBeUploaded) {
+  amt::v1::StartJob job = Job("echo weights > \"$SM_MODEL_DIR/model.txt\"");
+  // Its folder cannot be made: a regular file is in the way (as a full disk, the write fails).
+  const fs::path blocker = temp_.path() / "s3";
+  {
+    std::ofstream file(blocker);
+    file << "not a folder";
+  }
+  job.set_model_output_path((blocker / "out" / "model.tar.gz").string());
+  const auto messages = RunToExit(job);
+  const auto& exited = messages.back().exited();
+  EXPECT_EQ(exited.exit_code(), 0);
+  EXPECT_FALSE(exited.model_uploaded());
+  EXPECT_THAT(exited.upload_failure(), ::testing::HasSubstr("cannot create " + blocker.string()));
 }
 
 TEST_F(JobRunnerTest, TarsOutputDataWhenTheTrainerWroteSome) {
