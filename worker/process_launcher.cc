@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -203,19 +203,46 @@ class PosixProcess final : public Process {
   std::thread reader_;  // last member: starts after everything it reads is initialised
 };
 
-// Owns the spawn attribute objects so every return path releases them.
-struct SpawnSetup {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  SpawnSetup() {
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
+// Writes errno to the parent through `error_fd` and ends the child: exec never happened.
+[[noreturn]] void FailInChild(int error_fd) {
+  const int err = errno;
+  while (::write(error_fd, &err, sizeof err) < 0 && errno == EINTR) {
   }
-  ~SpawnSetup() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
+  ::_exit(127);
+}
+
+// The child between fork and exec: async-signal-safe calls only (the worker has other threads).
+// Its own process group; SIGKILL when the worker thread that forked it dies (PR_SET_PDEATHSIG),
+// so a trainer never outlives its worker and a job that amtd runs again never runs twice; stdin
+// /dev/null, stdout and stderr the pipes, no other descriptor; default signal dispositions and
+// an empty mask; then exec (searching PATH for a bare name, as posix_spawnp).
+[[noreturn]] void RunChild(pid_t worker, const char* file, char* const argv[], char* const envp[],
+                           const char* cwd, int out_fd, int err_fd, int error_fd,
+                           bool search_path) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != worker) ::_exit(127);  // the worker died before prctl took effect
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &default_action, nullptr);
+  sigset_t empty_mask;
+  sigemptyset(&empty_mask);
+  ::sigprocmask(SIG_SETMASK, &empty_mask, nullptr);
+  const int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) {
+    FailInChild(error_fd);
   }
-};
+  // Every descriptor from 3 up but the error pipe (close-on-exec: exec closes it).
+  if (error_fd > 3) ::close_range(3, static_cast<unsigned>(error_fd) - 1, 0);
+  ::close_range(static_cast<unsigned>(error_fd) + 1, ~0U, 0);
+  if (cwd != nullptr && ::chdir(cwd) != 0) FailInChild(error_fd);
+  if (search_path) {
+    ::execvpe(file, argv, envp);
+  } else {
+    ::execve(file, argv, envp);
+  }
+  FailInChild(error_fd);
+}
 
 class PosixProcessLauncher final : public ProcessLauncher {
  public:
@@ -244,25 +271,14 @@ class PosixProcessLauncher final : public ProcessLauncher {
       return absl::InternalError("pipe2: " + ErrnoText(err));
     }
 
-    SpawnSetup setup;
-    posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&setup.actions, out_pipe[1], 1);
-    posix_spawn_file_actions_adddup2(&setup.actions, err_pipe[1], 2);
-    // The trainer must not inherit the worker's sockets or other jobs' pipes.
-    posix_spawn_file_actions_addclosefrom_np(&setup.actions, 3);
-    if (!spec.cwd.empty()) {
-      posix_spawn_file_actions_addchdir_np(&setup.actions, spec.cwd.c_str());
+    int error_pipe[2] = {-1, -1};  // the child's errno when exec fails; EOF when it succeeds
+    if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
+      const int err = errno;
+      close_all();
+      return absl::InternalError("pipe2: " + ErrnoText(err));
     }
-    sigset_t empty_mask;
-    sigemptyset(&empty_mask);
-    sigset_t all_signals;
-    sigfillset(&all_signals);
-    posix_spawnattr_setpgroup(&setup.attr, 0);
-    posix_spawnattr_setsigmask(&setup.attr, &empty_mask);
-    posix_spawnattr_setsigdefault(&setup.attr, &all_signals);
-    posix_spawnattr_setflags(
-        &setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
+    // Everything the child needs is built before fork: it may not allocate.
     std::vector<std::string> env_strings;
     env_strings.reserve(spec.env.size());
     for (const auto& [key, value] : spec.env) env_strings.push_back(key + "=" + value);
@@ -273,19 +289,37 @@ class PosixProcessLauncher final : public ProcessLauncher {
     std::vector<char*> argv;
     for (auto& s : argv_strings) argv.push_back(s.data());
     argv.push_back(nullptr);
-
-    pid_t pid = -1;
     const bool search_path = spec.argv[0].find('/') == std::string::npos;
-    // glibc's posix_spawn reports exec failures (ENOENT, EACCES, ENOEXEC) as its return value.
-    const int rc =
-        search_path
-            ? ::posix_spawnp(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data())
-            : ::posix_spawn(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data());
+    const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+
+    const pid_t worker = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      RunChild(worker, argv[0], argv.data(), envp.data(), cwd, out_pipe[1], err_pipe[1],
+               error_pipe[1], search_path);
+    }
+    const int fork_errno = errno;
     CloseFd(out_pipe[1]);
     CloseFd(err_pipe[1]);
-    if (rc != 0) {
+    CloseFd(error_pipe[1]);
+    if (pid < 0) {
+      CloseFd(error_pipe[0]);
       close_all();
-      return SpawnError(spec.argv[0], rc);
+      return absl::InternalError("fork: " + ErrnoText(fork_errno));
+    }
+    // Also a group of its own as seen from here, before any signal is sent to it.
+    ::setpgid(pid, pid);
+    int exec_errno = 0;
+    ssize_t n;
+    while ((n = ::read(error_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+    }
+    CloseFd(error_pipe[0]);
+    if (n > 0) {
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      close_all();
+      return SpawnError(spec.argv[0], exec_errno);
     }
     return std::unique_ptr<Process>(std::make_unique<PosixProcess>(
         pid, out_pipe[0], err_pipe[0], wake_pipe[0], wake_pipe[1], std::move(on_line)));

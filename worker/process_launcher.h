@@ -1,7 +1,8 @@
 // ProcessLauncher: how amt-worker starts a training process, the one place that touches
 // real processes. A Process runs in its own process group, with stdin on /dev/null and stdout and
-// stderr read line by line on a reader thread. The production implementation uses posix_spawn
-// (POSIX_SPAWN_SETPGROUP); tests inject a fake (tests/unit/worker/fake_process_launcher.h).
+// stderr read line by line on a reader thread, and dies (SIGKILL) when the worker thread that
+// launched it ends, so no trainer outlives its worker. The production implementation forks and
+// execs; tests inject a fake (tests/unit/worker/fake_process_launcher.h).
 #ifndef AMT_WORKER_PROCESS_LAUNCHER_H_
 #define AMT_WORKER_PROCESS_LAUNCHER_H_
 
@@ -59,13 +60,16 @@ class ProcessLauncher {
   // Starts `spec` in a new process group. Errors carry "<argv[0]>: <strerror>": NotFound when the
   // executable (or cwd) does not exist, PermissionDenied when it is not executable,
   // FailedPrecondition for a file the kernel cannot execute, InvalidArgument for an empty argv,
-  // Internal otherwise. `on_line` must outlive the returned Process's Wait().
+  // Internal otherwise. `on_line` must outlive the returned Process's Wait(). Call it from a
+  // thread that lives as long as the process (the kernel's parent-death signal follows the
+  // launching thread): JobRunner launches and waits on its job thread.
   virtual absl::StatusOr<std::unique_ptr<Process>> Launch(const LaunchSpec& spec,
                                                           LineCallback on_line) = 0;
 };
 
-// The production launcher: posix_spawn with POSIX_SPAWN_SETPGROUP, an empty signal mask and
-// default signal dispositions in the child (the worker ignores SIGPIPE and blocks SIGTERM).
+// The production launcher: fork and exec, with a new process group, PR_SET_PDEATHSIG SIGKILL,
+// no inherited descriptor, an empty signal mask and default signal dispositions in the child
+// (the worker ignores SIGPIPE and blocks SIGTERM).
 std::unique_ptr<ProcessLauncher> NewPosixProcessLauncher();
 
 }  // namespace amt::worker

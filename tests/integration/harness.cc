@@ -141,11 +141,14 @@ AmtWorker::AmtWorker(const std::string& endpoint, const std::string& work_dir,
   if (rc != 0) throw std::runtime_error("cannot start amt-worker");
 }
 
-AmtWorker::~AmtWorker() {
+AmtWorker::~AmtWorker() { Kill(SIGTERM); }
+
+void AmtWorker::Kill(int signal) {
   if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
+  ::kill(pid_, signal);
   int status = 0;
   ::waitpid(pid_, &status, 0);
+  pid_ = 0;
 }
 
 AmtdExit RunAmtdToExit(const std::string& data_dir, const std::vector<std::string>& extra) {

@@ -62,6 +62,8 @@ class AmtWorker {
             int slots);
   ~AmtWorker();
   pid_t pid() const { return pid_; }
+  // Sends `signal` and waits for the process to end.
+  void Kill(int signal);
 
  private:
   pid_t pid_ = 0;

@@ -3,7 +3,10 @@
 // data dir, and the tuning job ends as if nothing had happened.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -11,6 +14,7 @@
 #include <regex>
 #include <set>
 
+#include "common/json.h"
 #include "tests/integration/harness.h"
 
 namespace amt::testing {
@@ -159,6 +163,42 @@ INSTANTIATE_TEST_SUITE_P(
                       KillCase{WorkerKind::kRemote, 3}, KillCase{WorkerKind::kRemote, 4},
                       KillCase{WorkerKind::kRemote, 5}),
     CaseName);
+
+// A worker killed with SIGKILL takes its trainers with it: a job amtd later runs again (after
+// the worker-lost timeout, or by RetryStrategy) never runs twice at once.
+TEST(WorkerDeathTest, KillingAWorkerKillsItsTrainer) {
+  const std::string dir = MakeTempDir("amt-worker-death");
+  Amtd amtd(dir + "/data", {"--no-local-worker"});
+  ASSERT_FALSE(amtd.worker_socket().empty());
+  AmtWorker worker(amtd.worker_socket(), dir + "/remote/jobs", "doomed", 1);
+  const std::string pid_file = dir + "/trainer.pid";
+  v1::CreateTrainingJobRequest request;
+  ASSERT_TRUE(JsonToProto(R"j({"TrainingJobName": "orphan-check",
+      "AlgorithmSpecification": {"TrainingImage": "shell", "TrainingInputMode": "File",
+        "ContainerEntrypoint": ["/bin/sh", "-c", "echo $$ > )j" +
+                              pid_file + R"j(; echo started; exec sleep 1000"]},
+      "RoleArn": "arn:aws:iam::123456789012:role/R",
+      "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
+      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 3600}})j",
+                          &request)
+                  .ok());
+  {
+    grpc::ClientContext ctx;
+    v1::CreateTrainingJobResponse response;
+    ASSERT_TRUE(amtd.stub().CreateTrainingJob(&ctx, request, &response).ok());
+  }
+  // Its first line is printed after the pid file is written.
+  WaitForTrainingJob(amtd.stub(), "orphan-check",
+                     [&](const auto&) { return !ReadLogs(amtd.stub(), "orphan-check").empty(); });
+  const pid_t trainer = static_cast<pid_t>(std::stol(ReadFile(pid_file)));
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, trainer, 0));
+  ASSERT_GE(pidfd, 0) << "the trainer is not running";
+  worker.Kill(SIGKILL);
+  pollfd exited{pidfd, POLLIN, 0};
+  EXPECT_EQ(::poll(&exited, 1, /*timeout_ms=*/30'000), 1) << "the trainer outlived its worker";
+  ::close(pidfd);
+}
 
 }  // namespace
 }  // namespace amt::testing
