@@ -10,6 +10,7 @@ PACKAGES=(
   libsqlite3-dev libre2-dev libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libgtest-dev libgmock-dev python3 clang-format
   clang-14    # scripts/check-thread-safety.sh: -Wthread-safety (g++ has no such analysis)
+  libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz.sh)
   python3-boto3 awscli
 )
 
