@@ -136,11 +136,13 @@ class Orchestrator {
   // accepts writes again). A report applied twice (a replay) changes nothing the second time.
   void OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
                       const v1::WorkerMessage& report);
+
+ private:
+  // The reports OnWorkerReport applies.
   void OnJobStarted(const v1::JobStarted& started);
   void OnLogs(const v1::LogBatch& batch);
   void OnJobExited(const v1::JobExited& exited);
 
- private:
   // What the loop keeps per training job besides its record. Its timers are cancelled with it.
   struct JobRuntime {
     std::optional<metrics::MetricParser> parser;

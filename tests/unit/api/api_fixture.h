@@ -86,11 +86,12 @@ class ApiFixture : public ::testing::Test {
       for (const auto& m : link_->sent) {
         if (m.has_start() && m.start().training_job_name() == name) attempt = m.start().attempt();
       }
-      v1::JobStarted started;
-      started.set_training_job_name(name);
-      started.set_attempt(attempt);
-      orchestrator_->OnJobStarted(started);
-      v1::LogBatch batch;
+      v1::WorkerMessage started;
+      started.mutable_started()->set_training_job_name(name);
+      started.mutable_started()->set_attempt(attempt);
+      orchestrator_->OnWorkerReport("w1", nullptr, started);
+      v1::WorkerMessage logs;
+      v1::LogBatch& batch = *logs.mutable_logs();
       batch.set_training_job_name(name);
       batch.set_attempt(attempt);
       for (const auto& l : lines) {
@@ -98,7 +99,7 @@ class ApiFixture : public ::testing::Test {
         line->set_text(l);
         line->set_timestamp(clock_.Now());
       }
-      orchestrator_->OnLogs(batch);
+      orchestrator_->OnWorkerReport("w1", nullptr, logs);
     });
   }
 

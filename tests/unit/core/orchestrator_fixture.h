@@ -93,15 +93,20 @@ class OrchestratorTest : public ::testing::Test {
     return link;
   }
 
+  // A worker report, as if from w1 over no connection: applied, never acknowledged
+  // (worker_reports_test.cc covers the acknowledgements).
+  void Report(const v1::WorkerMessage& report) { orch_->OnWorkerReport("w1", nullptr, report); }
+
   void Started(const v1::StartJob& s) {
-    v1::JobStarted m;
-    m.set_training_job_name(s.training_job_name());
-    m.set_attempt(s.attempt());
-    orch_->OnJobStarted(m);
+    v1::WorkerMessage m;
+    m.mutable_started()->set_training_job_name(s.training_job_name());
+    m.mutable_started()->set_attempt(s.attempt());
+    Report(m);
   }
 
   void Log(const v1::StartJob& s, const std::vector<std::string>& lines) {
-    v1::LogBatch b;
+    v1::WorkerMessage m;
+    v1::LogBatch& b = *m.mutable_logs();
     b.set_training_job_name(s.training_job_name());
     b.set_attempt(s.attempt());
     // As a worker numbers them: the index of the first line within the attempt.
@@ -113,17 +118,18 @@ class OrchestratorTest : public ::testing::Test {
       r->set_text(l);
       r->set_timestamp(clock_.Now());
     }
-    orch_->OnLogs(b);
+    Report(m);
   }
 
   void Exit(const v1::StartJob& s, int code, std::string failure = "") {
-    v1::JobExited m;
-    m.set_training_job_name(s.training_job_name());
-    m.set_attempt(s.attempt());
-    m.set_exit_code(code);
-    m.set_failure_reason(std::move(failure));
-    m.set_model_uploaded(code == 0);
-    orch_->OnJobExited(m);
+    v1::WorkerMessage m;
+    v1::JobExited& e = *m.mutable_exited();
+    e.set_training_job_name(s.training_job_name());
+    e.set_attempt(s.attempt());
+    e.set_exit_code(code);
+    e.set_failure_reason(std::move(failure));
+    e.set_model_uploaded(code == 0);
+    Report(m);
   }
 
   // Runs one job to completion with the given objective values.

@@ -179,10 +179,10 @@ TEST_F(PersistenceTest, WorkerReportsAreKeptInOrderAndWrittenWhenTheStoreRecover
   auto link = Connect(1);
   const auto start = link->Starts().at(0);
   faulty_.FailWrites(true);
-  Started(start);  // OnJobStarted
+  Started(start);  // JobStarted
   Log(start, {"loss=0.5", "text"});
   Log(start, {"loss=0.25"});
-  Exit(start, 0);  // OnJobExited
+  Exit(start, 0);  // JobExited
   EXPECT_EQ(orch_->DescribeTrainingJob("solo")->training_job_status(), "Completed");
   EXPECT_EQ(Stored("solo").training_job_status(), "InProgress");
   EXPECT_THAT(*store_->ReadLogs("solo", 0, 10), SizeIs(0));
