@@ -176,7 +176,8 @@ TEST(WorkerDeathTest, KillingAWorkerKillsItsTrainer) {
   ASSERT_TRUE(JsonToProto(R"j({"TrainingJobName": "orphan-check",
       "AlgorithmSpecification": {"TrainingImage": "shell", "TrainingInputMode": "File",
         "ContainerEntrypoint": ["/bin/sh", "-c", "echo $$ > )j" +
-                              pid_file + R"j(; echo started; exec sleep 1000"]},
+                              pid_file + R"j(; echo ready=1; exec sleep 1000"],
+        "MetricDefinitions": [{"Name": "ready", "Regex": "ready=([0-9]+)"}]},
       "RoleArn": "arn:aws:iam::123456789012:role/R",
       "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
       "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
@@ -188,9 +189,12 @@ TEST(WorkerDeathTest, KillingAWorkerKillsItsTrainer) {
     v1::CreateTrainingJobResponse response;
     ASSERT_TRUE(amtd.stub().CreateTrainingJob(&ctx, request, &response).ok());
   }
-  // Its first line is printed after the pid file is written.
-  WaitForTrainingJob(amtd.stub(), "orphan-check",
-                     [&](const auto&) { return !ReadLogs(amtd.stub(), "orphan-check").empty(); });
+  // Its metric line is printed after the pid file is written (a metric, unlike a log line,
+  // changes what the watch stream shows).
+  const auto ready = WaitForTrainingJob(amtd.stub(), "orphan-check", [](const auto& job) {
+    return job.final_metric_data_list_size() > 0;
+  });
+  ASSERT_EQ(ready.final_metric_data_list_size(), 1) << ready.training_job_status();
   const pid_t trainer = static_cast<pid_t>(std::stol(ReadFile(pid_file)));
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, trainer, 0));
   ASSERT_GE(pidfd, 0) << "the trainer is not running";
