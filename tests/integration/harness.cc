@@ -83,6 +83,15 @@ std::pair<pid_t, int> SpawnAmtd(const std::vector<std::string>& args, bool with_
   return {pid, fds[0]};
 }
 
+// Sends `signal` to child `pid` (if any), waits for its end and forgets it.
+void SignalAndReap(pid_t& pid, int signal) {
+  if (pid <= 0) return;
+  ::kill(pid, signal);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  pid = 0;
+}
+
 }  // namespace
 
 Amtd::Amtd(const std::string& data_dir, const std::vector<std::string>& extra) {
@@ -143,13 +152,7 @@ AmtWorker::AmtWorker(const std::string& endpoint, const std::string& work_dir,
 
 AmtWorker::~AmtWorker() { Kill(SIGTERM); }
 
-void AmtWorker::Kill(int signal) {
-  if (pid_ <= 0) return;
-  ::kill(pid_, signal);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = 0;
-}
+void AmtWorker::Kill(int signal) { SignalAndReap(pid_, signal); }
 
 AmtdExit RunAmtdToExit(const std::string& data_dir, const std::vector<std::string>& extra) {
   std::vector<std::string> args = {"--no-local-worker", "--data-dir", data_dir};
@@ -172,13 +175,7 @@ Amtd::~Amtd() {
   if (pid_ > 0) Kill(SIGTERM);
 }
 
-void Amtd::Kill(int signal) {
-  if (pid_ <= 0) return;
-  ::kill(pid_, signal);
-  int status = 0;
-  ::waitpid(pid_, &status, 0);
-  pid_ = 0;
-}
+void Amtd::Kill(int signal) { SignalAndReap(pid_, signal); }
 
 namespace {
 
