@@ -4,10 +4,16 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <semaphore>
 #include <thread>
 
 namespace amt::api {
 namespace {
+
+// Reports of one worker stream posted to the loop and not yet applied: enough to keep the loop
+// busy while the handler reads the next one, few enough that an API call queued behind them
+// waits for a handful of batches at most.
+constexpr std::ptrdiff_t kMaxReportsInFlight = 4;
 
 // The orchestrator's handle on one worker stream: Send queues, a writer thread drains.
 class StreamLink final : public core::WorkerLink {
@@ -72,11 +78,17 @@ grpc::Status WorkerServiceImpl::Connect(
   const std::string worker_id = first.hello().worker_id();
   auto link = std::make_shared<StreamLink>(stream);
   loop_.Post([this, hello = first.hello(), link] { orchestrator_.OnWorkerConnected(hello, link); });
+  // At most kMaxReportsInFlight reports of this stream wait for the loop: past that the handler
+  // stops reading, so gRPC's flow control holds a flooding worker back instead of the loop's
+  // queue growing without bound in front of every API call.
+  auto window = std::make_shared<std::counting_semaphore<>>(kMaxReportsInFlight);
   auto message = std::make_shared<v1::WorkerMessage>();
   while (stream->Read(message.get())) {
+    window->acquire();
     // `link` is captured so its address, the connection's identity, stays unique meanwhile.
-    loop_.Post([this, worker_id, link, message] {
+    loop_.Post([this, worker_id, link, message, window] {
       orchestrator_.OnWorkerReport(worker_id, link.get(), *message);
+      window->release();
     });
     message = std::make_shared<v1::WorkerMessage>();
   }

@@ -1,6 +1,7 @@
 // WorkerServiceImpl: amt.v1.WorkerService, the stream each amt-worker keeps open. The handler
-// thread reads the worker's reports and posts them to the orchestrator loop; a writer thread per
-// connection sends assignments, so the loop never blocks on a slow worker.
+// thread reads the worker's reports and posts them to the orchestrator loop (a few at a time: a
+// flooding worker is held back by gRPC flow control, not queued in front of API calls); a writer
+// thread per connection sends assignments, so the loop never blocks on a slow worker.
 #ifndef AMT_ORCHESTRATOR_API_WORKER_SERVICE_H_
 #define AMT_ORCHESTRATOR_API_WORKER_SERVICE_H_
 

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""API latency while a training job floods its log: DescribeTrainingJob p50/p99 idle vs. flooded.
+
+One command (after a build):
+    /usr/bin/python3 bench/orchestrator/log_flood.py [--megabytes 20] [--metrics 40]
+
+Starts build/bin/amtd (its local amt-worker, SQLite state, the AWS JSON gateway) on free ports.
+Baseline, measured in the same run: DescribeTrainingJob of a finished job, called back to back
+through boto3 for `--idle-seconds` while nothing runs. Then one training job whose trainer prints
+`--megabytes` of log lines (about 100 bytes each, every line carrying a few of the values) with
+`--metrics` MetricDefinitions, the shapes SageMaker users write (`name=([0-9.]+)`, the built-in
+algorithms' `.*#quality_metric: ...` and `[0-9]+ ... train-rmse:(\\S+)` kinds); the same Describe
+calls run until the flood job ends. Prints the latencies (ms) of both phases and their ratios, the
+flood's wall time and how many metrics reached FinalMetricDataList; saves them as JSON.
+Target (issue 9): flooded p99 <= 200 ms.
+"""
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import boto3
+import botocore.config
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+TRAINER = r'''#!/usr/bin/python3
+import json, os, sys
+hp = json.load(open(os.environ["SM_INPUT_CONFIG_DIR"] + "/hyperparameters.json"))
+target, metrics = int(hp["bytes"]), int(hp["metrics"])
+out = sys.stdout
+written = 0
+step = 0
+while written < target:
+    m = step % metrics
+    line = ("step %d/%d: m%d=%.6f m%d=%.6f #quality_metric: host=algo-1, epoch=%d, "
+            "validation rmse <loss>=%.5f\n" % (step, target, m, 1.0 / (step + 1),
+                                              (m + 7) % metrics, step * 1e-6, step, 0.5))
+    out.write(line)
+    written += len(line)
+    step += 1
+print("training complete after %d lines" % step)
+'''
+
+
+def metric_definitions(count):
+    defs = [{"Name": "validation:rmse",
+             "Regex": r".*#quality_metric: host=\S+, epoch=\S+, validation rmse <loss>=(\S+)"}]
+    for i in range(count - 1):
+        if i % 3 == 0:
+            regex = r"\bm%d=([0-9.eE+-]+)" % i
+        elif i % 3 == 1:
+            regex = r".*step [0-9]+/[0-9]+: .*m%d=([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?).*" % i
+        else:
+            regex = r"m%d=(\S+)" % i
+        defs.append({"Name": "m%d" % i, "Regex": regex})
+    return defs
+
+
+def start_amtd(binary, work):
+    process = subprocess.Popen(
+        [binary, "--port", "0", "--data-dir", str(work / "data"), "--slots", "2"],
+        stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    if "http://" not in line:
+        process.kill()
+        raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
+    return process, line[line.index("http://"):].split()[0]
+
+
+def create_job(client, name, trainer, megabytes, metrics):
+    client.create_training_job(
+        TrainingJobName=name,
+        AlgorithmSpecification={"TrainingImage": str(trainer), "TrainingInputMode": "File",
+                                "MetricDefinitions": metric_definitions(metrics)},
+        HyperParameters={"bytes": str(int(megabytes * 1e6)), "metrics": str(metrics)},
+        RoleArn="arn:aws:iam::123456789012:role/SageMakerRole",
+        OutputDataConfig={"S3OutputPath": "s3://amt-local-bench/output"},
+        ResourceConfig={"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
+        StoppingCondition={"MaxRuntimeInSeconds": 3600})
+
+
+def describe_until(client, name, done):
+    """Describe `name` back to back until done() is true; returns the latencies in ms."""
+    latencies = []
+    while not done():
+        start = time.perf_counter()
+        client.describe_training_job(TrainingJobName=name)
+        latencies.append((time.perf_counter() - start) * 1000)
+    return latencies
+
+
+def wait_ended(client, name, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        d = client.describe_training_job(TrainingJobName=name)
+        if d["TrainingJobStatus"] in ("Completed", "Failed", "Stopped"):
+            return d
+        time.sleep(0.05)
+    raise RuntimeError("%s did not end within %d s" % (name, timeout))
+
+
+def summary(latencies):
+    ordered = sorted(latencies)
+    return {"calls": len(ordered), "p50_ms": round(statistics.median(ordered), 2),
+            "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 2),
+            "max_ms": round(ordered[-1], 2)}
+
+
+def run(a, work):
+    trainer = work / "flood_trainer.py"
+    trainer.write_text(TRAINER)
+    trainer.chmod(0o755)
+    process, url = start_amtd(os.path.join(a.bin, "amtd"), work)
+    try:
+        client = boto3.client(
+            "sagemaker", endpoint_url=url, region_name="us-east-1", aws_access_key_id="bench",
+            aws_secret_access_key="bench",
+            config=botocore.config.Config(retries={"max_attempts": 0}, read_timeout=120))
+        create_job(client, "idle", trainer, 0.001, a.metrics)
+        wait_ended(client, "idle", 60)
+        t_end = time.monotonic() + a.idle_seconds
+        idle = describe_until(client, "idle", lambda: time.monotonic() > t_end)
+
+        ended = threading.Event()
+        result = {}
+
+        def watch():
+            result["final"] = wait_ended(client, "flood", a.timeout)
+            ended.set()
+
+        start = time.monotonic()
+        create_job(client, "flood", trainer, a.megabytes, a.metrics)
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        flooded = describe_until(client, "idle", ended.is_set)
+        watcher.join()
+        wall = time.monotonic() - start
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    final = result["final"]
+    return {
+        "megabytes": a.megabytes, "metrics": a.metrics,
+        "idle": summary(idle), "flooded": summary(flooded),
+        "flood_status": final["TrainingJobStatus"],
+        "flood_seconds": round(wall, 2),
+        "final_metrics": len(final.get("FinalMetricDataList", [])),
+    }
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--megabytes", type=float, default=20)
+    p.add_argument("--metrics", type=int, default=40)
+    p.add_argument("--idle-seconds", type=float, default=3)
+    p.add_argument("--timeout", type=float, default=900)
+    p.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")
+    p.add_argument("--bin", default=str(ROOT / "build" / "bin"))
+    p.add_argument("--json", default=str(ROOT / "bench" / "orchestrator" / "log_flood.json"))
+    a = p.parse_args()
+    work = pathlib.Path(tempfile.mkdtemp(prefix="amt-flood-"))
+    try:
+        r = run(a, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    r["p99_ratio"] = round(r["flooded"]["p99_ms"] / r["idle"]["p99_ms"], 1)
+    r["p50_ratio"] = round(r["flooded"]["p50_ms"] / r["idle"]["p50_ms"], 1)
+    print("%-9s %8s %8s %8s %8s" % ("phase", "calls", "p50 ms", "p99 ms", "max ms"))
+    for phase in ("idle", "flooded"):
+        s = r[phase]
+        print("%-9s %8d %8.2f %8.2f %8.2f" % (phase, s["calls"], s["p50_ms"], s["p99_ms"],
+                                              s["max_ms"]))
+    print("flooded/idle: p50 x%.1f, p99 x%.1f; flood of %.0f MB with %d metrics: %s in %.1f s, "
+          "%d metrics in FinalMetricDataList" % (r["p50_ratio"], r["p99_ratio"], r["megabytes"],
+                                                  r["metrics"], r["flood_status"],
+                                                  r["flood_seconds"], r["final_metrics"]))
+    met = r["flooded"]["p99_ms"] <= 200
+    print("target flooded p99 <= 200 ms: %s" % ("met" if met else "NOT met"))
+    pathlib.Path(a.json).write_text(json.dumps(r, indent=2) + "\n")
+    return 0 if met or not a.strict else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
