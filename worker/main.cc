@@ -20,6 +20,7 @@
 #include "worker/agent.h"
 #include "worker/grpc_connector.h"
 #include "worker/process_launcher.h"
+#include "worker/process_tree.h"
 
 int main(int argc, char** argv) {
   // Block the stop signals before any thread exists (gRPC starts some), so only the signal
@@ -92,6 +93,12 @@ int main(int argc, char** argv) {
     if (const char* value = std::getenv(name)) options.runner.base_environment[name] = value;
   }
 
+  // What a worker killed with SIGKILL left behind: its trainers died with it, but descendants
+  // that left their process group did not.
+  if (const int killed = amt::worker::KillOrphanedProcessTrees(); killed > 0) {
+    diagnostics("killed " + std::to_string(killed) +
+                " leftover process(es) of training jobs whose worker is gone");
+  }
   amt::SystemClock clock;
   auto launcher = amt::worker::NewPosixProcessLauncher();
   amt::worker::GrpcConnector connector(orchestrator);

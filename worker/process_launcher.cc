@@ -16,6 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "common/mutex.h"
+#include "worker/process_tree.h"
 
 namespace amt::worker {
 namespace {
@@ -88,9 +89,10 @@ class LineSplitter {
 
 class PosixProcess final : public Process {
  public:
-  PosixProcess(pid_t pid, int stdout_fd, int stderr_fd, int wake_read, int wake_write,
-               LineCallback on_line)
+  PosixProcess(pid_t pid, std::string tree_marker, int stdout_fd, int stderr_fd, int wake_read,
+               int wake_write, LineCallback on_line)
       : pid_(pid),
+        tree_marker_(std::move(tree_marker)),
         wake_read_(wake_read),
         wake_write_(wake_write),
         on_line_(std::move(on_line)),
@@ -113,6 +115,7 @@ class PosixProcess final : public Process {
     if (::kill(-pid_, signal) != 0 && errno != ESRCH) {
       return absl::InternalError("kill(-" + std::to_string(pid_) + "): " + ErrnoText(errno));
     }
+    if (signal == SIGKILL) KillProcessTree(tree_marker_);
     return absl::OkStatus();
   }
 
@@ -126,6 +129,7 @@ class PosixProcess final : public Process {
     {
       MutexLock lock(&mu_);
       ::kill(-pid_, SIGKILL);
+      KillProcessTree(tree_marker_);  // what left the group (setsid, double fork) goes too
       int status = 0;
       while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
       }
@@ -193,6 +197,7 @@ class PosixProcess final : public Process {
   }
 
   const pid_t pid_;
+  const std::string tree_marker_;  // AMT_PROCESS_TREE of the child and its descendants
   int wake_read_;
   int wake_write_;
   const LineCallback on_line_;
@@ -279,9 +284,13 @@ class PosixProcessLauncher final : public ProcessLauncher {
     }
 
     // Everything the child needs is built before fork: it may not allocate.
+    std::string tree_marker = NewProcessTreeMarker();
     std::vector<std::string> env_strings;
-    env_strings.reserve(spec.env.size());
-    for (const auto& [key, value] : spec.env) env_strings.push_back(key + "=" + value);
+    env_strings.reserve(spec.env.size() + 1);
+    for (const auto& [key, value] : spec.env) {
+      if (key != kProcessTreeVariable) env_strings.push_back(key + "=" + value);
+    }
+    env_strings.push_back(std::string(kProcessTreeVariable) + "=" + tree_marker);
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
@@ -321,8 +330,9 @@ class PosixProcessLauncher final : public ProcessLauncher {
       close_all();
       return SpawnError(spec.argv[0], exec_errno);
     }
-    return std::unique_ptr<Process>(std::make_unique<PosixProcess>(
-        pid, out_pipe[0], err_pipe[0], wake_pipe[0], wake_pipe[1], std::move(on_line)));
+    return std::unique_ptr<Process>(
+        std::make_unique<PosixProcess>(pid, std::move(tree_marker), out_pipe[0], err_pipe[0],
+                                       wake_pipe[0], wake_pipe[1], std::move(on_line)));
   }
 };
 

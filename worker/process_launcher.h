@@ -18,7 +18,8 @@
 namespace amt::worker {
 
 // What to run. `argv[0]` is an executable path; without a '/', it is looked up in the worker's
-// own PATH. `env` is the complete environment (nothing is inherited). `cwd` must exist.
+// own PATH. `env` is the complete environment (nothing is inherited) but for one variable the
+// production launcher adds, AMT_PROCESS_TREE (worker/process_tree.h). `cwd` must exist.
 struct LaunchSpec {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
@@ -43,13 +44,16 @@ class Process {
 
   virtual int pid() const = 0;
 
-  // Sends `signal` to every process in the child's process group. A no-op returning OK once
-  // the group leader has been reaped by Wait(). Thread-safe.
+  // Sends `signal` to every process in the child's process group; SIGKILL also goes to the
+  // descendants that left the group (the production launcher finds them by their
+  // AMT_PROCESS_TREE, worker/process_tree.h). A no-op returning OK once the group leader has
+  // been reaped by Wait(). Thread-safe.
   virtual absl::Status SignalGroup(int signal) = 0;
 
   // Blocks until the child exits and every output line has been delivered to the LineCallback,
-  // then returns how it ended. When the group leader exits, processes left in its group are
-  // SIGKILLed (Docker ends a container with its main process). Call at most once.
+  // then returns how it ended. When the group leader exits, processes left in its group, and
+  // descendants that left the group, are SIGKILLed (Docker ends a container with its main
+  // process). Call at most once.
   virtual ExitStatus Wait() = 0;
 };
 

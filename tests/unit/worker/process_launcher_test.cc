@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/status_matchers.h"
 #include "tests/unit/worker/temp_dir.h"
+#include "worker/process_tree.h"
 
 namespace amt::worker {
 namespace {
@@ -30,6 +32,7 @@ using ::amt::worker::testing::TempDir;
 using ::amt::worker::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::StartsWith;
 
 // Collects lines; can hand out a future for the first line equal to a given text.
 class Lines {
@@ -93,7 +96,7 @@ TEST(PosixProcessLauncher, PassesExactlyTheGivenEnvironmentAndCwd) {
   auto process = launcher->Launch(spec, lines.Fn());
   ASSERT_THAT(process, IsOk());
   EXPECT_EQ((*process)->Wait().exit_code, 0);
-  EXPECT_THAT(lines.out(), ElementsAre("A=1", "B=two words"));
+  EXPECT_THAT(lines.out(), ElementsAre("A=1", "B=two words", StartsWith("AMT_PROCESS_TREE=")));
 
   Lines pwd;
   process = launcher->Launch(Shell("pwd -P", temp.path().string()), pwd.Fn());
@@ -143,6 +146,100 @@ TEST(PosixProcessLauncher, KillsWhatIsLeftOfTheGroupWhenTheLeaderExits) {
     EXPECT_EQ(::poll(&p, 1, 10'000), 1) << "the background process outlived its group leader";
     ::close(pidfd);
   }
+}
+
+// Waits (up to 10 s) for the exit of `pid` through a pidfd, readable once the process has exited.
+bool ExitsSoon(pid_t pid) {
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return true;  // already reaped, so gone
+  pollfd p{pidfd, POLLIN, 0};
+  const bool exited = ::poll(&p, 1, 10'000) == 1;
+  ::close(pidfd);
+  return exited;
+}
+
+// A script that starts a grandchild in a session of its own (setsid, from a subshell: a double
+// fork), waits on a fifo until it runs, prints its pid, then runs `rest`. `prefix` goes before
+// setsid (e.g. an environment assignment).
+std::string EscapingGrandchild(const fs::path& dir, const std::string& rest,
+                               const std::string& prefix = "") {
+  const std::string fifo = (dir / "fifo").string();
+  return "mkfifo " + fifo + "; (" + prefix + " setsid sh -c 'echo $$ > " + fifo +
+         "; exec sleep 30' &); read pid < " + fifo + "; echo $pid; " + rest;
+}
+
+TEST(PosixProcessLauncher, KillsDescendantsThatLeftTheGroupWhenTheLeaderExits) {
+  TempDir temp;
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto process = launcher->Launch(Shell(EscapingGrandchild(temp.path(), "exit 0")), lines.Fn());
+  ASSERT_THAT(process, IsOk());
+  EXPECT_EQ((*process)->Wait().exit_code, 0);
+  ASSERT_EQ(lines.out().size(), 1u);
+  const pid_t grandchild = std::stoi(lines.out()[0]);
+  EXPECT_TRUE(ExitsSoon(grandchild)) << "a setsid grandchild outlived its job";
+}
+
+TEST(PosixProcessLauncher, SigkillReachesDescendantsThatLeftTheGroup) {
+  TempDir temp;
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto printed = lines.WhenSeen("running");
+  auto process = launcher->Launch(
+      Shell(EscapingGrandchild(temp.path(), "echo running; exec sleep 30")), lines.Fn());
+  ASSERT_THAT(process, IsOk());
+  printed.wait();
+  const pid_t grandchild = std::stoi(lines.out()[0]);
+  EXPECT_NE(::getsid(grandchild), ::getsid((*process)->pid()));
+  ASSERT_THAT((*process)->SignalGroup(SIGKILL), IsOk());  // a stop's SIGKILL, before Wait
+  EXPECT_TRUE(ExitsSoon(grandchild)) << "the stop's SIGKILL missed a setsid grandchild";
+  EXPECT_EQ((*process)->Wait().signal, SIGKILL);
+}
+
+TEST(PosixProcessLauncher, SigtermGoesToTheGroupOnly) {
+  TempDir temp;
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto printed = lines.WhenSeen("running");
+  // The leader ignores nothing: SIGTERM ends it; the grandchild in its own session is not sent
+  // SIGTERM (only the group is, as `docker stop` signals the container's main process), and dies
+  // with the SIGKILL that follows the leader's exit.
+  auto process = launcher->Launch(
+      Shell(EscapingGrandchild(temp.path(), "echo running; exec sleep 30")), lines.Fn());
+  ASSERT_THAT(process, IsOk());
+  printed.wait();
+  const pid_t grandchild = std::stoi(lines.out()[0]);
+  ASSERT_THAT((*process)->SignalGroup(SIGTERM), IsOk());
+  EXPECT_EQ((*process)->Wait().signal, SIGTERM);
+  EXPECT_TRUE(ExitsSoon(grandchild));
+}
+
+TEST(ProcessTree, KillsTheTreesOfAWorkerThatIsGone) {
+  TempDir temp;
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  auto printed = lines.WhenSeen("running");
+  // The grandchild carries the marker of an owner that cannot exist (pid 999999999).
+  auto process =
+      launcher->Launch(Shell(EscapingGrandchild(temp.path(), "echo running; exec sleep 30",
+                                                "AMT_PROCESS_TREE=999999999-1-1")),
+                       lines.Fn());
+  ASSERT_THAT(process, IsOk());
+  printed.wait();
+  const pid_t grandchild = std::stoi(lines.out()[0]);
+  EXPECT_GE(KillOrphanedProcessTrees(), 1);
+  EXPECT_TRUE(ExitsSoon(grandchild)) << "a dead worker's leftover survived";
+  // The live tree (this test is its owner) was left alone.
+  EXPECT_EQ(::kill((*process)->pid(), 0), 0);
+  ASSERT_THAT((*process)->SignalGroup(SIGKILL), IsOk());
+  EXPECT_EQ((*process)->Wait().signal, SIGKILL);
+}
+
+TEST(ProcessTree, MarkersAreUniqueAndNameTheirOwner) {
+  const std::string a = NewProcessTreeMarker();
+  const std::string b = NewProcessTreeMarker();
+  EXPECT_NE(a, b);
+  EXPECT_THAT(a, StartsWith(std::to_string(::getpid()) + "-"));
 }
 
 TEST(PosixProcessLauncher, SignalGroupAfterWaitIsANoOp) {
