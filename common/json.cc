@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "amt/v1/aws.pb.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -59,14 +61,21 @@ Json AwsShapeField(const Json& value, const FieldDescriptor* field) {
 Json AwsShape(const Json& value, const Descriptor* descriptor) {
   if (!value.is_object()) return value;  // well-known types print as scalars
   Json out = Json::object();
+  std::set<std::string> known;
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const FieldDescriptor* field = descriptor->field(i);
+    known.insert(field->json_name());
     const auto it = value.find(field->json_name());
-    if (it != value.end()) out[field->json_name()] = AwsShapeField(*it, field);
+    if (it == value.end() || field->options().GetExtension(v1::aws_internal)) continue;
+    // protobuf prints every empty list and map; SageMaker leaves out a member with no value.
+    if (field->is_repeated() && it->empty() && !field->options().GetExtension(v1::aws_required)) {
+      continue;
+    }
+    out[field->json_name()] = AwsShapeField(*it, field);
   }
   // Members the descriptor does not know (none today) keep their place at the end.
   for (const auto& item : value.items()) {
-    if (!out.contains(item.key())) out[item.key()] = item.value();
+    if (!known.contains(item.key())) out[item.key()] = item.value();
   }
   return out;
 }

@@ -19,7 +19,9 @@ absl::Status JsonToProto(std::string_view json, google::protobuf::Message* messa
 // members left out. `pretty` indents by 4 spaces, like the aws cli.
 std::string ProtoToJson(const google::protobuf::Message& message, bool pretty = false);
 
-// ProtoToJson as SageMaker's AWS JSON carries it, compact: members in the order the proto
+// ProtoToJson as SageMaker's AWS JSON carries it, compact: empty lists and maps left out unless
+// marked (aws_required), fields marked aws_internal left out (amt/v1/aws.proto), members in the
+// order the proto
 // declares them (SageMaker's member order; protobuf's printer moves empty lists and maps first),
 // map keys sorted (stable output), and 64-bit integers as JSON numbers (protobuf prints them as
 // strings; AWS Longs such as ShuffleConfig.Seed are numbers).

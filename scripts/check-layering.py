@@ -40,7 +40,8 @@ The rules, and what each one means:
                            orchestrator/daemon/daemon.h; nothing else from orchestrator/, nor
                            worker/.
   common/     [common]     Shared by both sides, so it knows neither: no orchestrator/, worker/,
-                           cli/, amt/v1/ (messages reach it as google::protobuf::Message).
+                           cli/, amt/v1/ (messages reach it as google::protobuf::Message), but
+                           amt/v1/aws.pb.h, the field options of the AWS wire (ProtoToAwsJson).
   everywhere  [cli11]      CLI/CLI.hpp only in a main.cc (about 7 s per translation unit).
 
 Generated code (proto/), tests/, bench/ and examples/ are not checked.
@@ -132,9 +133,10 @@ RULES.update({
         "the client uses the public API (amt/v1/tuning*.pb.h) and gRPC; no orchestrator/ "
         "(except orchestrator/daemon/daemon.h in cli/run.cc) and no worker/"),
     "common": (
-        "common", [STD, POSIX, ABSL, own("common"), PROTOBUF, r"nlohmann/.*"],
+        "common", [STD, POSIX, ABSL, own("common"), PROTOBUF, r"nlohmann/.*",
+                   r"amt/v1/aws\.pb\.h"],
         "common/ is shared by amtd, amt-worker and amt, so it knows none of them: no "
-        "orchestrator/, worker/, cli/, amt/v1/"),
+        "orchestrator/, worker/, cli/, amt/v1/ (but aws.pb.h, the AWS wire's field options)"),
 })
 
 # (file, include) pairs allowed on top of their folder's rule, each with its reason.

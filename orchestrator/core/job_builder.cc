@@ -48,6 +48,10 @@ v1::TrainingJobRecord NewTrainingJobRecord(const v1::CreateTrainingJobRequest& r
   d->set_role_arn(request.role_arn());
   *d->mutable_input_data_config() = request.input_data_config();
   *d->mutable_output_data_config() = request.output_data_config();
+  // SageMaker always returns KmsKeyId ("" when none was given); the SDK's Estimator.attach
+  // reads it.
+  if (!d->output_data_config().has_kms_key_id())
+    d->mutable_output_data_config()->set_kms_key_id("");
   *d->mutable_resource_config() = request.resource_config();
   if (request.has_vpc_config()) *d->mutable_vpc_config() = request.vpc_config();
   *d->mutable_stopping_condition() = request.stopping_condition();
@@ -128,6 +132,13 @@ absl::StatusOr<v1::TuningJobRecord> NewTuningJobRecord(
   d->set_hyper_parameter_tuning_job_arn(TuningJobArn(arn, name));
   *d->mutable_hyper_parameter_tuning_job_config() = config;
   *d->mutable_training_job_definition() = request.training_job_definition();
+  // A definition with HyperParameterTuningResourceConfig (what the SDK's tuner sends) is
+  // described with the ResourceConfig its training jobs get as well: the SDK's
+  // HyperparameterTuner.attach reads TrainingJobDefinition.ResourceConfig.
+  if (!request.training_job_definition().has_resource_config()) {
+    *d->mutable_training_job_definition()->mutable_resource_config() =
+        ResourceConfigOf(request.training_job_definition());
+  }
   // SageMaker adds the objective to the static hyperparameters it echoes and passes on.
   (*d->mutable_training_job_definition()->mutable_static_hyper_parameters())[kTuningObjectiveKey] =
       config.hyper_parameter_tuning_job_objective().metric_name();

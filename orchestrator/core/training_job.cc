@@ -226,19 +226,15 @@ void MarkExited(v1::TrainingJobRecord& job, const ExitReport& report, double now
     // SageMaker uploads what the job saved in model/ before it ends Stopped.
     if (report.model_uploaded) {
       AddTransition(job, "Uploading", "Uploading generated training model", now);
-    } else {
-      d->clear_model_artifacts();
     }
     MarkStoppedFinal(job, now);
     FinishTimes(job, now);
   } else if (succeeded) {
     AddTransition(job, "Uploading", "Uploading generated training model", now);
-    if (!report.model_uploaded) d->clear_model_artifacts();
     SetStatus(job, kCompleted);
     AddTransition(job, "Completed", "Training job completed", now);
     FinishTimes(job, now);
   } else {
-    d->clear_model_artifacts();
     SetStatus(job, kFailed);
     d->set_failure_reason(FailureReasonFor(report));
     job.set_failure_kind(report.internal_error || upload_failed ? "RetryableError"

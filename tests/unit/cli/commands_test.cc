@@ -244,13 +244,7 @@ TEST_F(CommandsTest, DescribeTrainingJobPrintsResponse) {
   EXPECT_EQ(out_.str(),
             "{\n"
             "    \"TrainingJobName\": \"t\",\n"
-            "    \"TrainingJobStatus\": \"Completed\",\n"
-            "    \"HyperParameters\": {},\n"
-            "    \"InputDataConfig\": [],\n"
-            "    \"SecondaryStatusTransitions\": [],\n"
-            "    \"FinalMetricDataList\": [],\n"
-            "    \"Environment\": {},\n"
-            "    \"Tags\": []\n"
+            "    \"TrainingJobStatus\": \"Completed\"\n"
             "}\n");
 }
 

@@ -77,5 +77,26 @@ TEST(Json, PrintsAwsJsonInSageMakersMemberOrderWithLongsAsNumbers) {
   EXPECT_THAT(json, HasSubstr(R"("HyperParameters":{"alpha":"2","zeta":"1"})"));
 }
 
+TEST(Json, LeavesOutEmptyListsAndMapsUnlessTheMemberIsRequired) {
+  v1::DescribeTrainingJobResponse job;
+  job.set_training_job_name("j");
+  job.mutable_algorithm_specification()->set_training_image("img");
+  // ContainerEntrypoint, InputDataConfig, HyperParameters, Environment, ... are all empty.
+  EXPECT_EQ(ProtoToAwsJson(job),
+            R"({"TrainingJobName":"j","AlgorithmSpecification":{"TrainingImage":"img"}})");
+  // A List operation's summaries are a required member: printed even when there are none.
+  EXPECT_EQ(ProtoToAwsJson(v1::ListTrainingJobsResponse()), R"({"TrainingJobSummaries":[]})");
+}
+
+TEST(Json, LeavesOutAmtLocalsOwnFieldsOnTheAwsWire) {
+  v1::DescribeTrainingJobResponse job;
+  job.set_training_job_name("j");
+  auto* tag = job.add_tags();  // kept in the record; not a member of DescribeTrainingJob's output
+  tag->set_key("team");
+  tag->set_value("ml");
+  EXPECT_EQ(ProtoToAwsJson(job), R"({"TrainingJobName":"j"})");
+  EXPECT_THAT(ProtoToJson(job), HasSubstr("\"Tags\""));  // the plain printer keeps it
+}
+
 }  // namespace
 }  // namespace amt

@@ -36,8 +36,13 @@ TEST(TrainingJob, CompletedRunWalksSageMakersSecondaryStatuses) {
   EXPECT_FALSE(t[t.size() - 1].has_end_time());
 }
 
+// ModelArtifacts is a required member of DescribeTrainingJob's output (botocore), and SageMaker
+// uploads model/ whatever the exit: it stays on every end.
+constexpr char kArtifacts[] = "s3://b/out/job/output/model.tar.gz";
+
 TEST(TrainingJob, NonZeroExitFailsWithFailureFileTextPrefixed) {
   v1::TrainingJobRecord job;
+  job.mutable_describe()->mutable_model_artifacts()->set_s3_model_artifacts(kArtifacts);
   MarkCreated(job, 1);
   MarkTraining(job, 2);
   ExitReport exit;
@@ -47,11 +52,12 @@ TEST(TrainingJob, NonZeroExitFailsWithFailureFileTextPrefixed) {
   EXPECT_EQ(job.describe().training_job_status(), "Failed");
   EXPECT_EQ(job.describe().failure_reason(), "AlgorithmError: the training data is empty");
   EXPECT_EQ(job.failure_kind(), "NonRetryableError");
-  EXPECT_FALSE(job.describe().has_model_artifacts());
+  EXPECT_EQ(job.describe().model_artifacts().s3_model_artifacts(), kArtifacts);
 }
 
 TEST(TrainingJob, ASuccessfulExitWhoseModelUploadFailedFailsAsAnInternalError) {
   v1::TrainingJobRecord job;
+  job.mutable_describe()->mutable_model_artifacts()->set_s3_model_artifacts(kArtifacts);
   MarkCreated(job, 1);
   MarkTraining(job, 2);
   job.set_objective(0.5);
@@ -63,7 +69,7 @@ TEST(TrainingJob, ASuccessfulExitWhoseModelUploadFailedFailsAsAnInternalError) {
             "InternalServerError: The training job's output could not be uploaded: cannot write "
             "/s3/b/out/model.tar.gz.partial: No space left on device");
   EXPECT_EQ(job.failure_kind(), "RetryableError");
-  EXPECT_FALSE(job.describe().has_model_artifacts());
+  EXPECT_EQ(job.describe().model_artifacts().s3_model_artifacts(), kArtifacts);
 }
 
 TEST(TrainingJob, FailureReasonKeepsCategoryAndIsCutAt1024) {

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Every reply of every SageMaker operation amtd serves, checked against botocore's output shape.
+
+Run by CTest (tests/compat/CMakeLists.txt) with a python whose botocore has the SageMaker model
+(the SDK's botocore 1.43 under pyenv when present, else Debian's):
+
+    python3 tests/compat/reply_shapes_test.py --bin-dir build/bin --source-dir .
+
+Starts build/bin/amtd on free ports, runs training and tuning jobs of every kind the examples
+have (Random, Bayesian with Auto early stopping, Hyperband, Grid, warm start, spot with
+checkpoints, a failing trainer), sends every served operation as raw AWS JSON 1.1 over HTTP, and
+validates each raw reply body against the operation's output shape in botocore's service model:
+no member the shape does not define, every required member present, types, enums, string and
+list lengths and numeric ranges. Raw bodies, not boto3's parsed results: botocore's parser
+accepts (and hides) extra members and wrong types.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+import botocore
+import botocore.session
+
+ARGS = None
+
+
+def validate(value, shape, path="$"):
+    """The list of problems of `value` against botocore `shape` (empty when it conforms)."""
+    kind = shape.type_name
+    meta = shape.metadata
+    errors = []
+    if kind == "structure":
+        if not isinstance(value, dict):
+            return ["%s: %s expected an object, got %r" % (path, shape.name, value)]
+        for key, member in value.items():
+            if key not in shape.members:
+                errors.append("%s.%s: not a member of %s" % (path, key, shape.name))
+            else:
+                errors += validate(member, shape.members[key], path + "." + key)
+        for key in shape.required_members:
+            if key not in value:
+                errors.append("%s.%s: required member of %s missing" % (path, key, shape.name))
+        return errors
+    if kind == "list":
+        if not isinstance(value, list):
+            return ["%s: %s expected a list, got %r" % (path, shape.name, value)]
+        errors += bounds(len(value), meta, path, "length")
+        for i, item in enumerate(value):
+            errors += validate(item, shape.member, "%s[%d]" % (path, i))
+        return errors
+    if kind == "map":
+        if not isinstance(value, dict):
+            return ["%s: %s expected a map, got %r" % (path, shape.name, value)]
+        errors += bounds(len(value), meta, path, "entries")
+        for key, item in value.items():
+            errors += validate(key, shape.key, "%s{%s}" % (path, key))
+            errors += validate(item, shape.value, "%s[%r]" % (path, key))
+        return errors
+    if kind == "string":
+        if not isinstance(value, str):
+            return ["%s: %s expected a string, got %r" % (path, shape.name, value)]
+        if shape.enum and value not in shape.enum:
+            errors.append("%s: %r is not one of %s's %s" % (path, value, shape.name, shape.enum))
+        return errors + bounds(len(value), meta, path, "length")
+    if kind in ("integer", "long"):
+        if not isinstance(value, int) or isinstance(value, bool):
+            return ["%s: %s expected an integer, got %r" % (path, shape.name, value)]
+        return bounds(value, meta, path, "value")
+    if kind in ("float", "double"):
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return ["%s: %s expected a number, got %r" % (path, shape.name, value)]
+        return bounds(value, meta, path, "value")
+    if kind == "boolean":
+        return [] if isinstance(value, bool) else ["%s: expected a boolean, got %r" % (path, value)]
+    if kind == "timestamp":
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return ["%s: expected epoch seconds, got %r" % (path, value)]
+        return []
+    return ["%s: unhandled shape type %s" % (path, kind)]
+
+
+def bounds(number, meta, path, what):
+    errors = []
+    if "min" in meta and number < meta["min"]:
+        errors.append("%s: %s %s under the minimum %s" % (path, what, number, meta["min"]))
+    if "max" in meta and number > meta["max"]:
+        errors.append("%s: %s %s over the maximum %s" % (path, what, number, meta["max"]))
+    return errors
+
+
+class Amtd:
+    def __init__(self, work):
+        image_map = os.path.join(work, "image-map.json")
+        with open(os.path.join(ARGS.source_dir, "examples", "image-map.json")) as f:
+            text = f.read().replace("${IMAGE_MAP_DIR}",
+                                    os.path.join(os.path.abspath(ARGS.source_dir), "examples"))
+        with open(image_map, "w") as f:
+            f.write(text)
+        self.process = subprocess.Popen(
+            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
+             os.path.join(work, "data"), "--image-map", image_map, "--slots", "4",
+             "--time-scale", "0.01", "--spot-seed", "7"],
+            stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        if "http://" not in line:
+            raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
+        self.url = line[line.index("http://"):].split()[0]
+
+    def call(self, operation, body):
+        """(status, parsed reply) of one raw AWS JSON 1.1 request."""
+        request = urllib.request.Request(
+            self.url + "/", data=json.dumps(body).encode(), method="POST",
+            headers={"X-Amz-Target": "SageMaker." + operation,
+                     "Content-Type": "application/x-amz-json-1.1"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as reply:
+                return reply.status, json.loads(reply.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def example(name):
+    with open(os.path.join(ARGS.source_dir, "examples", name)) as f:
+        return json.load(f)
+
+
+class ReplyShapesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.model = botocore.session.get_session().get_service_model("sagemaker")
+        cls.work = tempfile.TemporaryDirectory()
+        cls.amtd = Amtd(cls.work.name)
+        cls.checked = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.amtd.stop()
+        cls.work.cleanup()
+        print("replies checked against botocore %s's output shapes: %s" % (
+            botocore.__version__, ", ".join("%s x%d" % kv for kv in sorted(cls.checked.items()))))
+
+    def call(self, operation, body):
+        status, reply = self.amtd.call(operation, body)
+        self.assertEqual(status, 200, "%s: %s" % (operation, reply))
+        shape = self.model.operation_model(operation).output_shape
+        # An operation without an output shape (StopTrainingJob) answers an empty object.
+        problems = validate(reply, shape) if shape is not None else (
+            [] if reply == {} else ["a reply for an operation with no output: %r" % reply])
+        self.assertEqual(problems, [], "%s reply: %s" % (operation, json.dumps(reply)))
+        self.checked[operation] = self.checked.get(operation, 0) + 1
+        return reply
+
+    def wait_tuning(self, name, timeout=240):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            d = self.call("DescribeHyperParameterTuningJob", {"HyperParameterTuningJobName": name})
+            if d["HyperParameterTuningJobStatus"] in ("Completed", "Failed", "Stopped"):
+                return d
+            time.sleep(0.2)
+        self.fail("%s did not end" % name)
+
+    def wait_training(self, name, timeout=240):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            d = self.call("DescribeTrainingJob", {"TrainingJobName": name})
+            if d["TrainingJobStatus"] in ("Completed", "Failed", "Stopped"):
+                return d
+            time.sleep(0.2)
+        self.fail("%s did not end" % name)
+
+    def check_tuning_job(self, job):
+        name = job["HyperParameterTuningJobName"]
+        self.call("CreateHyperParameterTuningJob", job)
+        self.call("DescribeHyperParameterTuningJob", {"HyperParameterTuningJobName": name})
+        final = self.wait_tuning(name)
+        for sort in ("Name", "CreationTime", "Status", "FinalObjectiveMetricValue"):
+            self.call("ListTrainingJobsForHyperParameterTuningJob",
+                      {"HyperParameterTuningJobName": name, "SortBy": sort, "MaxResults": 2})
+        jobs = self.call("ListTrainingJobsForHyperParameterTuningJob",
+                         {"HyperParameterTuningJobName": name})["TrainingJobSummaries"]
+        for summary in jobs[:2]:
+            self.call("DescribeTrainingJob", {"TrainingJobName": summary["TrainingJobName"]})
+        return final
+
+    def test_every_kind_of_tuning_job(self):
+        for file, name in (("random-tuning.json", "shape-random"),
+                           ("auto-early-stopping.json", "shape-auto"),
+                           ("bayesian-tuning.json", "shape-bayes"),
+                           ("hyperband.json", "shape-hyperband"),
+                           ("grid-tuning.json", "shape-grid")):
+            job = example(file)
+            job["HyperParameterTuningJobName"] = name
+            limits = job["HyperParameterTuningJobConfig"].setdefault("ResourceLimits", {})
+            if "MaxNumberOfTrainingJobs" in limits:
+                limits["MaxNumberOfTrainingJobs"] = min(limits["MaxNumberOfTrainingJobs"], 4)
+            self.check_tuning_job(job)
+        warm = example("warm-start.json")
+        warm["HyperParameterTuningJobName"] = "shape-warm"
+        warm["WarmStartConfig"]["ParentHyperParameterTuningJobs"] = [
+            {"HyperParameterTuningJobName": "shape-random"}]
+        warm["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"] = 2
+        self.check_tuning_job(warm)
+        self.call("ListHyperParameterTuningJobs", {})
+        self.call("ListHyperParameterTuningJobs", {"MaxResults": 2, "SortBy": "CreationTime"})
+
+    def test_a_stopped_tuning_job(self):
+        job = example("random-tuning.json")
+        job["HyperParameterTuningJobName"] = "shape-stopped-tuning"
+        job["TrainingJobDefinition"]["StaticHyperParameters"]["epochs"] = "1000"
+        self.call("CreateHyperParameterTuningJob", job)
+        self.call("StopHyperParameterTuningJob",
+                  {"HyperParameterTuningJobName": "shape-stopped-tuning"})
+        self.assertEqual(self.wait_tuning("shape-stopped-tuning")["HyperParameterTuningJobStatus"],
+                         "Stopped")
+
+    def test_training_jobs_completed_spot_failed_and_stopped(self):
+        plain = example("training-job.json")
+        plain["TrainingJobName"] = "shape-plain"
+        self.call("CreateTrainingJob", plain)
+        self.wait_training("shape-plain")
+        spot = example("spot-training.json")
+        spot["TrainingJobName"] = "shape-spot"
+        self.call("CreateTrainingJob", spot)
+        self.wait_training("shape-spot")
+        failing = example("training-job.json")
+        failing["TrainingJobName"] = "shape-failing"
+        failing["AlgorithmSpecification"]["TrainingImage"] = "amt-local/failing-trainer:latest"
+        self.call("CreateTrainingJob", failing)
+        self.wait_training("shape-failing")
+        stopped = example("training-job.json")
+        stopped["TrainingJobName"] = "shape-stopped"
+        stopped["HyperParameters"] = dict(stopped.get("HyperParameters", {}), epochs="1000")
+        self.call("CreateTrainingJob", stopped)
+        self.call("StopTrainingJob", {"TrainingJobName": "shape-stopped"})
+        self.wait_training("shape-stopped")
+        self.call("ListTrainingJobs", {})
+        self.call("ListTrainingJobs", {"MaxResults": 2, "StatusEquals": "Completed"})
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin-dir", required=True)
+    p.add_argument("--source-dir", required=True)
+    ARGS, rest = p.parse_known_args()
+    print("botocore %s from %s" % (botocore.__version__, os.path.dirname(botocore.__file__)))
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
