@@ -19,6 +19,10 @@ The rules, and what each one means:
   metrics/    [pure]       MetricDefinitions regexes applied to lines: the above plus RE2 and
   validation/              protobuf messages (not services); validation may use
                            common/errors.h for the AWS error shapes.
+  auth/       [pure]       Request authentication (credentials file, SigV4, AWS's error texts):
+                           standard library, Abseil, OpenSSL (openssl/*: SHA-256, HMAC),
+                           common/status_macros.h. No wire (Boost, gRPC), no job, no other
+                           orchestrator/ folder: the gateway calls it, not the reverse.
   store/      [no-wire]    SQLite persistence: messages (amt/v1/*.pb.h), SQLite, common/.
                            Never gRPC (grpcpp/, grpc/, *.grpc.pb.h), Boost.Asio/Beast, core/,
                            api/, gateway/, daemon/: the store knows neither wire nor job logic.
@@ -92,6 +96,9 @@ RULES = {
         "pure", PURE + [own("orchestrator/validation"), r"re2/.*", PROTOBUF, PROTO_MESSAGES,
                         r"common/errors\.h"],
         "validation/ is pure: standard library, Abseil, RE2, protobuf messages, common/errors.h"),
+    "orchestrator/auth": (
+        "pure", PURE + [own("orchestrator/auth"), r"openssl/.*"],
+        "auth/ is pure: standard library, Abseil, OpenSSL, common/status_macros.h only"),
     "orchestrator/store": (
         "no-wire", [STD, POSIX, ABSL, own("orchestrator/store"), PROTO_MESSAGES, COMMON],
         "store/ knows no wire and no job logic: no gRPC, Asio/Beast, core/, api/, gateway/, "

@@ -20,6 +20,8 @@ GOOD = {
     "orchestrator/spot/spot.cc": "#include <cmath>\n",
     "orchestrator/metrics/metric_parser.cc": '#include "re2/re2.h"\n',
     "orchestrator/validation/validation.cc": '#include "common/errors.h"\n',
+    "orchestrator/auth/crypto.cc": '#include "orchestrator/auth/crypto.h"\n'
+                                   "#include <openssl/hmac.h>\n#include \"absl/status/status.h\"\n",
     "orchestrator/store/sqlite_store.cc": "#include <sqlite3.h>\n#include \"amt/v1/state.pb.h\"\n",
     "orchestrator/core/orchestrator.cc": '#include "orchestrator/store/store.h"\n'
                                          '#include "orchestrator/search/strategy.h"\n',
@@ -41,6 +43,9 @@ BAD = [
     ("orchestrator/stopping/bad.cc", "#include <unistd.h>\n", "[pure]"),
     ("orchestrator/stopping/grpc.cc", "#include <grpcpp/grpcpp.h>\n", "[pure]"),
     ("orchestrator/search/boost.h", "#include <boost/asio.hpp>\n", "[pure]"),
+    ("orchestrator/auth/bad.cc", '#include "orchestrator/gateway/http_server.h"\n', "[pure]"),
+    ("orchestrator/auth/beast.cc", "#include <boost/beast/http.hpp>\n", "[pure]"),
+    ("orchestrator/auth/clock.cc", '#include "common/clock.h"\n', "[pure]"),
     ("orchestrator/store/bad.cc", '#include "amt/v1/tuning.grpc.pb.h"\n', "[no-wire]"),
     ("orchestrator/store/core.cc", '#include "orchestrator/core/orchestrator.h"\n', "[no-wire]"),
     ("orchestrator/core/bad.cc", '#include "orchestrator/api/loop.h"\n', "[no-wire]"),

@@ -1,0 +1,49 @@
+#include "orchestrator/auth/crypto.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <cstdlib>
+
+namespace amt::auth {
+
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    hex.push_back(kDigits[c >> 4]);
+    hex.push_back(kDigits[c & 0x0f]);
+  }
+  return hex;
+}
+
+std::string Sha256Hex(std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  // EVP_Digest fails only on allocation failure or a broken libcrypto; neither is a request's
+  // fault and there is no sensible answer to return, so stop (as operator new does).
+  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
+    std::abort();
+  }
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), length));
+}
+
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac,
+           &length) == nullptr) {
+    std::abort();  // as in Sha256Hex
+  }
+  return std::string(reinterpret_cast<const char*>(mac), length);
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+}  // namespace amt::auth

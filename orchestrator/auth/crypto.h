@@ -1,0 +1,28 @@
+// The three primitives SigV4 needs, over OpenSSL's libcrypto: SHA-256, HMAC-SHA256 and a
+// comparison whose time does not depend on where two strings first differ. Pure functions of
+// their inputs; callable from any thread.
+#ifndef AMT_ORCHESTRATOR_AUTH_CRYPTO_H_
+#define AMT_ORCHESTRATOR_AUTH_CRYPTO_H_
+
+#include <string>
+#include <string_view>
+
+namespace amt::auth {
+
+// SHA-256 of `data` as 64 lower-case hex digits (SigV4's HexEncode(Hash(...))).
+std::string Sha256Hex(std::string_view data);
+
+// HMAC-SHA256 of `data` under `key`: the 32 raw bytes.
+std::string HmacSha256(std::string_view key, std::string_view data);
+
+// Lower-case hex of raw bytes.
+std::string HexEncode(std::string_view bytes);
+
+// True iff `a` and `b` are equal. For strings of equal length the time taken does not depend on
+// their contents (CRYPTO_memcmp), so a signature cannot be guessed byte by byte from response
+// times; a length difference is not secret (every valid signature has 64 characters).
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
+
+}  // namespace amt::auth
+
+#endif  // AMT_ORCHESTRATOR_AUTH_CRYPTO_H_
