@@ -47,6 +47,14 @@ void AddServerFlags(CLI::App& app, Flags& flags) {
   app.add_option("--http-max-body-bytes", flags.options.http.max_body_bytes,
                  "Largest HTTP request body; larger ones get 413 SerializationException")
       ->capture_default_str();
+  app.add_option("--credentials", flags.options.credentials_file,
+                 "An AWS shared-credentials file ([profile] aws_access_key_id / "
+                 "aws_secret_access_key): every HTTP request must then be signed (SigV4) with one "
+                 "of its keys, as AWS checks them. Without it any signature, or none, is accepted")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--insecure", flags.options.insecure,
+               "Listen on a non-loopback --host without --credentials (refused otherwise: whoever "
+               "reaches the port can run any command as this user)");
   app.add_flag("--init", flags.options.init,
                "Start with an empty state although --data-dir has job folders but no database "
                "(amt.db missing or empty); without it amtd refuses, as it would forget every job");

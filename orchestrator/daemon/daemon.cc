@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "orchestrator/api/sagemaker_api.h"
 #include "orchestrator/api/tuning_service.h"
 #include "orchestrator/api/worker_service.h"
+#include "orchestrator/auth/credentials.h"
 #include "orchestrator/core/orchestrator.h"
 #include "orchestrator/daemon/local_worker.h"
 #include "orchestrator/gateway/aws_json.h"
@@ -57,6 +59,7 @@ class DaemonImpl final : public Daemon {
 
   absl::Status Init(const DaemonOptions& options) {
     options_ = options;
+    if (auto s = LoadCredentials(); !s.ok()) return s;
     std::error_code ec;
     fs::create_directories(options.data_dir, ec);
     if (ec)
@@ -189,9 +192,29 @@ class DaemonImpl final : public Daemon {
     return "unix:" + socket;
   }
 
+  // The credentials file, and the refusal to serve a non-loopback address without one.
+  absl::Status LoadCredentials() {
+    if (!options_.credentials_file.empty()) {
+      auto credentials = auth::Credentials::Load(options_.credentials_file);
+      if (!credentials.ok()) return credentials.status();
+      options_.http.credentials =
+          std::make_shared<const auth::Credentials>(std::move(*credentials));
+      return absl::OkStatus();
+    }
+    boost::system::error_code ec;
+    const auto address = boost::asio::ip::make_address(options_.host, ec);
+    const bool loopback = options_.host == "localhost" || (!ec && address.is_loopback());
+    if (loopback || options_.insecure) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        "refusing to listen on " + options_.host +
+        " without --credentials: whoever reaches it can run any command as this user (a "
+        "TrainingImage names an executable). Give --credentials FILE (an AWS credentials file "
+        "whose keys clients must sign with), or --insecure to accept that.");
+  }
+
   // The HTTP server, one handler per AWS protocol.
   absl::Status StartHttp(const DaemonOptions& options) {
-    gateway::HttpServerOptions http = options.http;
+    gateway::HttpServerOptions http = options_.http;  // with the credentials loaded
     http.host = options.host;
     http.port = options.http_port;
     if (!http.log) {

@@ -24,6 +24,12 @@ struct DaemonOptions {
   // Timeouts and limits of the HTTP server; its host and port are `host` and `http_port` above.
   // An empty `log` writes to stderr.
   gateway::HttpServerOptions http;
+  // An AWS shared-credentials file (auth/credentials.h): when given, every HTTP request must be
+  // signed (SigV4) with one of its access keys. Empty: any signature, or none, is accepted.
+  std::string credentials_file;
+  // Listen on a non-loopback `host` without credentials. Refused otherwise: whoever reaches the
+  // port can run any command as amtd's user (TrainingImage names an executable).
+  bool insecure = false;
   std::string data_dir = ".amt";  // amt.db, the local S3 folder, job folders, worker.log
   // Start with an empty state although the data dir has job folders but no database (amtd
   // --init); without it that start is refused, as it would forget every job.
@@ -47,9 +53,10 @@ struct DaemonOptions {
 class Daemon {
  public:
   // Starts everything; returns once amtd accepts requests. FailedPrecondition when the port is
-  // taken, another amtd holds the data dir, or the data dir has job folders but its database is
-  // missing or empty (unless `init`); InvalidArgument for a bad image map; Internal for store
-  // errors.
+  // taken, another amtd holds the data dir, the data dir has job folders but its database is
+  // missing or empty (unless `init`), or `host` is not loopback and neither credentials nor
+  // `insecure` are given; InvalidArgument for a bad image map or credentials file; Internal for
+  // store errors.
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options);
   virtual ~Daemon() = default;
 

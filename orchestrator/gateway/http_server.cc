@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "orchestrator/auth/auth_errors.h"
 #include "orchestrator/gateway/aws_json.h"
 #include "orchestrator/gateway/host_check.h"
 
@@ -87,12 +88,23 @@ HttpRequest ToHttpRequest(http::request<http::string_body>& message, std::string
     std::string name(field.name_string());
     std::transform(name.begin(), name.end(), name.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    request.header_list.emplace_back(name, std::string(field.value()));
     request.headers.emplace(std::move(name), std::string(field.value()));
   }
   request.body = std::move(message.body());
   request.request_id = std::move(request_id);
   return request;
 }
+
+}  // namespace
+
+HttpResponse ProtocolHandler::Unauthenticated(const HttpRequest& request,
+                                              const auth::AuthFailure& failure) const {
+  const auth::AwsAuthError error = auth::JsonServiceAuthError(failure);
+  return AwsJsonError(error.http_status, error.code, error.message, request.request_id);
+}
+
+namespace {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
@@ -155,6 +167,12 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     const ProtocolHandler* handler = shared_->HandlerFor(request);
     if (handler == nullptr) return Fallback(request);
+    if (shared_->options.credentials != nullptr) {
+      const auth::AuthResult result = auth::VerifySigV4(
+          {request.method, request.target, request.header_list, request.body, Now()},
+          *shared_->options.credentials);
+      if (!result.ok()) return handler->Unauthenticated(request, result.failure());
+    }
     // Handlers must not throw; if one does anyway, the request fails and amtd stays up.
     try {
       return handler->Handle(request);
@@ -165,6 +183,13 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     return AwsJsonError(500, "InternalFailure", "The request could not be handled.",
                         request.request_id);
+  }
+
+  int64_t Now() const {
+    if (shared_->options.now) return shared_->options.now();
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
   }
 
   HttpResponse Fallback(const HttpRequest& request) const {

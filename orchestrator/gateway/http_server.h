@@ -3,6 +3,8 @@
 // ProtocolHandlers (protocol_handler.h) that accepts it, in the order given:
 //
 //   Host/Origin not amtd's   -> 403 AccessDeniedException (DNS rebinding; host_check.h)
+//   credentials are set and the request's SigV4 signature is missing or wrong
+//                            -> the accepting handler's Unauthenticated (auth/sigv4.h)
 //   a handler accepts it     -> that handler's response (and its request-id header)
 //   GET /, no handler        -> 200, a banner listing the handlers (for health checks)
 //   anything else            -> 404 UnknownOperationException (AWS JSON shape)
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "orchestrator/auth/credentials.h"
 #include "orchestrator/gateway/protocol_handler.h"
 
 namespace amt::gateway {
@@ -47,6 +50,12 @@ struct HttpServerOptions {
   size_t max_body_bytes = 16 << 20;
   // Names requests may be addressed to besides the loopback ones (HostCheck::ForBinding).
   std::vector<std::string> allowed_hosts;
+  // When set, every request a handler accepts must be signed (AWS Signature Version 4) with one
+  // of these access keys; else any signature, or none, is accepted (SageMaker clients always
+  // sign, with whatever credentials they have).
+  std::shared_ptr<const auth::Credentials> credentials;
+  // Unix seconds, for the signatures' clock-skew check. Default: the system clock.
+  std::function<int64_t()> now;
   // Reports what the server cannot tell a client (failed accepts); called on the server's thread.
   // Default: nothing.
   std::function<void(std::string_view message)> log;

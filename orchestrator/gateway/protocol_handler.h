@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "orchestrator/auth/sigv4.h"
+
 namespace amt::gateway {
 
 struct HttpRequest {
@@ -24,6 +26,9 @@ struct HttpRequest {
   // Header fields by lower-case name (HTTP names are case-insensitive); a repeated field keeps
   // its first value.
   std::map<std::string, std::string, std::less<>> headers;
+  // Every header field as received, in order, names lower-cased, repeats kept: what a SigV4
+  // signature covers.
+  std::vector<std::pair<std::string, std::string>> header_list;
   std::string body;
   // A fresh random UUID from the server, for the protocol's request-id header.
   std::string request_id;
@@ -60,6 +65,12 @@ class ProtocolHandler {
   // Answers an accepted request whose body is over the server's limit of `limit_bytes`; the
   // request carries the headers only. The server closes the connection after it.
   virtual HttpResponse BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const = 0;
+
+  // Answers an accepted request whose signature the server refused (amtd --credentials). The
+  // default is the AWS JSON services' answer (auth/auth_errors.h: JsonServiceAuthError, e.g. 400
+  // InvalidSignatureException) in the AWS JSON error shape; S3 answers in its own XML.
+  virtual HttpResponse Unauthenticated(const HttpRequest& request,
+                                       const auth::AuthFailure& failure) const;
 };
 
 }  // namespace amt::gateway
