@@ -7,6 +7,7 @@
 #include "cli/input.h"
 #include "cli/output.h"
 #include "cli/progress.h"
+#include "common/grpc_credential.h"
 #include "common/status_macros.h"
 
 namespace amt::cli {
@@ -106,11 +107,16 @@ Commands::Commands(v1::TuningService::StubInterface& stub, std::string endpoint,
       err_(err),
       call_timeout_(call_timeout) {}
 
+void Commands::Sign(grpc::ClientContext& context) const {
+  if (credential_) context.AddMetadata(auth::kGrpcCredentialMetadata, credential_());
+}
+
 template <typename Request, typename Response>
 grpc::Status Commands::Call(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&,
                                                          Response*),
                             const Request& request, Response* response) {
   grpc::ClientContext context;
+  Sign(context);
   // gRPC deadlines are wall-clock by definition; this is I/O configuration, not logic.
   context.set_deadline(std::chrono::system_clock::now() + call_timeout_);
   return (stub_.*method)(&context, request, response);
@@ -241,6 +247,7 @@ int Commands::Logs(const LogsOptions& options) {
   request.set_training_job_name(options.training_job_name);
   if (options.follow) request.set_follow(true);
   grpc::ClientContext context;  // no deadline: --follow lasts as long as the training job
+  Sign(context);
   std::unique_ptr<grpc::ClientReaderInterface<v1::GetTrainingJobLogsResponse>> reader =
       stub_.GetTrainingJobLogs(&context, request);
   v1::GetTrainingJobLogsResponse batch;
@@ -258,6 +265,7 @@ int Commands::Watch(const WatchOptions& options) {
   request.set_hyper_parameter_tuning_job_name(options.hyper_parameter_tuning_job_name);
   ProgressRenderer renderer(out_, options.tty, options.width);
   grpc::ClientContext context;  // no deadline: the stream lasts as long as the tuning job
+  Sign(context);
   std::unique_ptr<grpc::ClientReaderInterface<v1::WatchHyperParameterTuningJobResponse>> reader =
       stub_.WatchHyperParameterTuningJob(&context, request);
   v1::WatchHyperParameterTuningJobResponse snapshot;

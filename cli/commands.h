@@ -7,6 +7,7 @@
 #define AMT_CLI_COMMANDS_H_
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -117,6 +118,12 @@ class Commands {
   Commands(v1::TuningService::StubInterface& stub, std::string endpoint, std::ostream& out,
            std::ostream& err, std::chrono::seconds call_timeout = std::chrono::seconds(60));
 
+  // Every call then carries the x-amt-credential `credential()` makes (common/grpc_credential.h),
+  // for an amtd started with --credentials.
+  void set_credential(std::function<std::string()> credential) {
+    credential_ = std::move(credential);
+  }
+
   int CreateHyperParameterTuningJob(const CreateHyperParameterTuningJobOptions& options);
   int DescribeHyperParameterTuningJob(const std::string& hyper_parameter_tuning_job_name);
   int ListHyperParameterTuningJobs(const ListHyperParameterTuningJobsOptions& options);
@@ -167,6 +174,9 @@ class Commands {
   std::ostream& out_;
   std::ostream& err_;
   const std::chrono::seconds call_timeout_;
+  std::function<std::string()> credential_;
+  // Adds the credential (if any) to a call's context.
+  void Sign(grpc::ClientContext& context) const;
 };
 
 }  // namespace amt::cli

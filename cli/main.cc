@@ -15,6 +15,7 @@
 #include "cli/input.h"
 #include "cli/progress.h"
 #include "cli/run.h"
+#include "common/grpc_credential.h"
 #include "grpcpp/grpcpp.h"
 
 namespace {
@@ -96,6 +97,16 @@ int main(int argc, char** argv) {
   app.add_option("--endpoint", endpoint,
                  "amtd's gRPC address HOST:PORT; default: $AMT_ENDPOINT, else 127.0.0.1:7070")
       ->envname("AMT_ENDPOINT");
+  std::string credentials_file;
+  std::string profile;
+  app.add_option("--credentials", credentials_file,
+                 "The AWS credentials file amtd was started with (amtd --credentials); default: "
+                 "$AMT_CREDENTIALS")
+      ->envname("AMT_CREDENTIALS");
+  app.add_option("--profile", profile,
+                 "The profile of that file whose key to use; default: $AMT_PROFILE, else "
+                 "[default], else the file's only key")
+      ->envname("AMT_PROFILE");
 
   // The chosen command; runs after parsing succeeded.
   std::function<int(Commands&)> command;
@@ -294,5 +305,13 @@ int main(int argc, char** argv) {
   const std::unique_ptr<amt::v1::TuningService::Stub> stub =
       amt::v1::TuningService::NewStub(channel);
   Commands commands(*stub, endpoint, std::cout, std::cerr);
+  if (!credentials_file.empty()) {
+    auto credential = amt::auth::GrpcCredentialMaker(credentials_file, profile);
+    if (!credential.ok()) {
+      std::cerr << "amt: " << credential.status().message() << "\n";
+      return amt::cli::kExitUsage;
+    }
+    commands.set_credential(std::move(*credential));
+  }
   return command(commands);
 }

@@ -97,8 +97,9 @@ RULES = {
                         r"common/errors\.h"],
         "validation/ is pure: standard library, Abseil, RE2, protobuf messages, common/errors.h"),
     "orchestrator/auth": (
-        "pure", PURE + [own("orchestrator/auth"), r"openssl/.*"],
-        "auth/ is pure: standard library, Abseil, OpenSSL, common/status_macros.h only"),
+        "pure", PURE + [own("orchestrator/auth"), r"openssl/.*", r"common/(credentials|crypto|text)\.h"],
+        "auth/ is pure: standard library, Abseil, OpenSSL, common/status_macros.h and the "
+        "credentials, crypto and text helpers of common/ only"),
     "orchestrator/store": (
         "no-wire", [STD, POSIX, ABSL, own("orchestrator/store"), PROTO_MESSAGES, COMMON],
         "store/ knows no wire and no job logic: no gRPC, Asio/Beast, core/, api/, gateway/, "
@@ -140,7 +141,7 @@ RULES.update({
         "the client uses the public API (amt/v1/tuning*.pb.h) and gRPC; no orchestrator/ "
         "(except orchestrator/daemon/daemon.h in cli/run.cc) and no worker/"),
     "common": (
-        "common", [STD, POSIX, ABSL, own("common"), PROTOBUF, r"nlohmann/.*",
+        "common", [STD, POSIX, ABSL, own("common"), PROTOBUF, r"nlohmann/.*", r"openssl/.*",
                    r"amt/v1/aws\.pb\.h"],
         "common/ is shared by amtd, amt-worker and amt, so it knows none of them: no "
         "orchestrator/, worker/, cli/, amt/v1/ (but aws.pb.h, the AWS wire's field options)"),

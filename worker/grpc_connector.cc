@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/grpc_credential.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -12,8 +13,8 @@ namespace {
 
 class GrpcWorkerStream final : public WorkerStream {
  public:
-  explicit GrpcWorkerStream(amt::v1::WorkerService::Stub& stub)
-      : stream_(stub.Connect(&context_)) {}
+  GrpcWorkerStream(amt::v1::WorkerService::Stub& stub, const std::string& credential)
+      : stream_(Open(stub, context_, credential)) {}
 
   ~GrpcWorkerStream() override {
     // Finish() needs the incoming side drained; after TryCancel that takes no time.
@@ -31,6 +32,14 @@ class GrpcWorkerStream final : public WorkerStream {
   void Cancel() override { context_.TryCancel(); }
 
  private:
+  static std::unique_ptr<
+      grpc::ClientReaderWriter<amt::v1::WorkerMessage, amt::v1::OrchestratorMessage>>
+  Open(amt::v1::WorkerService::Stub& stub, grpc::ClientContext& context,
+       const std::string& credential) {
+    if (!credential.empty()) context.AddMetadata(auth::kGrpcCredentialMetadata, credential);
+    return stub.Connect(&context);
+  }
+
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReaderWriter<amt::v1::WorkerMessage, amt::v1::OrchestratorMessage>>
       stream_;
@@ -38,8 +47,9 @@ class GrpcWorkerStream final : public WorkerStream {
 
 }  // namespace
 
-GrpcConnector::GrpcConnector(const std::string& target, std::chrono::milliseconds connect_timeout)
-    : target_(target), connect_timeout_(connect_timeout) {
+GrpcConnector::GrpcConnector(const std::string& target, std::chrono::milliseconds connect_timeout,
+                             std::function<std::string()> credential)
+    : target_(target), connect_timeout_(connect_timeout), credential_(std::move(credential)) {
   grpc::ChannelArguments args;
   // gRPC's default reconnect backoff grows to 120 s; a worker must notice a restarted amtd fast.
   const int timeout_ms = static_cast<int>(connect_timeout.count());
@@ -56,7 +66,8 @@ absl::StatusOr<std::unique_ptr<WorkerStream>> GrpcConnector::Connect() {
   if (!channel_->WaitForConnected(std::chrono::system_clock::now() + connect_timeout_)) {
     return absl::UnavailableError("amtd at " + target_ + " is not reachable");
   }
-  return std::unique_ptr<WorkerStream>(std::make_unique<GrpcWorkerStream>(*stub_));
+  return std::unique_ptr<WorkerStream>(
+      std::make_unique<GrpcWorkerStream>(*stub_, credential_ ? credential_() : ""));
 }
 
 }  // namespace amt::worker

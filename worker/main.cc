@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 
 #include "CLI/CLI.hpp"
 #include "common/clock.h"
+#include "common/grpc_credential.h"
 #include "common/mutex.h"
 #include "worker/agent.h"
 #include "worker/grpc_connector.h"
@@ -52,6 +54,15 @@ int main(int argc, char** argv) {
                  "stop the jobs and exit after this many seconds without amtd (0: never); amtd "
                  "sets it for its local worker, which outlives a killed amtd this long")
       ->check(CLI::NonNegativeNumber);
+  std::string credentials_file;
+  std::string profile;
+  app.add_option("--credentials", credentials_file,
+                 "the AWS credentials file amtd was started with (amtd --credentials): the worker "
+                 "proves it holds a key of it")
+      ->check(CLI::ExistingFile);
+  app.add_option("--profile", profile,
+                 "the profile of that file whose key to use (default: amt-worker if the file has "
+                 "it, else default, else its only key)");
   const pid_t parent = getppid();
   CLI11_PARSE(app, argc, argv);
   if (exit_with_parent) {
@@ -101,7 +112,17 @@ int main(int argc, char** argv) {
   }
   amt::SystemClock clock;
   auto launcher = amt::worker::NewPosixProcessLauncher();
-  amt::worker::GrpcConnector connector(orchestrator);
+  std::function<std::string()> credential;
+  if (!credentials_file.empty()) {
+    auto made =
+        amt::auth::GrpcCredentialMaker(credentials_file, profile, amt::auth::kWorkerProfile);
+    if (!made.ok()) {
+      std::fprintf(stderr, "amt-worker: %s\n", std::string(made.status().message()).c_str());
+      return 2;
+    }
+    credential = std::move(*made);
+  }
+  amt::worker::GrpcConnector connector(orchestrator, std::chrono::seconds(1), credential);
   amt::worker::Agent agent(options, connector, *launcher, clock);
 
   std::thread signal_thread([&] {

@@ -27,10 +27,13 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-#define AMT_DEFINE_UNARY_RPC(Op)                                                           \
-  grpc::Status TuningServiceImpl::Op(grpc::ServerContext*, const v1::Op##Request* request, \
-                                     v1::Op##Response* response) {                         \
-    return Reply(api_.Op(*request), response);                                             \
+#define AMT_DEFINE_UNARY_RPC(Op)                                                                   \
+  grpc::Status TuningServiceImpl::Op(grpc::ServerContext* context, const v1::Op##Request* request, \
+                                     v1::Op##Response* response) {                                 \
+    if (grpc::Status refused = auth_.CheckClient(*context); !refused.ok()) {                       \
+      return refused;                                                                              \
+    }                                                                                              \
+    return Reply(api_.Op(*request), response);                                                     \
   }
 AMT_UNARY_OPERATIONS(AMT_DEFINE_UNARY_RPC)
 #undef AMT_DEFINE_UNARY_RPC
@@ -38,6 +41,7 @@ AMT_UNARY_OPERATIONS(AMT_DEFINE_UNARY_RPC)
 grpc::Status TuningServiceImpl::GetTrainingJobLogs(
     grpc::ServerContext* context, const v1::GetTrainingJobLogsRequest* request,
     grpc::ServerWriter<v1::GetTrainingJobLogsResponse>* writer) {
+  if (grpc::Status refused = auth_.CheckClient(*context); !refused.ok()) return refused;
   // Subscribe before the first read, so no change between the two is missed.
   std::unique_ptr<ChangeFeed> changes;
   if (request->follow()) changes = api_.Subscribe(request->training_job_name());
@@ -68,6 +72,7 @@ template <typename Snapshot, typename Get, typename Comparable, typename IsTermi
 grpc::Status TuningServiceImpl::Watch(grpc::ServerContext* context,
                                       grpc::ServerWriter<Snapshot>* writer, Get get,
                                       Comparable comparable, IsTerminal terminal) {
+  if (grpc::Status refused = auth_.CheckClient(*context); !refused.ok()) return refused;
   const std::unique_ptr<ChangeFeed> changes = api_.Subscribe();
   std::string last_sent;
   while (true) {

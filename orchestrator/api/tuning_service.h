@@ -9,6 +9,7 @@
 #include <atomic>
 
 #include "amt/v1/tuning.grpc.pb.h"
+#include "orchestrator/api/grpc_auth.h"
 #include "orchestrator/api/operations.h"
 #include "orchestrator/api/sagemaker_api.h"
 
@@ -19,8 +20,10 @@ grpc::Status ToGrpc(const absl::Status& status);
 
 class TuningServiceImpl final : public v1::TuningService::Service {
  public:
-  // `api` must outlive the service.
-  explicit TuningServiceImpl(const SageMakerApi& api) : api_(api) {}
+  // `api` must outlive the service. Every call is first checked by `auth`
+  // (UNAUTHENTICATED when refused).
+  explicit TuningServiceImpl(const SageMakerApi& api, GrpcAuth auth = GrpcAuth())
+      : api_(api), auth_(std::move(auth)) {}
 
   // Ends open streams (watch, logs --follow) so the server can shut down. Thread-safe.
   void Shutdown() { shutting_down_ = true; }
@@ -49,6 +52,7 @@ class TuningServiceImpl final : public v1::TuningService::Service {
   }
 
   const SageMakerApi& api_;
+  const GrpcAuth auth_;
   std::atomic<bool> shutting_down_{false};
 };
 

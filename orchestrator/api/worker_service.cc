@@ -67,8 +67,9 @@ class StreamLink final : public core::WorkerLink {
 }  // namespace
 
 grpc::Status WorkerServiceImpl::Connect(
-    grpc::ServerContext*,
+    grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream) {
+  if (grpc::Status refused = auth_.CheckWorker(*context); !refused.ok()) return refused;
   v1::WorkerMessage first;
   if (!stream->Read(&first)) return grpc::Status::OK;
   if (!first.has_hello()) {

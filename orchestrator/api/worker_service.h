@@ -6,6 +6,7 @@
 #define AMT_ORCHESTRATOR_API_WORKER_SERVICE_H_
 
 #include "amt/v1/worker.grpc.pb.h"
+#include "orchestrator/api/grpc_auth.h"
 #include "orchestrator/api/loop.h"
 #include "orchestrator/core/orchestrator.h"
 
@@ -13,8 +14,9 @@ namespace amt::api {
 
 class WorkerServiceImpl final : public v1::WorkerService::Service {
  public:
-  WorkerServiceImpl(Loop& loop, core::Orchestrator& orchestrator)
-      : loop_(loop), orchestrator_(orchestrator) {}
+  // A worker is refused (UNAUTHENTICATED, PERMISSION_DENIED) unless `auth` lets it register.
+  WorkerServiceImpl(Loop& loop, core::Orchestrator& orchestrator, GrpcAuth auth = GrpcAuth())
+      : loop_(loop), orchestrator_(orchestrator), auth_(std::move(auth)) {}
 
   grpc::Status Connect(
       grpc::ServerContext* context,
@@ -23,6 +25,7 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
  private:
   Loop& loop_;
   core::Orchestrator& orchestrator_;
+  const GrpcAuth auth_;
 };
 
 }  // namespace amt::api

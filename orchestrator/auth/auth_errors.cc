@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "orchestrator/auth/text.h"
+#include "common/text.h"
 
 // Sources, cited by key in the tables below. Captures of real AWS responses come first; the
 // emulators (mhart/dynalite for the coral JSON front end, LocalStack, MinIO, versitygw for S3)

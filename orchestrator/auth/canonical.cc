@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "orchestrator/auth/crypto.h"
-#include "orchestrator/auth/text.h"
+#include "common/crypto.h"
+#include "common/text.h"
 
 namespace amt::auth {
 namespace {

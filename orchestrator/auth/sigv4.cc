@@ -6,8 +6,8 @@
 #include "absl/algorithm/container.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
-#include "orchestrator/auth/crypto.h"
-#include "orchestrator/auth/text.h"
+#include "common/crypto.h"
+#include "common/text.h"
 
 namespace amt::auth {
 namespace {

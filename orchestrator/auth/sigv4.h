@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/credentials.h"
 #include "orchestrator/auth/canonical.h"
-#include "orchestrator/auth/credentials.h"
 
 namespace amt::auth {
 

@@ -13,11 +13,11 @@
 #include <sstream>
 #include <thread>
 
+#include "common/credentials.h"
 #include "orchestrator/api/loop.h"
 #include "orchestrator/api/sagemaker_api.h"
 #include "orchestrator/api/tuning_service.h"
 #include "orchestrator/api/worker_service.h"
-#include "orchestrator/auth/credentials.h"
 #include "orchestrator/core/orchestrator.h"
 #include "orchestrator/daemon/local_worker.h"
 #include "orchestrator/gateway/aws_json.h"
@@ -159,8 +159,9 @@ class DaemonImpl final : public Daemon {
   // The SageMaker API and the gRPC server (TuningService, WorkerService).
   absl::Status StartGrpc(const DaemonOptions& options) {
     api_ = std::make_unique<api::SageMakerApi>(*loop_, *orchestrator_);
-    tuning_service_ = std::make_unique<api::TuningServiceImpl>(*api_);
-    worker_service_ = std::make_unique<api::WorkerServiceImpl>(*loop_, *orchestrator_);
+    const api::GrpcAuth auth(options_.http.credentials);
+    tuning_service_ = std::make_unique<api::TuningServiceImpl>(*api_, auth);
+    worker_service_ = std::make_unique<api::WorkerServiceImpl>(*loop_, *orchestrator_, auth);
     grpc::ServerBuilder builder;
     int selected_port = 0;
     builder.AddListeningPort(options.host + ":" + std::to_string(options.port),
@@ -242,6 +243,9 @@ class DaemonImpl final : public Daemon {
                        ? options.local_worker_slots
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     worker.orphan_timeout_seconds = options.local_worker_orphan_timeout_seconds;
+    if (!options.credentials_file.empty()) {
+      worker.credentials_file = fs::absolute(options.credentials_file).string();
+    }
     worker.log = [](const std::string& message) { std::cerr << "amtd: " << message << "\n"; };
     auto started = LocalWorker::StartOrAdopt(worker);
     if (!started.ok()) return started.status();

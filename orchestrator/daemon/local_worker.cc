@@ -98,17 +98,21 @@ absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::str
 std::vector<std::string> LocalWorkerArgv(const LocalWorkerOptions& options) {
   std::ostringstream orphan;
   orphan << options.orphan_timeout_seconds;
-  return {options.binary,
-          "--orchestrator",
-          options.endpoint,
-          "--slots",
-          std::to_string(options.slots),
-          "--work-dir",
-          options.data_dir + "/jobs",
-          "--worker-id",
-          "local",
-          "--orphan-timeout",
-          orphan.str()};
+  std::vector<std::string> argv = {options.binary,
+                                   "--orchestrator",
+                                   options.endpoint,
+                                   "--slots",
+                                   std::to_string(options.slots),
+                                   "--work-dir",
+                                   options.data_dir + "/jobs",
+                                   "--worker-id",
+                                   "local",
+                                   "--orphan-timeout",
+                                   orphan.str()};
+  if (!options.credentials_file.empty()) {
+    argv.insert(argv.end(), {"--credentials", options.credentials_file});
+  }
+  return argv;
 }
 
 void TerminateAndWait(pid_t pid, bool is_child) {

@@ -23,6 +23,8 @@ struct LocalWorkerOptions {
   std::string data_dir;  // absolute; jobs go to <data-dir>/jobs, its output to worker.log
   int slots = 1;
   double orphan_timeout_seconds = 300;
+  // amtd's --credentials file (absolute), passed on so the worker can register; "" when none.
+  std::string credentials_file;
   std::function<void(const std::string&)> log;  // amtd's log; may be empty
 };
 

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "orchestrator/auth/credentials.h"
+#include "common/credentials.h"
 #include "orchestrator/gateway/protocol_handler.h"
 
 namespace amt::gateway {

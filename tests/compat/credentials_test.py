@@ -31,8 +31,8 @@ KEY, SECRET = "AKIDAMTLOCALTEST", "amt-local-test-secret/0123456789abcdef"
 class Amtd:
     def __init__(self, work, *extra):
         self.process = subprocess.Popen(
-            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--no-local-worker",
-             "--data-dir", os.path.join(work, "data"), *extra],
+            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
+             os.path.join(work, "data"), *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.first_line = self.process.stdout.readline()
 
@@ -42,6 +42,10 @@ class Amtd:
             raise RuntimeError("amtd did not print its HTTP endpoint: %r %s" % (
                 line, self.process.stderr.read()))
         return line[line.index("http://"):].split()[0]
+
+    def grpc_endpoint(self):
+        # "amtd listening on HOST:PORT (gRPC), ..."
+        return self.first_line.split("listening on ")[1].split()[0]
 
     def stop(self):
         if self.process.poll() is None:
@@ -57,7 +61,7 @@ class CredentialsTest(unittest.TestCase):
         with open(cls.credentials, "w") as f:
             f.write("[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n" % (
                 KEY, SECRET))
-        cls.amtd = Amtd(cls.work.name, "--credentials", cls.credentials)
+        cls.amtd = Amtd(cls.work.name, "--credentials", cls.credentials, "--slots", "1")
         cls.endpoint = cls.amtd.url()
 
     @classmethod
@@ -116,15 +120,47 @@ class CredentialsTest(unittest.TestCase):
         self.assertIn("InvalidSignatureException", bad.stderr)
 
 
+    def test_the_local_worker_registers_with_the_file_and_runs_a_job(self):
+        client = self.client()
+        client.create_training_job(
+            TrainingJobName="signed-job",
+            AlgorithmSpecification={
+                "TrainingImage": os.path.join(os.path.abspath(ARGS.bin_dir), "amt-toy-trainer"),
+                "TrainingInputMode": "File"},
+            HyperParameters={"epochs": "2", "sleep_ms": "0"},
+            RoleArn="arn:aws:iam::123456789012:role/SageMakerRole",
+            OutputDataConfig={"S3OutputPath": "s3://amt-local-test/output"},
+            ResourceConfig={"InstanceType": "ml.m5.large", "InstanceCount": 1,
+                            "VolumeSizeInGB": 10},
+            StoppingCondition={"MaxRuntimeInSeconds": 600})
+        client.get_waiter("training_job_completed_or_stopped").wait(
+            TrainingJobName="signed-job", WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+        self.assertEqual(
+            client.describe_training_job(TrainingJobName="signed-job")["TrainingJobStatus"],
+            "Completed")
+
+    def test_the_amt_cli_needs_the_file_too(self):
+        amt = [os.path.join(ARGS.bin_dir, "amt"), "--endpoint", self.amtd.grpc_endpoint()]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AMT_")}
+        refused = subprocess.run(amt + ["list-training-jobs"], env=env, capture_output=True,
+                                 text=True)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("requires credentials", refused.stderr)
+        served = subprocess.run(amt + ["--credentials", self.credentials, "list-training-jobs"],
+                                env=env, capture_output=True, text=True)
+        self.assertEqual(served.returncode, 0, served.stderr)
+        self.assertIn("TrainingJobSummaries", served.stdout)
+
+
 class BindingTest(unittest.TestCase):
     def test_a_non_loopback_address_needs_credentials_or_insecure(self):
         with tempfile.TemporaryDirectory() as work:
-            refused = Amtd(work, "--host", "0.0.0.0")
+            refused = Amtd(work, "--host", "0.0.0.0", "--no-local-worker")
             refused.process.wait(timeout=60)
             self.assertNotEqual(refused.process.returncode, 0)
             self.assertIn("refusing to listen on 0.0.0.0 without --credentials",
                           refused.process.stderr.read())
-            accepted = Amtd(work, "--host", "0.0.0.0", "--insecure")
+            accepted = Amtd(work, "--host", "0.0.0.0", "--insecure", "--no-local-worker")
             try:
                 self.assertIn("http://", accepted.first_line)
             finally:

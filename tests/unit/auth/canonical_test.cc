@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "orchestrator/auth/crypto.h"
+#include "common/crypto.h"
 
 namespace amt::auth {
 namespace {

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/crypto.h"
 #include "orchestrator/auth/canonical.h"
-#include "orchestrator/auth/crypto.h"
 #include "orchestrator/auth/sigv4.h"
 
 namespace amt::auth::testing {

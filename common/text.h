@@ -2,8 +2,8 @@
 // its own absl::string_view (ABSL_OPTION_USE_STD_STRING_VIEW is 0), which does not convert to
 // or from std::string_view, so absl::StrCat, StrSplit and friends would need a conversion at
 // every call; these few helpers are simpler. Internal to orchestrator/auth.
-#ifndef AMT_ORCHESTRATOR_AUTH_TEXT_H_
-#define AMT_ORCHESTRATOR_AUTH_TEXT_H_
+#ifndef AMT_COMMON_TEXT_H_
+#define AMT_COMMON_TEXT_H_
 
 #include <concepts>
 #include <string>
@@ -89,4 +89,4 @@ std::string Cat(const Pieces&... pieces) {
 
 }  // namespace amt::auth::text
 
-#endif  // AMT_ORCHESTRATOR_AUTH_TEXT_H_
+#endif  // AMT_COMMON_TEXT_H_

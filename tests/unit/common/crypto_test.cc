@@ -1,4 +1,4 @@
-#include "orchestrator/auth/crypto.h"
+#include "common/crypto.h"
 
 #include <gtest/gtest.h>
 

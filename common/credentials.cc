@@ -1,4 +1,4 @@
-#include "orchestrator/auth/credentials.h"
+#include "common/credentials.h"
 
 #include <fstream>
 #include <map>
@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "common/status_macros.h"
-#include "orchestrator/auth/text.h"
+#include "common/text.h"
 
 namespace amt::auth {
 namespace {
@@ -169,6 +169,13 @@ absl::StatusOr<Credentials> Credentials::Load(const std::string& path) {
 const Credential* Credentials::Find(std::string_view access_key_id) const {
   const auto it = by_key_id_.find(access_key_id);
   return it == by_key_id_.end() ? nullptr : &it->second;
+}
+
+std::string Credentials::KeyIdOfProfile(std::string_view profile) const {
+  for (const auto& [key_id, credential] : by_key_id_) {
+    if (credential.profile == profile) return key_id;
+  }
+  return "";
 }
 
 }  // namespace amt::auth

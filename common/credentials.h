@@ -13,8 +13,8 @@
 // profile or a key may appear only once. A profile with neither key (a role or SSO profile) is
 // skipped; one with only one of them is an error. Immutable once built; safe to share between
 // threads.
-#ifndef AMT_ORCHESTRATOR_AUTH_CREDENTIALS_H_
-#define AMT_ORCHESTRATOR_AUTH_CREDENTIALS_H_
+#ifndef AMT_COMMON_CREDENTIALS_H_
+#define AMT_COMMON_CREDENTIALS_H_
 
 #include <cstddef>
 #include <functional>
@@ -50,6 +50,13 @@ class Credentials {
   // The pointer stays valid as long as this object.
   const Credential* Find(std::string_view access_key_id) const;
 
+  // The access key id of `profile` (its credential: Find(id)), or "" when the file has no key in
+  // that profile.
+  std::string KeyIdOfProfile(std::string_view profile) const;
+
+  // The access key id when there is exactly one, else "".
+  std::string OnlyKeyId() const { return size() == 1 ? by_key_id_.begin()->first : ""; }
+
   // Number of distinct access key ids.
   size_t size() const { return by_key_id_.size(); }
 
@@ -59,4 +66,4 @@ class Credentials {
 
 }  // namespace amt::auth
 
-#endif  // AMT_ORCHESTRATOR_AUTH_CREDENTIALS_H_
+#endif  // AMT_COMMON_CREDENTIALS_H_

@@ -1,8 +1,8 @@
 // The three primitives SigV4 needs, over OpenSSL's libcrypto: SHA-256, HMAC-SHA256 and a
 // comparison whose time does not depend on where two strings first differ. Pure functions of
 // their inputs; callable from any thread.
-#ifndef AMT_ORCHESTRATOR_AUTH_CRYPTO_H_
-#define AMT_ORCHESTRATOR_AUTH_CRYPTO_H_
+#ifndef AMT_COMMON_CRYPTO_H_
+#define AMT_COMMON_CRYPTO_H_
 
 #include <string>
 #include <string_view>
@@ -25,4 +25,4 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
 }  // namespace amt::auth
 
-#endif  // AMT_ORCHESTRATOR_AUTH_CRYPTO_H_
+#endif  // AMT_COMMON_CRYPTO_H_

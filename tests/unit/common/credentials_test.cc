@@ -1,4 +1,4 @@
-#include "orchestrator/auth/credentials.h"
+#include "common/credentials.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "orchestrator/auth/crypto.h"
+#include "common/crypto.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
