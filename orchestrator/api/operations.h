@@ -24,7 +24,10 @@
   X(CreateTrainingJob)                          \
   X(DescribeTrainingJob)                        \
   X(ListTrainingJobs)                           \
-  X(StopTrainingJob)
+  X(StopTrainingJob)                            \
+  X(AddTags)                                    \
+  X(ListTags)                                   \
+  X(DeleteTags)
 
 // amt-local's own unary operations: gRPC only (SageMaker has no such target).
 #define AMT_EXTENSION_OPERATIONS(X) X(ExplainTrainingJob)

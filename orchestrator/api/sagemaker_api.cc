@@ -135,6 +135,24 @@ absl::StatusOr<v1::StopTrainingJobResponse> SageMakerApi::StopTrainingJob(
       loop_.Call([&] { return orchestrator_.StopTrainingJob(request.training_job_name()); }));
 }
 
+absl::StatusOr<v1::AddTagsResponse> SageMakerApi::AddTags(const v1::AddTagsRequest& request) const {
+  RETURN_IF_ERROR(validation::ValidateAddTags(request));
+  return loop_.Call([&] { return orchestrator_.AddTags(request); });
+}
+
+absl::StatusOr<v1::ListTagsResponse> SageMakerApi::ListTags(
+    const v1::ListTagsRequest& request) const {
+  RETURN_IF_ERROR(validation::ValidateListTags(request));
+  return loop_.Call([&] { return orchestrator_.ListTags(request); });
+}
+
+absl::StatusOr<v1::DeleteTagsResponse> SageMakerApi::DeleteTags(
+    const v1::DeleteTagsRequest& request) const {
+  RETURN_IF_ERROR(validation::ValidateDeleteTags(request));
+  return Empty<v1::DeleteTagsResponse>(
+      loop_.Call([&] { return orchestrator_.DeleteTags(request); }));
+}
+
 absl::StatusOr<v1::ExplainTrainingJobResponse> SageMakerApi::ExplainTrainingJob(
     const v1::ExplainTrainingJobRequest& request) const {
   RETURN_IF_ERROR(

@@ -99,6 +99,9 @@ class SageMakerApi {
       const v1::ListTrainingJobsRequest& request) const;
   absl::StatusOr<v1::StopTrainingJobResponse> StopTrainingJob(
       const v1::StopTrainingJobRequest& request) const;
+  absl::StatusOr<v1::AddTagsResponse> AddTags(const v1::AddTagsRequest& request) const;
+  absl::StatusOr<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& request) const;
+  absl::StatusOr<v1::DeleteTagsResponse> DeleteTags(const v1::DeleteTagsRequest& request) const;
 
   // amt-local's extension: the early-stopping decisions of a training job.
   absl::StatusOr<v1::ExplainTrainingJobResponse> ExplainTrainingJob(

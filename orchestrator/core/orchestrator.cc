@@ -443,6 +443,55 @@ absl::Status Orchestrator::StopTrainingJob(const std::string& name) {
   return saved;
 }
 
+TagList* Orchestrator::TagsOfArn(const std::string& arn, std::function<absl::Status()>* persist) {
+  const TaggedResource resource = ResourceOfArn(arn);
+  if (resource.kind == TaggedResource::Kind::kTrainingJob) {
+    auto* job = FindTraining(resource.name);
+    if (job == nullptr || Key(job->describe().training_job_arn()) != Key(arn)) return nullptr;
+    *persist = [this, job] { return Persist(*job); };
+    return job->mutable_describe()->mutable_tags();
+  }
+  if (resource.kind == TaggedResource::Kind::kTuningJob) {
+    auto* tuning = FindTuning(resource.name);
+    if (tuning == nullptr || Key(tuning->describe().hyper_parameter_tuning_job_arn()) != Key(arn)) {
+      return nullptr;
+    }
+    *persist = [this, tuning] { return Persist(*tuning); };
+    return tuning->mutable_describe()->mutable_tags();
+  }
+  return nullptr;
+}
+
+absl::StatusOr<v1::AddTagsResponse> Orchestrator::AddTags(const v1::AddTagsRequest& request) {
+  std::function<absl::Status()> persist;
+  TagList* tags = TagsOfArn(request.resource_arn(), &persist);
+  if (tags == nullptr) return TrainingJobNotFound();
+  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(core::AddTags(*tags, request.tags()));
+  RETURN_IF_ERROR(persist());
+  v1::AddTagsResponse out;
+  *out.mutable_tags() = request.tags();
+  return out;
+}
+
+absl::StatusOr<v1::ListTagsResponse> Orchestrator::ListTags(const v1::ListTagsRequest& request) {
+  std::function<absl::Status()> persist;
+  const TagList* tags = TagsOfArn(request.resource_arn(), &persist);
+  if (tags == nullptr) return TrainingJobNotFound();
+  v1::ListTagsResponse out;  // at most 50 tags and MaxResults >= 50: one page
+  *out.mutable_tags() = *tags;
+  return out;
+}
+
+absl::Status Orchestrator::DeleteTags(const v1::DeleteTagsRequest& request) {
+  std::function<absl::Status()> persist;
+  TagList* tags = TagsOfArn(request.resource_arn(), &persist);
+  if (tags == nullptr) return TrainingJobNotFound();
+  RETURN_IF_ERROR(CheckWritable());
+  core::DeleteTags(*tags, request.tag_keys());
+  return persist();
+}
+
 absl::StatusOr<v1::ExplainTrainingJobResponse> Orchestrator::ExplainTrainingJob(
     const std::string& name) {
   const auto* job = FindTraining(name);

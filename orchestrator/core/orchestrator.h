@@ -38,6 +38,7 @@
 #include "common/clock.h"
 #include "orchestrator/core/early_stopping.h"
 #include "orchestrator/core/launch_plan.h"
+#include "orchestrator/core/tags.h"
 #include "orchestrator/core/timers.h"
 #include "orchestrator/core/training_job.h"
 #include "orchestrator/core/tuning_job.h"
@@ -110,6 +111,11 @@ class Orchestrator {
   absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(
       const v1::ListTrainingJobsRequest& request);
   absl::Status StopTrainingJob(const std::string& name);
+  // Tags of the tuning or training job `request.resource_arn` names (core/tags.h). An ARN that
+  // names no job of amtd's: ValidationException "Requested resource not found." (as Describe).
+  absl::StatusOr<v1::AddTagsResponse> AddTags(const v1::AddTagsRequest& request);
+  absl::StatusOr<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& request);
+  absl::Status DeleteTags(const v1::DeleteTagsRequest& request);
 
   // amt-local extensions.
   // Early-stopping decisions of a training job (ValidationException when it does not exist).
@@ -163,6 +169,8 @@ class Orchestrator {
   };
 
   v1::TrainingJobRecord* FindTraining(const std::string& name);
+  // The tag list of the job `arn` names, and a way to save that job; nullptr when none.
+  TagList* TagsOfArn(const std::string& arn, std::function<absl::Status()>* persist);
   v1::TuningJobRecord* FindTuning(const std::string& name);
   std::vector<const v1::TrainingJobRecord*> JobsOf(const v1::TuningJobRecord& tuning) const;
   // The records of the parent tuning jobs `config` names (nullptr for a missing one).

@@ -23,6 +23,7 @@ constexpr char kNonEmptyLine[] = ".+";
 // with every instance launch; we accept any name of that form instead, so new types need no
 // release. A bad type is therefore reported as a pattern violation, not an enum one.
 constexpr char kInstanceTypePattern[] = R"(^ml\.[a-z0-9]+\.[a-z0-9]+$)";
+constexpr char kResourceArnPattern[] = "arn:aws[a-z-]*:sagemaker:[a-z0-9-]*:[0-9]{12}:.+";
 
 const std::vector<std::string> kInputModes = {"Pipe", "File", "FastFile"};
 const std::vector<std::string> kSortOrders = {"Ascending", "Descending"};
@@ -241,6 +242,21 @@ void AddListRules(const Add& add) {
   add("ListTrainingJobsForHyperParameterTuningJobRequest.sort_order", OneOf(kSortOrders));
 }
 
+// AddTags, ListTags, DeleteTags.
+void AddTagRules(const Add& add) {
+  const MemberRule arn{.required = true, .max_length = 256, .pattern = kResourceArnPattern};
+  add("AddTagsRequest.resource_arn", arn);
+  add("AddTagsRequest.tags", {.required = true, .min_length = 0, .max_length = 50});
+  add("ListTagsRequest.resource_arn", arn);
+  add("ListTagsRequest.next_token", NextToken());
+  add("ListTagsRequest.max_results", AtLeast(50));
+  add("DeleteTagsRequest.resource_arn", arn);
+  add("DeleteTagsRequest.tag_keys", {.required = true,
+                                     .min_length = 1,
+                                     .max_length = 50,
+                                     .item = StringShape{.min_length = 1, .max_length = 128}});
+}
+
 }  // namespace
 
 const StringShape& TuningJobNameShape() {
@@ -265,6 +281,7 @@ RuleTable BuildMemberRules() {
   AddTrainingJobRules(add);
   AddSharedShapeRules(add);
   AddListRules(add);
+  AddTagRules(add);
   return t;
 }
 

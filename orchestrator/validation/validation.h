@@ -57,6 +57,9 @@ absl::Status ValidateCreateTrainingJob(const v1::CreateTrainingJobRequest& r);
 // job name. InvalidArgument on any violation.
 absl::Status ValidateListHyperParameterTuningJobs(const v1::ListHyperParameterTuningJobsRequest& r);
 absl::Status ValidateListTrainingJobs(const v1::ListTrainingJobsRequest& r);
+absl::Status ValidateAddTags(const v1::AddTagsRequest& r);
+absl::Status ValidateListTags(const v1::ListTagsRequest& r);
+absl::Status ValidateDeleteTags(const v1::DeleteTagsRequest& r);
 absl::Status ValidateListTrainingJobsForHyperParameterTuningJob(
     const v1::ListTrainingJobsForHyperParameterTuningJobRequest& r);
 

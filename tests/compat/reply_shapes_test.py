@@ -214,6 +214,27 @@ class ReplyShapesTest(unittest.TestCase):
         self.call("ListHyperParameterTuningJobs", {})
         self.call("ListHyperParameterTuningJobs", {"MaxResults": 2, "SortBy": "CreationTime"})
 
+    def test_tags_of_a_tuning_job_and_of_the_jobs_it_launches(self):
+        job = example("random-tuning.json")
+        job["HyperParameterTuningJobName"] = "shape-tags"
+        job["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"] = 1
+        job["Tags"] = [{"Key": "team", "Value": "ml"}]
+        arn = self.call("CreateHyperParameterTuningJob", job)["HyperParameterTuningJobArn"]
+        self.wait_tuning("shape-tags")
+        self.assertEqual(self.call("ListTags", {"ResourceArn": arn})["Tags"],
+                         [{"Key": "team", "Value": "ml"}])
+        trial = self.call("ListTrainingJobsForHyperParameterTuningJob",
+                          {"HyperParameterTuningJobName": "shape-tags"})["TrainingJobSummaries"][0]
+        # A tuning job's tags reach the training jobs it launches.
+        self.assertEqual(self.call("ListTags", {"ResourceArn": trial["TrainingJobArn"]})["Tags"],
+                         [{"Key": "team", "Value": "ml"}])
+        self.call("AddTags", {"ResourceArn": arn, "Tags": [{"Key": "cost", "Value": "1"}]})
+        self.call("DeleteTags", {"ResourceArn": arn, "TagKeys": ["team"]})
+        self.assertEqual(self.call("ListTags", {"ResourceArn": arn, "MaxResults": 50})["Tags"],
+                         [{"Key": "cost", "Value": "1"}])
+        self.call("DeleteTags", {"ResourceArn": arn, "TagKeys": ["cost"]})
+        self.assertEqual(self.call("ListTags", {"ResourceArn": arn})["Tags"], [])
+
     def test_a_stopped_tuning_job(self):
         job = example("random-tuning.json")
         job["HyperParameterTuningJobName"] = "shape-stopped-tuning"

@@ -59,7 +59,7 @@ TEST(Operations, ListEveryUnaryMethodOfTheServiceWithItsTypes) {
   EXPECT_EQ(listed.size(), Unary().size()) << "an operation is listed twice";
 }
 
-TEST(Operations, SageMakerOnesAreTheNineSageMakerOperations) {
+TEST(Operations, SageMakerOnesAreTheTwelveSageMakerOperations) {
   std::vector<std::string> names;
   for (const Entry& e : SageMaker()) names.push_back(e.name);
   EXPECT_THAT(names,
@@ -67,7 +67,7 @@ TEST(Operations, SageMakerOnesAreTheNineSageMakerOperations) {
                   "CreateHyperParameterTuningJob", "DescribeHyperParameterTuningJob",
                   "ListHyperParameterTuningJobs", "ListTrainingJobsForHyperParameterTuningJob",
                   "StopHyperParameterTuningJob", "CreateTrainingJob", "DescribeTrainingJob",
-                  "ListTrainingJobs", "StopTrainingJob"));
+                  "ListTrainingJobs", "StopTrainingJob", "AddTags", "ListTags", "DeleteTags"));
 }
 
 }  // namespace

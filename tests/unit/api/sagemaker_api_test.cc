@@ -47,6 +47,55 @@ TEST_F(SageMakerApiTest, CreatesDescribesListsAndStopsATrainingJob) {
   EXPECT_EQ(stopped->ByteSizeLong(), 0u);  // SageMaker's StopTrainingJob answers nothing
 }
 
+TEST_F(SageMakerApiTest, AddsListsAndDeletesTheTagsOfATrainingJob) {
+  auto request = TrainingJobRequest("tagged");
+  v1::Tag* created_with = request.add_tags();
+  created_with->set_key("team");
+  created_with->set_value("ml");
+  ASSERT_TRUE(api_->CreateTrainingJob(request).ok());
+  const std::string arn = "arn:aws:sagemaker:us-east-1:000000000000:training-job/tagged";
+
+  v1::AddTagsRequest add;
+  add.set_resource_arn(arn);
+  v1::Tag* tag = add.add_tags();
+  tag->set_key("cost-center");
+  tag->set_value("42");
+  auto added = api_->AddTags(add);
+  ASSERT_TRUE(added.ok()) << added.status();
+  ASSERT_EQ(added->tags_size(), 1);
+
+  v1::ListTagsRequest list;
+  list.set_resource_arn(arn);
+  auto listed = api_->ListTags(list);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->tags_size(), 2);
+  EXPECT_EQ(listed->tags(0).key(), "team");
+  EXPECT_EQ(listed->tags(1).key(), "cost-center");
+
+  v1::DeleteTagsRequest remove;
+  remove.set_resource_arn(arn);
+  remove.add_tag_keys("team");
+  ASSERT_TRUE(api_->DeleteTags(remove).ok());
+  listed = api_->ListTags(list);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->tags_size(), 1);
+  EXPECT_EQ(listed->tags(0).key(), "cost-center");
+}
+
+TEST_F(SageMakerApiTest, RefusesTagsOfAResourceItDoesNotHaveOrABadArn) {
+  v1::ListTagsRequest list;
+  list.set_resource_arn("arn:aws:sagemaker:us-east-1:000000000000:training-job/nobody");
+  EXPECT_EQ(api_->ListTags(list).status().message(), "Requested resource not found.");
+  list.set_resource_arn("arn:aws:sagemaker:us-east-1:000000000000:endpoint/e");
+  EXPECT_EQ(api_->ListTags(list).status().message(), "Requested resource not found.");
+  list.set_resource_arn("not-an-arn");
+  EXPECT_THAT(std::string(api_->ListTags(list).status().message()),
+              HasSubstr("Member must satisfy regular expression pattern"));
+  v1::DeleteTagsRequest remove;  // TagKeys is required, at least 1
+  remove.set_resource_arn("arn:aws:sagemaker:us-east-1:000000000000:training-job/nobody");
+  EXPECT_THAT(std::string(api_->DeleteTags(remove).status().message()), HasSubstr("tagKeys"));
+}
+
 TEST_F(SageMakerApiTest, RefusesAnInvalidNameWithSageMakersValidationMessage) {
   v1::DescribeTrainingJobRequest describe;
   describe.set_training_job_name("bad_name!");

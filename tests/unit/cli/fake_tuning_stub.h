@@ -99,6 +99,9 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
       "StopTrainingJob"};
   UnaryScript<v1::ExplainTrainingJobRequest, v1::ExplainTrainingJobResponse> explain{
       "ExplainTrainingJob"};
+  UnaryScript<v1::AddTagsRequest, v1::AddTagsResponse> add_tags{"AddTags"};
+  UnaryScript<v1::ListTagsRequest, v1::ListTagsResponse> list_tags{"ListTags"};
+  UnaryScript<v1::DeleteTagsRequest, v1::DeleteTagsResponse> delete_tags{"DeleteTags"};
   StreamScript<v1::GetTrainingJobLogsRequest, v1::GetTrainingJobLogsResponse> logs;
   StreamScript<v1::WatchHyperParameterTuningJobRequest, v1::WatchHyperParameterTuningJobResponse>
       watch;
@@ -151,6 +154,18 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
                                   v1::ExplainTrainingJobResponse* response) override {
     return explain.Serve(request, response);
   }
+  grpc::Status AddTags(grpc::ClientContext*, const v1::AddTagsRequest& request,
+                       v1::AddTagsResponse* response) override {
+    return add_tags.Serve(request, response);
+  }
+  grpc::Status ListTags(grpc::ClientContext*, const v1::ListTagsRequest& request,
+                        v1::ListTagsResponse* response) override {
+    return list_tags.Serve(request, response);
+  }
+  grpc::Status DeleteTags(grpc::ClientContext*, const v1::DeleteTagsRequest& request,
+                          v1::DeleteTagsResponse* response) override {
+    return delete_tags.Serve(request, response);
+  }
 
  private:
   grpc::ClientReaderInterface<v1::GetTrainingJobLogsResponse>* GetTrainingJobLogsRaw(
@@ -187,6 +202,9 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
   AMT_FAKE_UNARY_ASYNC_(ListTrainingJobs)
   AMT_FAKE_UNARY_ASYNC_(StopTrainingJob)
   AMT_FAKE_UNARY_ASYNC_(ExplainTrainingJob)
+  AMT_FAKE_UNARY_ASYNC_(AddTags)
+  AMT_FAKE_UNARY_ASYNC_(ListTags)
+  AMT_FAKE_UNARY_ASYNC_(DeleteTags)
 #undef AMT_FAKE_UNARY_ASYNC_
 
 #define AMT_FAKE_STREAM_ASYNC_(Method, Response)                                                  \

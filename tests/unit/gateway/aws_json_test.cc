@@ -144,13 +144,14 @@ TEST_F(SageMakerJsonHandlerTest, AcceptsPostsWithASageMakerTargetOnly) {
 }
 
 TEST_F(SageMakerJsonHandlerTest, ServesSageMakersOperationsOfTheTable) {
-  EXPECT_THAT(
-      handler_.Operations(),
-      ElementsAre("SageMaker.CreateHyperParameterTuningJob", "SageMaker.CreateTrainingJob",
-                  "SageMaker.DescribeHyperParameterTuningJob", "SageMaker.DescribeTrainingJob",
-                  "SageMaker.ListHyperParameterTuningJobs", "SageMaker.ListTrainingJobs",
-                  "SageMaker.ListTrainingJobsForHyperParameterTuningJob",
-                  "SageMaker.StopHyperParameterTuningJob", "SageMaker.StopTrainingJob"));
+  EXPECT_THAT(handler_.Operations(),
+              ElementsAre("SageMaker.AddTags", "SageMaker.CreateHyperParameterTuningJob",
+                          "SageMaker.CreateTrainingJob", "SageMaker.DeleteTags",
+                          "SageMaker.DescribeHyperParameterTuningJob",
+                          "SageMaker.DescribeTrainingJob", "SageMaker.ListHyperParameterTuningJobs",
+                          "SageMaker.ListTags", "SageMaker.ListTrainingJobs",
+                          "SageMaker.ListTrainingJobsForHyperParameterTuningJob",
+                          "SageMaker.StopHyperParameterTuningJob", "SageMaker.StopTrainingJob"));
 }
 
 TEST_F(SageMakerJsonHandlerTest, RefusesABodyOverTheLimitWith413) {
