@@ -13,6 +13,11 @@ PACKAGES=(
   clang-14    # scripts/check-thread-safety.sh: -Wthread-safety (g++ has no such analysis)
   libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz.sh)
   python3-boto3 awscli
+  # What the vendored SageMaker Python SDK imports (tests/compat/sdk_compat_test.py, with the
+  # pyenv python's boto3 1.43; ../shared/vendor/sagemaker-python-sdk/README.md).
+  python3-numpy python3-pandas python3-protobuf python3-importlib-metadata python3-packaging
+  python3-platformdirs python3-tblib python3-tqdm python3-psutil python3-schema python3-yaml
+  python3-jsonschema python3-attr python3-cloudpickle
 )
 
 missing=()

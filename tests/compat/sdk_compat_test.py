@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""The real SageMaker Python SDK (v2.230.0) runs unchanged against amtd: one endpoint, dummy keys.
+
+Run by CTest (tests/compat/CMakeLists.txt) with the pyenv python (boto3/botocore 1.43) and the
+vendored SDK (../shared/vendor/sagemaker-python-sdk), which .ci/run puts in reach:
+
+    python3 tests/compat/sdk_compat_test.py --bin-dir build/bin --source-dir . \
+        --sdk /work/shared/vendor/sagemaker-python-sdk
+
+When `import sagemaker` fails (no vendored SDK, a missing Debian python3-* package), it prints
+one line saying so and exits 0: a user can `pip install "sagemaker==2.230.0"` instead.
+
+The only settings are AWS_ENDPOINT_URL, dummy credentials, a region and `Session(default_bucket=)`:
+the script is what a SageMaker user writes. Every AWS operation the SDK calls is recorded through
+botocore's event hooks and printed at the end with the run's wall time.
+"""
+
+import argparse
+import collections
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import contextlib
+
+ARGS = None
+CALLS = collections.Counter()
+BUCKET = "amt-sdk-compat"
+ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
+METRICS = [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"},
+           {"Name": "val_accuracy", "Regex": "val_accuracy=([0-9.eE+-]+)"}]
+
+
+def import_sdk():
+    sys.path.insert(0, ARGS.sdk)
+    sys.path.append("/usr/lib/python3/dist-packages")  # Debian's numpy, pandas, ... after ours
+    try:
+        import sagemaker  # noqa: F401
+    except Exception as error:  # pylint: disable=broad-except
+        return "%s: %s" % (type(error).__name__, error)
+    return None
+
+
+class Amtd:
+    def __init__(self, work):
+        image_map = os.path.join(work, "image-map.json")
+        examples = os.path.join(os.path.abspath(ARGS.source_dir), "examples")
+        with open(os.path.join(examples, "image-map.json")) as f:
+            text = f.read().replace("${IMAGE_MAP_DIR}", examples)
+        with open(image_map, "w") as f:
+            f.write(text)
+        self.process = subprocess.Popen(
+            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
+             os.path.join(work, "data"), "--image-map", image_map, "--slots", "4",
+             "--time-scale", "0.01", "--spot-seed", "3", "--spot-mean-seconds", "300"],
+            stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
+        if "http://" not in line:
+            raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
+        self.url = line[line.index("http://"):].split()[0]
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def record_calls(boto_session):
+    def before(event_name, **_):
+        # event name: before-call.<service>.<Operation>
+        _, service, operation = event_name.split(".", 2)
+        CALLS["%s.%s" % (service, operation)] += 1
+    boto_session.events.register("before-call.*.*", before)
+
+
+class SdkCompatTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        import boto3
+        import sagemaker
+        cls.work = tempfile.TemporaryDirectory()
+        cls.amtd = Amtd(cls.work.name)
+        os.environ.update(AWS_ENDPOINT_URL=cls.amtd.url, AWS_ACCESS_KEY_ID="test",
+                          AWS_SECRET_ACCESS_KEY="test", AWS_DEFAULT_REGION="us-east-1")
+        boto_session = boto3.Session(region_name="us-east-1")
+        record_calls(boto_session)
+        cls.session = sagemaker.Session(boto_session=boto_session, default_bucket=BUCKET)
+        cls.started = time.monotonic()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.amtd.stop()
+        cls.work.cleanup()
+        print("SDK run: %.1f s; AWS operations called: %s" % (
+            time.monotonic() - cls.started,
+            ", ".join("%s x%d" % kv for kv in sorted(CALLS.items()))))
+
+    def estimator(self, **extra):
+        from sagemaker.estimator import Estimator
+        return Estimator(image_uri="amt-local/toy-trainer:latest", role=ROLE, instance_count=1,
+                         instance_type="ml.m5.large",
+                         hyperparameters={"epochs": "4", "sleep_ms": "0"},
+                         metric_definitions=METRICS,
+                         output_path="s3://%s/output" % BUCKET,
+                         sagemaker_session=self.session, **extra)
+
+    def ranges(self):
+        from sagemaker.tuner import ContinuousParameter, IntegerParameter
+        return {"learning_rate": ContinuousParameter(1e-4, 1, "Logarithmic"),
+                "num_layers": IntegerParameter(1, 8)}
+
+    def test_1_s3_upload_and_list(self):
+        from sagemaker.s3 import S3Downloader
+        self.assertEqual(self.session.default_bucket(), BUCKET)
+        data = os.path.join(self.work.name, "train.csv")
+        with open(data, "w") as f:
+            f.write("x,y\n1,2\n")
+        uri = self.session.upload_data(data, bucket=BUCKET, key_prefix="data")
+        self.assertEqual(uri, "s3://%s/data/train.csv" % BUCKET)
+        big = os.path.join(self.work.name, "big.bin")
+        with open(big, "wb") as f:
+            f.write(os.urandom(9 * 1024 * 1024))  # over the SDK's 8 MB multipart threshold
+        self.session.upload_data(big, bucket=BUCKET, key_prefix="data")
+        listed = S3Downloader.list("s3://%s/data" % BUCKET, sagemaker_session=self.session)
+        self.assertEqual(sorted(listed), ["s3://%s/data/big.bin" % BUCKET,
+                                          "s3://%s/data/train.csv" % BUCKET])
+
+    def test_2_bayesian_tuner_with_auto_early_stopping(self):
+        from sagemaker.tuner import HyperparameterTuner, WarmStartConfig, WarmStartTypes
+        tuner = HyperparameterTuner(self.estimator(), "val_loss", self.ranges(), METRICS,
+                                    strategy="Bayesian", objective_type="Minimize", max_jobs=4,
+                                    max_parallel_jobs=2, early_stopping_type="Auto",
+                                    base_tuning_job_name="sdk-bayes")
+        tuner.fit(wait=True)
+        best = tuner.best_training_job()
+        self.assertTrue(best.startswith("sdk-bayes"), best)
+        attached = HyperparameterTuner.attach(tuner.latest_tuning_job.name,
+                                              sagemaker_session=self.session)
+        self.assertEqual(attached.early_stopping_type, "Auto")
+        frame = attached.analytics().dataframe()
+        self.assertEqual(len(frame), 4)
+        estimator = attached.best_estimator()
+        self.assertEqual(estimator.latest_training_job.name, best)
+
+        warm = HyperparameterTuner(
+            self.estimator(), "val_loss", self.ranges(), METRICS, strategy="Bayesian",
+            objective_type="Minimize", max_jobs=2, max_parallel_jobs=2,
+            base_tuning_job_name="sdk-warm",
+            warm_start_config=WarmStartConfig(WarmStartTypes.IDENTICAL_DATA_AND_ALGORITHM,
+                                              parents={tuner.latest_tuning_job.name}))
+        warm.fit(wait=True)
+        self.assertEqual(warm.describe()["HyperParameterTuningJobStatus"], "Completed")
+
+    def test_3_hyperband_tuner(self):
+        from sagemaker.tuner import HyperparameterTuner
+        tuner = HyperparameterTuner(
+            self.estimator(), "val_loss", self.ranges(), METRICS, strategy="Hyperband",
+            objective_type="Minimize", max_jobs=3, max_parallel_jobs=3,
+            strategy_config=__import__("sagemaker.tuner", fromlist=["x"]).StrategyConfig(
+                __import__("sagemaker.tuner", fromlist=["x"]).HyperbandStrategyConfig(
+                    min_resource=1, max_resource=4)),
+            base_tuning_job_name="sdk-hyperband")
+        tuner.fit(wait=True)
+        self.assertEqual(tuner.describe()["HyperParameterTuningJobStatus"], "Completed")
+
+    def test_4_spot_estimator_fit_with_logs_and_analytics(self):
+        from sagemaker.analytics import TrainingJobAnalytics
+        estimator = self.estimator(use_spot_instances=True, max_run=3600, max_wait=7200,
+                                   checkpoint_s3_uri="s3://%s/checkpoints/spot" % BUCKET)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            estimator.fit(logs=True, job_name="sdk-spot")
+        printed = out.getvalue()
+        self.assertIn("val_loss=", printed)
+        self.assertIn("Training seconds:", printed)
+        self.assertIn("Billable seconds:", printed)
+        self.assertIn("Managed Spot Training savings:", printed)
+        frame = TrainingJobAnalytics("sdk-spot", metric_names=["val_loss"],
+                                     sagemaker_session=self.session).dataframe()
+        self.assertGreater(len(frame), 0)
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin-dir", required=True)
+    p.add_argument("--source-dir", required=True)
+    p.add_argument("--sdk", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                 "..", "..", "..", "shared", "vendor",
+                                                 "sagemaker-python-sdk"))
+    ARGS, rest = p.parse_known_args()
+    problem = import_sdk()
+    if problem is not None:
+        print("SKIPPED: the SageMaker Python SDK does not import here (%s); see "
+              "tests/compat/sdk_compat_test.py" % problem)
+        return 0
+    result = unittest.main(argv=[sys.argv[0]] + rest, verbosity=2, exit=False).result
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
