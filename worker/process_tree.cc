@@ -5,17 +5,22 @@
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 namespace amt::worker {
 namespace {
 
 constexpr int kMaxScans = 20;
+constexpr int kMaxLooks = 50;
+constexpr std::chrono::microseconds kUnsettledPause{200};
 
 std::string ReadWhole(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -23,46 +28,91 @@ std::string ReadWhole(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The process's start time in clock ticks after boot (/proc/<pid>/stat field 22), if it exists.
-std::optional<std::string> StartTime(pid_t pid) {
+// What /proc/<pid>/environ says of a process's marker.
+struct Reading {
+  enum Kind {
+    kMarked,    // carries `marker`
+    kUnmarked,  // has an environment without a marker, or is gone, a zombie or a kernel thread
+    kUnsettled  // shows no environment for now: between the two halves of an execve, the old
+                // environment is gone and the new one not yet set (the kernel reads it as empty)
+  };
+  Kind kind = kUnmarked;
+  std::string marker;
+};
+
+// The fields of /proc/<pid>/stat from field 3 (the state) on; empty when the process is gone.
+std::vector<std::string> StatFields(pid_t pid) {
   const std::string stat = ReadWhole("/proc/" + std::to_string(pid) + "/stat");
   const size_t paren = stat.rfind(')');  // the command name may hold spaces and parentheses
-  if (paren == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(paren + 1));
-  std::string field;
-  for (int i = 3; i <= 22; ++i) {  // field 3 (state) is the first after ')'
-    if (!(fields >> field)) return std::nullopt;
-  }
-  return field;
+  if (paren == std::string::npos) return {};
+  std::istringstream in(stat.substr(paren + 1));
+  std::vector<std::string> fields;
+  for (std::string field; in >> field;) fields.push_back(field);
+  return fields;
 }
 
-// The AMT_PROCESS_TREE value in /proc/<pid>/environ; "" when absent or unreadable.
-std::string MarkerOf(pid_t pid) {
+// The process's start time in clock ticks after boot (field 22), if it exists.
+std::optional<std::string> StartTime(pid_t pid) {
+  const std::vector<std::string> fields = StatFields(pid);
+  if (fields.size() <= 22 - 3) return std::nullopt;
+  return fields[22 - 3];
+}
+
+// Whether a process that shows an empty environ is between the two halves of an execve: not a
+// zombie or kernel thread (field 3, the state, and field 9, the flags with PF_KTHREAD), and its
+// memory has no environment yet (field 52, env_end, 0; a process started with an empty
+// environment has env_start == env_end != 0).
+bool InTheMiddleOfAnExec(pid_t pid) {
+  const std::vector<std::string> fields = StatFields(pid);
+  auto field = [&](size_t number) { return fields.size() > number - 3 ? fields[number - 3] : ""; };
+  if (field(3).empty() || field(3) == "Z" || field(3) == "X") return false;
+  constexpr unsigned long kKernelThread = 0x00200000;
+  if (field(9).empty() || (std::stoul(field(9)) & kKernelThread) != 0) return false;
+  return field(52).empty() || field(52) == "0";
+}
+
+Reading ReadMarker(pid_t pid) {
   const std::string environ = ReadWhole("/proc/" + std::to_string(pid) + "/environ");
+  if (environ.empty()) {
+    return {InTheMiddleOfAnExec(pid) ? Reading::kUnsettled : Reading::kUnmarked, ""};
+  }
   const std::string prefix = std::string(kProcessTreeVariable) + "=";
   size_t start = 0;
   while (start < environ.size()) {
     size_t end = environ.find('\0', start);
     if (end == std::string::npos) end = environ.size();
     if (environ.compare(start, prefix.size(), prefix) == 0) {
-      return environ.substr(start + prefix.size(), end - start - prefix.size());
+      return {Reading::kMarked, environ.substr(start + prefix.size(), end - start - prefix.size())};
     }
     start = end + 1;
   }
-  return "";
+  return {Reading::kUnmarked, ""};
 }
 
-// Calls `fn(pid, marker)` for every process but this one that carries a marker.
+// Calls `fn(pid, marker)` for every process but this one that carries a marker, once. A process
+// in the middle of an execve shows no environment for a moment: it is looked at again until it
+// does (an execve ends within microseconds), for at most kMaxLooks pauses.
 template <typename Fn>
 void ForEachMarked(Fn fn) {
   std::error_code ec;
   const pid_t self = ::getpid();
+  std::set<pid_t> unsettled;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
     const pid_t pid = static_cast<pid_t>(std::stol(name));
     if (pid == self || pid <= 1) continue;
-    if (std::string marker = MarkerOf(pid); !marker.empty()) fn(pid, marker);
+    const Reading reading = ReadMarker(pid);
+    if (reading.kind == Reading::kMarked) fn(pid, reading.marker);
+    if (reading.kind == Reading::kUnsettled) unsettled.insert(pid);
+  }
+  for (int look = 0; look < kMaxLooks && !unsettled.empty(); ++look) {
+    std::this_thread::sleep_for(kUnsettledPause);
+    std::erase_if(unsettled, [&](pid_t pid) {
+      const Reading reading = ReadMarker(pid);
+      if (reading.kind == Reading::kMarked) fn(pid, reading.marker);
+      return reading.kind != Reading::kUnsettled;
+    });
   }
 }
 
@@ -99,7 +149,7 @@ int KillProcessTree(std::string_view marker) {
       if (::kill(pid, SIGKILL) == 0) signalled.insert(pid);
       found = true;
     });
-    if (!found) break;
+    if (!found) break;  // a process found may have forked before it died: scan again
   }
   return static_cast<int>(signalled.size());
 }

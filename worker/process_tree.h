@@ -7,7 +7,9 @@
 // marker is "<owner pid>-<owner start time>-<n>": the owner is the worker that launched the
 // trainer, so the trees of a worker that was killed with SIGKILL can be told from live ones.
 // A descendant that execs with an emptied environment (env -i) is not found; nothing in
-// /proc tells it apart from any other process without cgroups.
+// /proc tells it apart from any other process without cgroups. A process in the middle of an
+// execve shows an empty environ for a moment (its new memory has no environment yet, env_end 0
+// in /proc/<pid>/stat): scans look at such a process again until its execve is done.
 #ifndef AMT_WORKER_PROCESS_TREE_H_
 #define AMT_WORKER_PROCESS_TREE_H_
 
