@@ -173,6 +173,8 @@ absl::StatusOr<LogPage> SageMakerApi::ReadTrainingJobLogs(
     ASSIGN_OR_RETURN(const std::vector<store::LogEntry> entries,
                      orchestrator_.ReadLogs(name, request.start_sequence(), max_lines));
     LogPage page;
+    ASSIGN_OR_RETURN(page.log_length, orchestrator_.LogLength(name));
+    page.creation_time = job.creation_time();
     page.next_sequence = request.start_sequence();
     for (const store::LogEntry& e : entries) {
       v1::LogLine* line = page.lines.add_lines();

@@ -516,4 +516,10 @@ absl::StatusOr<std::vector<store::LogEntry>> Orchestrator::ReadLogs(const std::s
   return store_.ReadLogs(job->describe().training_job_name(), from, limit);
 }
 
+absl::StatusOr<int64_t> Orchestrator::LogLength(const std::string& name) {
+  const auto* job = FindTraining(name);
+  if (job == nullptr) return TrainingJobNotFound();
+  return job->next_log_sequence();
+}
+
 }  // namespace amt::core

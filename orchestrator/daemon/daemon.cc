@@ -21,6 +21,7 @@
 #include "orchestrator/core/orchestrator.h"
 #include "orchestrator/daemon/local_worker.h"
 #include "orchestrator/gateway/aws_json.h"
+#include "orchestrator/gateway/cloudwatch_logs.h"
 #include "orchestrator/gateway/http_server.h"
 #include "orchestrator/store/store.h"
 
@@ -221,9 +222,11 @@ class DaemonImpl final : public Daemon {
     if (!http.log) {
       http.log = [](std::string_view message) { std::cerr << "amtd: " << message << "\n"; };
     }
-    // One handler per AWS protocol; S3, CloudWatch Logs, ... join SageMaker's here.
+    // One handler per AWS protocol; S3, CloudWatch metrics, ... join these here.
     std::vector<std::unique_ptr<gateway::ProtocolHandler>> handlers;
     handlers.push_back(std::make_unique<gateway::SageMakerJsonHandler>(*api_));
+    handlers.push_back(
+        std::make_unique<gateway::CloudWatchLogsHandler>(*api_, options.orchestrator.arn));
     auto server = gateway::HttpServer::Start(http, std::move(handlers));
     if (!server.ok()) return server.status();
     http_server_ = std::move(*server);

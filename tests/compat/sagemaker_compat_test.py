@@ -85,9 +85,9 @@ class SageMakerCompatTest(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "tuning job %s did not end" % name)
             time.sleep(0.05)
 
-    def aws(self, *args):
+    def aws(self, *args, service="sagemaker"):
         return subprocess.run([AWS, "--endpoint-url", self.amtd.url, "--output", "json",
-                               "sagemaker"] + list(args),
+                               service] + list(args),
                               env=dict(os.environ, **CREDENTIALS), capture_output=True, text=True)
 
     def test_boto3_runs_a_tuning_job_to_completion(self):
@@ -170,6 +170,35 @@ class SageMakerCompatTest(unittest.TestCase):
         self.assertEqual(missing.returncode, 254)
         self.assertIn("An error occurred (ValidationException) when calling the DescribeTrainingJob "
                       "operation: Requested resource not found.", missing.stderr)
+
+    def test_boto3_and_aws_cli_read_a_training_jobs_log_from_cloudwatch_logs(self):
+        self.sm.create_hyper_parameter_tuning_job(**job_file("logs-run", budget=1, epochs=3))
+        self.wait_for_tuning_job("logs-run")
+        job = self.sm.list_training_jobs_for_hyper_parameter_tuning_job(
+            HyperParameterTuningJobName="logs-run")["TrainingJobSummaries"][0]["TrainingJobName"]
+        created = self.sm.describe_training_job(TrainingJobName=job)["CreationTime"]
+        logs = boto3.client("logs", region_name="us-east-1", endpoint_url=self.amtd.url,
+                            aws_access_key_id="test", aws_secret_access_key="test")
+        group = "/aws/sagemaker/TrainingJobs"
+        streams = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=job + "/",
+                                            orderBy="LogStreamName")["logStreams"]
+        stream = "%s/algo-1-%d" % (job, int(created.timestamp()))
+        self.assertEqual([s["logStreamName"] for s in streams], [stream])
+        events = logs.get_log_events(logGroupName=group, logStreamName=stream,
+                                     startFromHead=True)["events"]
+        messages = [e["message"] for e in events]
+        self.assertTrue(messages[0].startswith("amt-toy-trainer: learning_rate="), messages)
+        self.assertEqual([m.split()[0] for m in messages if "val_loss=" in m],
+                         ["epoch=1", "epoch=2", "epoch=3"])
+        self.assertTrue(messages[-1].startswith("training complete after 3 epochs"), messages)
+        self.assertEqual(sorted(e["timestamp"] for e in events), [e["timestamp"] for e in events])
+
+        cli = self.aws("get-log-events", "--log-group-name", group, "--log-stream-name", stream,
+                       "--start-from-head", service="logs")
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+        self.assertEqual([e["message"] for e in json.loads(cli.stdout)["events"]], messages)
+        with self.assertRaises(logs.exceptions.ResourceNotFoundException):
+            logs.get_log_events(logGroupName=group, logStreamName="missing/algo-1-1")
 
 
 def main():

@@ -165,22 +165,29 @@ class SdkCompatTest(unittest.TestCase):
         tuner.fit(wait=True)
         self.assertEqual(tuner.describe()["HyperParameterTuningJobStatus"], "Completed")
 
-    def test_4_spot_estimator_fit_with_logs_and_analytics(self):
-        from sagemaker.analytics import TrainingJobAnalytics
+    def test_4_spot_estimator_fit_with_logs(self):
+        # fit() tails the job's log from CloudWatch Logs (DescribeLogStreams, GetLogEvents) as it
+        # does on SageMaker: polls every 10 s and describes the job every 30 s, so this takes
+        # about 40 s whatever the job's length.
         estimator = self.estimator(use_spot_instances=True, max_run=3600, max_wait=7200,
                                    checkpoint_s3_uri="s3://%s/checkpoints/spot" % BUCKET)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             estimator.fit(logs=True, job_name="sdk-spot")
         printed = out.getvalue()
-        self.assertIn("val_loss=", printed)
+        self.assertIn("amt-toy-trainer: learning_rate=", printed)
+        self.assertEqual(printed.count("val_loss="), 4, printed)  # epochs=4, once each
+        self.assertIn("training complete after 4 epochs", printed)
         self.assertIn("Training seconds:", printed)
         self.assertIn("Billable seconds:", printed)
         self.assertIn("Managed Spot Training savings:", printed)
-        frame = TrainingJobAnalytics("sdk-spot", metric_names=["val_loss"],
+
+    def test_5_training_job_analytics(self):
+        from sagemaker.analytics import TrainingJobAnalytics
+        self.estimator().fit(logs=False, job_name="sdk-analytics")
+        frame = TrainingJobAnalytics("sdk-analytics", metric_names=["val_loss"],
                                      sagemaker_session=self.session).dataframe()
         self.assertGreater(len(frame), 0)
-
 
 def main():
     global ARGS

@@ -1,0 +1,60 @@
+// CloudWatchLogsHandler: the CloudWatch Logs reads that SageMaker's clients make of a training
+// job's output, in CloudWatch Logs' own protocol (AWS JSON 1.1, X-Amz-Target: Logs_20140328.*).
+// `Estimator.fit(logs=True)` and `Session.logs_for_job` of the SageMaker Python SDK, `aws logs
+// get-log-events` and boto3's `logs` client read the log amtd already keeps for every training job
+// (the lines GetTrainingJobLogs streams over gRPC), with nothing changed but the endpoint.
+//
+// As SageMaker lays it out: one log group, /aws/sagemaker/TrainingJobs; one stream per training
+// job and host, "<TrainingJobName>/algo-1-<CreationTime in epoch seconds>", which exists once the
+// job has printed a line (SageMaker creates it when the container first writes). Every attempt
+// of a spot job writes to the same stream, as SageMaker's do.
+//
+// Operations:
+//   DescribeLogStreams  logGroupName, logStreamNamePrefix, orderBy (LogStreamName only; see the
+//                       .cc), descending, limit (1-50), nextToken
+//   GetLogEvents        logGroupName, logStreamName, startTime, endTime (ms, end exclusive),
+//                       startFromHead, limit (1-10,000), nextToken ("f/<n>" forward, "b/<n>"
+//                       backward; a forward read at the end returns its own token again, which
+//                       is how clients know they are at the end)
+// Event timestamps are the times the worker read the lines; ingestionTime is the same.
+// Everything else answers UnknownOperationException; no writes (PutLogEvents): the log is the
+// training job's.
+#ifndef AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_LOGS_H_
+#define AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_LOGS_H_
+
+#include <string>
+#include <string_view>
+
+#include "common/arn.h"
+#include "orchestrator/api/sagemaker_api.h"
+#include "orchestrator/gateway/protocol_handler.h"
+
+namespace amt::gateway {
+
+// The log group of training jobs, and a training job's one stream in it.
+inline constexpr std::string_view kTrainingJobsLogGroup = "/aws/sagemaker/TrainingJobs";
+std::string TrainingJobLogStream(std::string_view training_job_name, double creation_time);
+
+class CloudWatchLogsHandler final : public ProtocolHandler {
+ public:
+  // `api` must outlive the handler. Thread-safe (the API is).
+  CloudWatchLogsHandler(const api::SageMakerApi& api, ArnContext arn_context);
+
+  std::string_view Description() const override;
+  // POST with an X-Amz-Target header naming CloudWatch Logs ("Logs_20140328.<anything>").
+  bool Accepts(const HttpRequest& request) const override;
+  // Content type application/x-amz-json-1.1, header x-amzn-RequestId; errors are AWS JSON
+  // errors: ResourceNotFoundException (no such group or stream), InvalidParameterException,
+  // SerializationException (a body that is not a JSON object of the right member types),
+  // UnknownOperationException, ServiceUnavailableException (the store failed).
+  HttpResponse Handle(const HttpRequest& request) const override;
+  HttpResponse BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const override;
+
+ private:
+  const api::SageMakerApi& api_;
+  const ArnContext arn_context_;
+};
+
+}  // namespace amt::gateway
+
+#endif  // AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_LOGS_H_
