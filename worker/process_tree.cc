@@ -7,13 +7,13 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
+
+#include "common/proc_file.h"
 
 namespace amt::worker {
 namespace {
@@ -21,12 +21,6 @@ namespace {
 constexpr int kMaxScans = 20;
 constexpr int kMaxLooks = 50;
 constexpr std::chrono::microseconds kUnsettledPause{200};
-
-std::string ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // What /proc/<pid>/environ says of a process's marker.
 struct Reading {
@@ -42,7 +36,7 @@ struct Reading {
 
 // The fields of /proc/<pid>/stat from field 3 (the state) on; empty when the process is gone.
 std::vector<std::string> StatFields(pid_t pid) {
-  const std::string stat = ReadWhole("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat = ReadProcFile("/proc/" + std::to_string(pid) + "/stat");
   const size_t paren = stat.rfind(')');  // the command name may hold spaces and parentheses
   if (paren == std::string::npos) return {};
   std::istringstream in(stat.substr(paren + 1));
@@ -72,7 +66,7 @@ bool InTheMiddleOfAnExec(pid_t pid) {
 }
 
 Reading ReadMarker(pid_t pid) {
-  const std::string environ = ReadWhole("/proc/" + std::to_string(pid) + "/environ");
+  const std::string environ = ReadProcFile("/proc/" + std::to_string(pid) + "/environ");
   if (environ.empty()) {
     return {InTheMiddleOfAnExec(pid) ? Reading::kUnsettled : Reading::kUnmarked, ""};
   }

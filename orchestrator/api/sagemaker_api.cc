@@ -189,6 +189,12 @@ absl::StatusOr<LogPage> SageMakerApi::ReadTrainingJobLogs(
   });
 }
 
+absl::StatusOr<std::vector<v1::MetricPoint>> SageMakerApi::ReadTrainingJobMetrics(
+    const std::string& name) const {
+  RETURN_IF_ERROR(ValidateTrainingName(true, name));
+  return loop_.Call([&] { return orchestrator_.ReadMetrics(name); });
+}
+
 absl::StatusOr<v1::WatchHyperParameterTuningJobResponse>
 SageMakerApi::SnapshotHyperParameterTuningJob(
     const v1::WatchHyperParameterTuningJobRequest& request) const {

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "amt/v1/state.pb.h"
 #include "amt/v1/tuning.pb.h"
 #include "orchestrator/api/loop.h"
 #include "orchestrator/core/orchestrator.h"
@@ -116,6 +117,9 @@ class SageMakerApi {
   // Up to `max_lines` log lines from `request.start_sequence()` on (`follow` is the caller's).
   absl::StatusOr<LogPage> ReadTrainingJobLogs(const v1::GetTrainingJobLogsRequest& request,
                                               int max_lines) const;
+  // Every metric value the training job `name` captured (MetricDefinitions), in emission order.
+  absl::StatusOr<std::vector<v1::MetricPoint>> ReadTrainingJobMetrics(
+      const std::string& name) const;
   // The tuning job and all its training jobs, as one snapshot.
   absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> SnapshotHyperParameterTuningJob(
       const v1::WatchHyperParameterTuningJobRequest& request) const;

@@ -516,6 +516,12 @@ absl::StatusOr<std::vector<store::LogEntry>> Orchestrator::ReadLogs(const std::s
   return store_.ReadLogs(job->describe().training_job_name(), from, limit);
 }
 
+absl::StatusOr<std::vector<v1::MetricPoint>> Orchestrator::ReadMetrics(const std::string& name) {
+  const auto* job = FindTraining(name);
+  if (job == nullptr) return TrainingJobNotFound();
+  return store_.ReadMetrics(job->describe().training_job_name());
+}
+
 absl::StatusOr<int64_t> Orchestrator::LogLength(const std::string& name) {
   const auto* job = FindTraining(name);
   if (job == nullptr) return TrainingJobNotFound();

@@ -122,6 +122,8 @@ class Orchestrator {
   absl::StatusOr<v1::ExplainTrainingJobResponse> ExplainTrainingJob(const std::string& name);
   absl::StatusOr<std::vector<store::LogEntry>> ReadLogs(const std::string& training_job_name,
                                                         int64_t from, int limit);
+  // Every value the training job's MetricDefinitions captured, in emission order.
+  absl::StatusOr<std::vector<v1::MetricPoint>> ReadMetrics(const std::string& training_job_name);
   // The number of lines the training job has logged so far: the sequence of its next line.
   absl::StatusOr<int64_t> LogLength(const std::string& training_job_name);
   // The tuning job and all its training jobs (for watch streams).

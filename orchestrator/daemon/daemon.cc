@@ -22,6 +22,7 @@
 #include "orchestrator/daemon/local_worker.h"
 #include "orchestrator/gateway/aws_json.h"
 #include "orchestrator/gateway/cloudwatch_logs.h"
+#include "orchestrator/gateway/cloudwatch_metrics.h"
 #include "orchestrator/gateway/http_server.h"
 #include "orchestrator/store/store.h"
 
@@ -222,11 +223,12 @@ class DaemonImpl final : public Daemon {
     if (!http.log) {
       http.log = [](std::string_view message) { std::cerr << "amtd: " << message << "\n"; };
     }
-    // One handler per AWS protocol; S3, CloudWatch metrics, ... join these here.
+    // One handler per AWS protocol; S3, STS, ... join these here.
     std::vector<std::unique_ptr<gateway::ProtocolHandler>> handlers;
     handlers.push_back(std::make_unique<gateway::SageMakerJsonHandler>(*api_));
     handlers.push_back(
         std::make_unique<gateway::CloudWatchLogsHandler>(*api_, options.orchestrator.arn));
+    handlers.push_back(std::make_unique<gateway::CloudWatchMetricsHandler>(*api_));
     auto server = gateway::HttpServer::Start(http, std::move(handlers));
     if (!server.ok()) return server.status();
     http_server_ = std::move(*server);

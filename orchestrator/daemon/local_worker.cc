@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/proc_file.h"
+
 extern char** environ;
 
 namespace amt::daemon {
@@ -25,7 +27,7 @@ std::string PidFile(const std::string& data_dir) { return data_dir + "/worker.pi
 
 // The NUL-separated arguments of process `pid`, empty when it is gone.
 std::vector<std::string> CommandLineOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::istringstream in(ReadProcFile("/proc/" + std::to_string(pid) + "/cmdline"));
   std::vector<std::string> argv;
   std::string arg;
   while (std::getline(in, arg, '\0')) argv.push_back(arg);
@@ -34,9 +36,8 @@ std::vector<std::string> CommandLineOf(pid_t pid) {
 
 // A zombie (exited, not reaped) counts as gone.
 bool IsRunning(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
+  const std::string stat = ReadProcFile("/proc/" + std::to_string(pid) + "/stat");
+  if (stat.empty()) return false;
   const auto paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
 }
