@@ -41,6 +41,35 @@ std::string HmacSha256(std::string_view key, std::string_view data) {
   return std::string(reinterpret_cast<const char*>(mac), length);
 }
 
+std::string Md5(std::string_view data) {
+  Md5Hasher hasher;
+  hasher.Update(data);
+  return hasher.Finish();
+}
+
+// As in Sha256Hex, libcrypto fails here only when out of memory or broken: stop.
+Md5Hasher::Md5Hasher() : context_(EVP_MD_CTX_new()) {
+  if (context_ == nullptr ||
+      EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_), EVP_md5(), nullptr) != 1) {
+    std::abort();
+  }
+}
+
+Md5Hasher::~Md5Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_)); }
+
+void Md5Hasher::Update(std::string_view data) {
+  if (EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(context_), data.data(), data.size()) != 1) {
+    std::abort();
+  }
+}
+
+std::string Md5Hasher::Finish() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(context_), digest, &length) != 1) std::abort();
+  return std::string(reinterpret_cast<const char*>(digest), length);
+}
+
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;

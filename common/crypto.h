@@ -1,6 +1,6 @@
-// The three primitives SigV4 needs, over OpenSSL's libcrypto: SHA-256, HMAC-SHA256 and a
-// comparison whose time does not depend on where two strings first differ. Pure functions of
-// their inputs; callable from any thread.
+// MD5 for S3's ETags, and the three primitives SigV4 needs, over OpenSSL's libcrypto: SHA-256,
+// HMAC-SHA256 and a comparison whose time does not depend on where two strings first differ. Pure
+// functions of their inputs; callable from any thread.
 #ifndef AMT_COMMON_CRYPTO_H_
 #define AMT_COMMON_CRYPTO_H_
 
@@ -14,6 +14,23 @@ std::string Sha256Hex(std::string_view data);
 
 // HMAC-SHA256 of `data` under `key`: the 32 raw bytes.
 std::string HmacSha256(std::string_view key, std::string_view data);
+
+// MD5, for what S3 calls an ETag (not for security): Md5 of a whole string, Md5Hasher of a
+// stream (a file read in blocks). Both give the 16 raw bytes.
+std::string Md5(std::string_view data);
+class Md5Hasher {
+ public:
+  Md5Hasher();
+  ~Md5Hasher();
+  Md5Hasher(const Md5Hasher&) = delete;
+  Md5Hasher& operator=(const Md5Hasher&) = delete;
+  void Update(std::string_view data);
+  // The digest of everything given to Update; the hasher is spent.
+  std::string Finish();
+
+ private:
+  void* context_;  // EVP_MD_CTX, kept out of this header
+};
 
 // Lower-case hex of raw bytes.
 std::string HexEncode(std::string_view bytes);

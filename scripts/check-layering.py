@@ -23,6 +23,8 @@ The rules, and what each one means:
                            standard library, Abseil, OpenSSL (openssl/*: SHA-256, HMAC),
                            common/status_macros.h. No wire (Boost, gRPC), no job, no other
                            orchestrator/ folder: the gateway calls it, not the reverse.
+  s3/         [no-wire]    The local S3 folder as buckets and objects (files, no database):
+                           standard library, POSIX, Abseil, common/, nlohmann-json.
   store/      [no-wire]    SQLite persistence: messages (amt/v1/*.pb.h), SQLite, common/.
                            Never gRPC (grpcpp/, grpc/, *.grpc.pb.h), Boost.Asio/Beast, core/,
                            api/, gateway/, daemon/: the store knows neither wire nor job logic.
@@ -104,6 +106,10 @@ RULES = {
         "no-wire", [STD, POSIX, ABSL, own("orchestrator/store"), PROTO_MESSAGES, COMMON],
         "store/ knows no wire and no job logic: no gRPC, Asio/Beast, core/, api/, gateway/, "
         "daemon/"),
+    "orchestrator/s3": (
+        "no-wire", [STD, POSIX, ABSL, own("orchestrator/s3"), COMMON, r"nlohmann/.*"],
+        "s3/ is the local S3 folder as buckets and objects: no wire, no job, no other "
+        "orchestrator/ folder"),
     "orchestrator/core": (
         "no-wire", [STD, ABSL, own("orchestrator/core"), PROTO_MESSAGES, COMMON, r"nlohmann/.*",
                     lib("search"), lib("stopping"), lib("spot"), lib("metrics"),

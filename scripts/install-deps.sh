@@ -8,6 +8,7 @@ PACKAGES=(
   libboost-dev libboost-filesystem-dev libboost-system-dev libboost-program-options-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc libabsl-dev
   libsqlite3-dev libre2-dev libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  libexpat1-dev  # XML request bodies of S3 (orchestrator/gateway/xml.h)
   libssl-dev  # libcrypto's SHA-256 and HMAC: SigV4 request signatures (orchestrator/auth/)
   libgtest-dev libgmock-dev python3 clang-format
   clang-14    # scripts/check-thread-safety.sh: -Wthread-safety (g++ has no such analysis)

@@ -1,5 +1,6 @@
 #include "orchestrator/api/sagemaker_api.h"
 
+#include <algorithm>
 #include <cassert>
 #include <condition_variable>
 #include <mutex>
@@ -193,6 +194,36 @@ absl::StatusOr<std::vector<v1::MetricPoint>> SageMakerApi::ReadTrainingJobMetric
     const std::string& name) const {
   RETURN_IF_ERROR(ValidateTrainingName(true, name));
   return loop_.Call([&] { return orchestrator_.ReadMetrics(name); });
+}
+
+absl::StatusOr<std::vector<TrainingJobMetricNames>> SageMakerApi::ListTrainingJobMetricNames()
+    const {
+  return loop_.Call([&]() -> absl::StatusOr<std::vector<TrainingJobMetricNames>> {
+    std::vector<TrainingJobMetricNames> jobs;
+    v1::ListTrainingJobsRequest request;
+    request.set_max_results(100);
+    while (true) {
+      ASSIGN_OR_RETURN(const v1::ListTrainingJobsResponse page,
+                       orchestrator_.ListTrainingJobs(request));
+      for (const v1::TrainingJobSummary& summary : page.training_job_summaries()) {
+        ASSIGN_OR_RETURN(const v1::DescribeTrainingJobResponse job,
+                         orchestrator_.DescribeTrainingJob(summary.training_job_name()));
+        if (job.final_metric_data_list().empty()) continue;
+        TrainingJobMetricNames& names = jobs.emplace_back();
+        names.training_job_name = job.training_job_name();
+        for (const v1::MetricData& metric : job.final_metric_data_list()) {
+          names.metric_names.push_back(metric.metric_name());
+        }
+        std::sort(names.metric_names.begin(), names.metric_names.end());
+      }
+      if (!page.has_next_token() || page.next_token().empty()) break;
+      request.set_next_token(page.next_token());
+    }
+    std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
+      return a.training_job_name < b.training_job_name;
+    });
+    return jobs;
+  });
 }
 
 absl::StatusOr<v1::WatchHyperParameterTuningJobResponse>

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "amt/v1/state.pb.h"
@@ -74,6 +75,12 @@ struct LogPage {
   bool job_ended = false;
 };
 
+// A training job's metrics that have values, for CloudWatch's ListMetrics.
+struct TrainingJobMetricNames {
+  std::string training_job_name;
+  std::vector<std::string> metric_names;  // sorted, each with at least one value
+};
+
 class SageMakerApi {
  public:
   // `loop` and `orchestrator` must outlive the API; the orchestrator is used on the loop only.
@@ -120,6 +127,10 @@ class SageMakerApi {
   // Every metric value the training job `name` captured (MetricDefinitions), in emission order.
   absl::StatusOr<std::vector<v1::MetricPoint>> ReadTrainingJobMetrics(
       const std::string& name) const;
+  // Every training job that has captured a metric value, sorted by name, each with the names of
+  // its metrics that have values (those of its FinalMetricDataList). One read on the loop, from
+  // the orchestrator's records (no metric points are read). Internal when the store fails.
+  absl::StatusOr<std::vector<TrainingJobMetricNames>> ListTrainingJobMetricNames() const;
   // The tuning job and all its training jobs, as one snapshot.
   absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> SnapshotHyperParameterTuningJob(
       const v1::WatchHyperParameterTuningJobRequest& request) const;

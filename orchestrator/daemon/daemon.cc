@@ -24,6 +24,9 @@
 #include "orchestrator/gateway/cloudwatch_logs.h"
 #include "orchestrator/gateway/cloudwatch_metrics.h"
 #include "orchestrator/gateway/http_server.h"
+#include "orchestrator/gateway/s3_rest.h"
+#include "orchestrator/gateway/sts.h"
+#include "orchestrator/s3/object_store.h"
 #include "orchestrator/store/store.h"
 
 namespace amt::daemon {
@@ -106,12 +109,16 @@ class DaemonImpl final : public Daemon {
   }
 
  private:
+  // The folder standing for S3: what jobs read and write, and what the S3 handler serves.
+  std::string S3RootFor(const DaemonOptions& options) const {
+    return options.s3_root.empty() ? data_dir_ + "/s3" : fs::absolute(options.s3_root).string();
+  }
+
   // The orchestrator's options: the caller's, completed (S3 root, image map, seeds, log) and
   // checked.
   absl::StatusOr<core::OrchestratorOptions> OrchestratorOptionsFor(const DaemonOptions& options) {
     core::OrchestratorOptions orch = options.orchestrator;
-    orch.launch.s3_root =
-        options.s3_root.empty() ? data_dir_ + "/s3" : fs::absolute(options.s3_root).string();
+    orch.launch.s3_root = S3RootFor(options);
     orch.launch.is_executable = IsExecutableFile;
     if (!options.image_map_file.empty()) {
       std::ifstream in(options.image_map_file);
@@ -229,6 +236,10 @@ class DaemonImpl final : public Daemon {
     handlers.push_back(
         std::make_unique<gateway::CloudWatchLogsHandler>(*api_, options.orchestrator.arn));
     handlers.push_back(std::make_unique<gateway::CloudWatchMetricsHandler>(*api_));
+    handlers.push_back(std::make_unique<gateway::StsHandler>(options.orchestrator.arn));
+    // Last: it takes unsigned requests whose path names a bucket.
+    handlers.push_back(
+        std::make_unique<gateway::S3RestHandler>(s3::ObjectStore(S3RootFor(options))));
     auto server = gateway::HttpServer::Start(http, std::move(handlers));
     if (!server.ok()) return server.status();
     http_server_ = std::move(*server);

@@ -102,6 +102,13 @@ void Encode(const nlohmann::json& value, const std::set<std::string, std::less<>
         if (member.is_number() && timestamps.contains(key)) {
           Head(kTag, 1, out);
           Number(member, out);
+        } else if (member.is_array() && timestamps.contains(key)) {
+          // A list of timestamps (GetMetricData's Timestamps): each number tagged.
+          Head(kArray, member.size(), out);
+          for (const auto& item : member) {
+            if (item.is_number()) Head(kTag, 1, out);
+            Encode(item, timestamps, out);
+          }
         } else {
           Encode(member, timestamps, out);
         }

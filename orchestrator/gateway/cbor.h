@@ -16,8 +16,8 @@
 namespace amt::gateway {
 
 // `value` as CBOR with definite lengths: integers as CBOR integers, other numbers as doubles;
-// a number that is the value of an object member named in `timestamp_members` as tag 1 with
-// the number (epoch seconds).
+// a number that is the value of an object member named in `timestamp_members`, or an element of
+// an array that is, as tag 1 with the number (epoch seconds).
 std::string EncodeCbor(const nlohmann::json& value,
                        const std::set<std::string, std::less<>>& timestamp_members = {});
 

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -93,6 +95,23 @@ class Members {
       return std::nullopt;
     }
     return it->get<bool>();
+  }
+  std::optional<std::vector<std::string>> StringList(const char* name,
+                                                     std::optional<Refusal>* refusal) const {
+    const auto it = body_.find(name);
+    if (it == body_.end() || it->is_null()) return std::nullopt;
+    std::vector<std::string> items;
+    if (it->is_array()) {
+      for (const json& item : *it) {
+        if (!item.is_string()) break;
+        items.push_back(item.get<std::string>());
+      }
+    }
+    if (!it->is_array() || items.size() != it->size()) {
+      *refusal = Wrong(name, "a list of strings");
+      return std::nullopt;
+    }
+    return items;
   }
 
  private:
@@ -185,6 +204,104 @@ json EventJson(const Event& event) {
           {"ingestionTime", event.timestamp}};
 }
 
+// A filter pattern of plain terms: an event matches when its message contains every term.
+// Terms are separated by spaces; a quoted phrase ("a b") is one term. Anything of the richer
+// syntax (JSON {...}, space-delimited [...], ?term, -term, %regex%) is refused, naming it.
+std::variant<std::vector<std::string>, Refusal> ParseFilterPattern(std::string_view pattern) {
+  std::vector<std::string> terms;
+  size_t at = 0;
+  auto unsupported = [](std::string_view what) {
+    return InvalidParameter(
+        "amt-local supports filter patterns of plain terms and quoted phrases only, not '" +
+        std::string(what) +
+        "' (JSON {...}, space-delimited [...], ?term, -term and %regex% patterns are not "
+        "supported).");
+  };
+  while (at < pattern.size()) {
+    if (pattern[at] == ' ' || pattern[at] == '\t') {
+      ++at;
+      continue;
+    }
+    const char c = pattern[at];
+    if (c == '{' || c == '[' || c == '?' || c == '-' || c == '%') {
+      return unsupported(pattern.substr(at));
+    }
+    if (c == '"') {
+      const size_t close = pattern.find('"', at + 1);
+      if (close == std::string_view::npos) {
+        return InvalidParameter("Invalid filter pattern: the quoted phrase '" +
+                                std::string(pattern.substr(at)) + "' is not closed.");
+      }
+      if (close > at + 1) terms.emplace_back(pattern.substr(at + 1, close - at - 1));
+      at = close + 1;
+      continue;
+    }
+    const size_t end = pattern.find_first_of(" \t", at);
+    const std::string_view term =
+        pattern.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    if (term.find_first_of("{}[]\"") != std::string_view::npos) return unsupported(term);
+    terms.emplace_back(term);
+    at = end == std::string_view::npos ? pattern.size() : end;
+  }
+  return terms;
+}
+
+bool MatchesAll(const std::string& message, const std::vector<std::string>& terms) {
+  return std::all_of(terms.begin(), terms.end(), [&](const std::string& term) {
+    return message.find(term) != std::string::npos;
+  });
+}
+
+// One event of FilterLogEvents, ordered as CloudWatch Logs interleaves streams: by timestamp,
+// then stream, then position in the stream.
+struct StreamEvent {
+  int64_t timestamp;
+  std::string stream;
+  int64_t sequence;
+  std::string message;
+
+  bool operator<(const StreamEvent& other) const {
+    return std::tie(timestamp, stream, sequence) <
+           std::tie(other.timestamp, other.stream, other.sequence);
+  }
+};
+
+// FilterLogEvents' token: the last event returned, "e/<timestamp>/<sequence>/<stream>".
+std::string EventToken(const StreamEvent& event) {
+  return "e/" + std::to_string(event.timestamp) + "/" + std::to_string(event.sequence) + "/" +
+         event.stream;
+}
+
+std::optional<StreamEvent> ParseEventToken(std::string_view token) {
+  if (!token.starts_with("e/")) return std::nullopt;
+  token.remove_prefix(2);
+  StreamEvent event{};
+  for (int64_t* field : {&event.timestamp, &event.sequence}) {
+    const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), *field);
+    if (error != std::errc() || end == token.data() + token.size() || *end != '/') {
+      return std::nullopt;
+    }
+    token.remove_prefix(static_cast<size_t>(end - token.data()) + 1);
+  }
+  if (token.empty()) return std::nullopt;
+  event.stream = std::string(token);
+  return event;
+}
+
+// A stable, unique id: the timestamp, the stream's hash (FNV-1a) and the position, in digits
+// as CloudWatch Logs' event ids are.
+std::string EventId(const StreamEvent& event) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : event.stream) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  char id[64];
+  std::snprintf(id, sizeof(id), "%020lld%020llu%020lld", static_cast<long long>(event.timestamp),
+                static_cast<unsigned long long>(hash), static_cast<long long>(event.sequence));
+  return id;
+}
+
 class Operations {
  public:
   Operations(const api::SageMakerApi& api, const ArnContext& arn) : api_(api), arn_(arn) {}
@@ -248,6 +365,99 @@ class Operations {
       reply["nextForwardToken"] = Token('f', before);
       reply["nextBackwardToken"] = Token('b', from);
     }
+    return reply;
+  }
+
+  std::variant<json, Refusal> FilterLogEvents(const Members& in) const {
+    std::optional<Refusal> refusal;
+    const auto group = in.String("logGroupName", &refusal);
+    const auto group_arn = in.String("logGroupIdentifier", &refusal);
+    const auto names = in.StringList("logStreamNames", &refusal);
+    const auto prefix = in.String("logStreamNamePrefix", &refusal);
+    const auto start_time = in.Integer("startTime", &refusal);
+    const auto end_time = in.Integer("endTime", &refusal);
+    const auto pattern = in.String("filterPattern", &refusal);
+    const auto limit = in.Integer("limit", &refusal);
+    const auto token = in.String("nextToken", &refusal);
+    if (refusal) return *refusal;
+    const std::string group_name = group       ? *group
+                                   : group_arn ? GroupOfIdentifier(*group_arn)
+                                               : std::string();
+    if (group_name.empty()) {
+      return InvalidParameter("Either logGroupName or logGroupIdentifier must be specified.");
+    }
+    if (group_name != kTrainingJobsLogGroup) return NoGroup();
+    if (names && prefix) {
+      return InvalidParameter("logStreamNames and logStreamNamePrefix cannot both be specified.");
+    }
+    if (names && (names->empty() || names->size() > 100)) {
+      return InvalidParameter(
+          "1 validation error detected: Value at 'logStreamNames' failed to "
+          "satisfy constraint: Member must have length between 1 and 100");
+    }
+    if (limit && (*limit < 1 || *limit > kMaxEvents)) {
+      return InvalidParameter("1 validation error detected: Value '" + std::to_string(*limit) +
+                              "' at 'limit' failed to satisfy constraint: Member must have "
+                              "value between 1 and 10000");
+    }
+    auto terms = ParseFilterPattern(pattern.value_or(""));
+    if (const Refusal* bad = std::get_if<Refusal>(&terms)) return *bad;
+    std::optional<StreamEvent> after;
+    if (token) {
+      after = ParseEventToken(*token);
+      if (!after) return InvalidParameter("The specified nextToken is invalid.");
+    }
+    const int64_t start = start_time.value_or(0);
+    // endTime is inclusive here ("events with a timestamp later than this time are not
+    // returned"); GetLogEvents' is exclusive.
+    const int64_t end =
+        end_time && *end_time < INT64_MAX ? *end_time + 1 : std::numeric_limits<int64_t>::max();
+    const size_t max = static_cast<size_t>(limit.value_or(kMaxEvents));
+
+    auto streams = StreamsToSearch(names, prefix.value_or(""));
+    if (!streams.ok()) return FromStatus(streams.status());
+    // The first max + 1 matching events after the token: max to return, one to know there are
+    // more. Trimmed as it grows, so memory stays bounded by the page, not the log.
+    std::vector<StreamEvent> found;
+    for (const auto& [stream, job] : *streams) {
+      int64_t next = 0;
+      while (true) {
+        v1::GetTrainingJobLogsRequest request;
+        request.set_training_job_name(job);
+        request.set_start_sequence(next);
+        auto page = api_.ReadTrainingJobLogs(request, kPageLines);
+        if (!page.ok()) return FromStatus(page.status());
+        for (const v1::LogLine& line : page->lines.lines()) {
+          next = line.sequence() + 1;
+          StreamEvent event{Milliseconds(line.timestamp()), stream, line.sequence(), ""};
+          if (event.timestamp < start || event.timestamp >= end) continue;
+          if (after && !(*after < event)) continue;
+          if (!MatchesAll(line.message(), std::get<std::vector<std::string>>(terms))) continue;
+          event.message = line.message();
+          found.push_back(std::move(event));
+          if (found.size() > 2 * (max + 1)) {
+            std::nth_element(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(max),
+                             found.end());
+            found.resize(max + 1);
+          }
+        }
+        if (!page->full) break;
+      }
+    }
+    std::sort(found.begin(), found.end());
+    json reply = {{"events", json::array()}};
+    size_t bytes = 0;
+    size_t taken = 0;
+    while (taken < found.size() && taken < max && bytes < kMaxReplyBytes) {
+      const StreamEvent& event = found[taken++];
+      bytes += event.message.size() + 26;
+      reply["events"].push_back({{"logStreamName", event.stream},
+                                 {"timestamp", event.timestamp},
+                                 {"message", event.message},
+                                 {"ingestionTime", event.timestamp},
+                                 {"eventId", EventId(event)}});
+    }
+    if (taken < found.size()) reply["nextToken"] = EventToken(found[taken - 1]);
     return reply;
   }
 
@@ -369,6 +579,39 @@ class Operations {
     return names;
   }
 
+  // The streams FilterLogEvents reads, as (stream, job), sorted by stream: those of `names`
+  // that exist (others are skipped), or every stream whose name starts with `prefix`.
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> StreamsToSearch(
+      const std::optional<std::vector<std::string>>& names, const std::string& prefix) const {
+    std::vector<std::string> jobs;
+    if (names) {
+      for (const std::string& name : *names) {
+        if (const auto job = JobOfStream(name)) jobs.push_back(*job);
+      }
+    } else {
+      ASSIGN_OR_RETURN(jobs, CandidateJobs(prefix));
+    }
+    std::vector<std::pair<std::string, std::string>> streams;
+    for (const std::string& job : jobs) {
+      absl::StatusOr<api::LogPage> bounds = LogBounds(api_, job);
+      if (bounds.status().code() == absl::StatusCode::kNotFound ||
+          bounds.status().code() == absl::StatusCode::kInvalidArgument) {
+        continue;  // gone, or a name no job can have
+      }
+      if (!bounds.ok()) return bounds.status();
+      if (bounds->log_length == 0) continue;
+      const std::string name = TrainingJobLogStream(job, bounds->creation_time);
+      if (names ? std::find(names->begin(), names->end(), name) == names->end()
+                : !name.starts_with(prefix)) {
+        continue;
+      }
+      streams.emplace_back(name, job);
+    }
+    std::sort(streams.begin(), streams.end());
+    streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
+    return streams;
+  }
+
   // Every stream whose name starts with `prefix`, sorted by name.
   absl::StatusOr<std::vector<json>> Streams(const std::string& prefix) const {
     ASSIGN_OR_RETURN(const std::vector<std::string> jobs, CandidateJobs(prefix));
@@ -451,11 +694,13 @@ HttpResponse CloudWatchLogsHandler::Handle(const HttpRequest& request) const {
       result = operations.GetLogEvents(members);
     } else if (operation == "DescribeLogStreams") {
       result = operations.DescribeLogStreams(members);
+    } else if (operation == "FilterLogEvents") {
+      result = operations.FilterLogEvents(members);
     }
     if (!result) {
       response = ErrorReply({400, "UnknownOperationException",
-                             "amt-local serves GetLogEvents and DescribeLogStreams of CloudWatch "
-                             "Logs, not " +
+                             "amt-local serves GetLogEvents, DescribeLogStreams and "
+                             "FilterLogEvents of CloudWatch Logs, not " +
                                  operation + "."});
     } else if (const Refusal* refusal = std::get_if<Refusal>(&*result)) {
       response = ErrorReply(*refusal);

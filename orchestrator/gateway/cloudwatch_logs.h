@@ -16,6 +16,16 @@
 //                       startFromHead, limit (1-10,000), nextToken ("f/<n>" forward, "b/<n>"
 //                       backward; a forward read at the end returns its own token again, which
 //                       is how clients know they are at the end)
+//   FilterLogEvents     logGroupName (or logGroupIdentifier), logStreamNames (1-100; names of
+//                       no stream are skipped) or logStreamNamePrefix, startTime, endTime (ms,
+//                       both inclusive), filterPattern, limit (1-10,000), nextToken. Events of
+//                       all the streams, ordered by timestamp (then stream, then position), as
+//                       {logStreamName, timestamp, message, ingestionTime, eventId}; nextToken
+//                       only when there are more; searchedLogStreams (deprecated) is omitted.
+//                       filterPattern: empty (every event), or plain terms that a message must
+//                       all contain (case-sensitive), a quoted phrase counting as one term.
+//                       The rest of the syntax (JSON `{ $.x = ... }`, space-delimited `[...]`,
+//                       `?term`, `-term`, `%regex%`) is InvalidParameterException naming it.
 // Event timestamps are the times the worker read the lines; ingestionTime is the same.
 // Everything else answers UnknownOperationException; no writes (PutLogEvents): the log is the
 // training job's.

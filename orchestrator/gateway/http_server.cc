@@ -138,7 +138,23 @@ class Session : public std::enable_shared_from_this<Session> {
                             });
   }
 
+  // A client that sent `Expect: 100-continue` (botocore does for S3 uploads) waits for the
+  // interim response before it sends the body (botocore: one second, then sends it anyway).
   void ReadBody() {
+    if (!parser_->is_done() &&
+        beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
+      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      stream_.expires_after(shared_->options.idle_timeout);
+      return asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                               [self = shared_from_this()](beast::error_code ec, size_t) {
+                                 if (ec) return self->Close();
+                                 self->ReadRestOfBody();
+                               });
+    }
+    ReadRestOfBody();
+  }
+
+  void ReadRestOfBody() {
     stream_.expires_after(shared_->options.body_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -228,7 +244,11 @@ class Session : public std::enable_shared_from_this<Session> {
     for (const auto& [name, value] : reply.headers) response.set(name, value);
     response.body() = reply.body;
     response.keep_alive(keep_alive);
-    response.prepare_payload();
+    // A handler that sets Content-Length itself answers a HEAD: the length a GET would send,
+    // with no body.
+    if (response.find(http::field::content_length) == response.end() || !reply.body.empty()) {
+      response.prepare_payload();
+    }
     response_ = std::move(response);
     stream_.expires_after(shared_->options.idle_timeout);
     http::async_write(

@@ -12,8 +12,10 @@ through boto3 leave it out (botocore rejects members its model does not know).
 """
 
 import argparse
+import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -199,6 +201,142 @@ class SageMakerCompatTest(unittest.TestCase):
         self.assertEqual([e["message"] for e in json.loads(cli.stdout)["events"]], messages)
         with self.assertRaises(logs.exceptions.ResourceNotFoundException):
             logs.get_log_events(logGroupName=group, logStreamName="missing/algo-1-1")
+
+
+class AwsEndpointCompatTest(unittest.TestCase):
+    """STS, CloudWatch and CloudWatch Logs reads of a real training job at amtd's one endpoint.
+
+    Run twice by CTest: with Debian's boto3 1.26 (botocore 1.29 speaks CloudWatch's query
+    protocol) and with the SDK's boto3 1.43 (CloudWatch over Smithy RPC v2 CBOR)."""
+
+    GROUP = "/aws/sagemaker/TrainingJobs"
+    NAMESPACE = "/aws/sagemaker/TrainingJobs"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="amt-compat-aws-")
+        cls.amtd = Amtd(cls.work)
+        cls.clients = {}
+        cls.sm = cls.client("sagemaker")
+        cls.sm.create_hyper_parameter_tuning_job(**job_file("cw-run", budget=1, epochs=3))
+        deadline = time.monotonic() + 120
+        while cls.sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="cw-run")[
+                "HyperParameterTuningJobStatus"] in ("InProgress", "Stopping"):
+            assert time.monotonic() < deadline, "tuning job cw-run did not end"
+            time.sleep(0.05)  # no botocore waiter for tuning jobs: poll as users do
+        cls.job = cls.sm.list_training_jobs_for_hyper_parameter_tuning_job(
+            HyperParameterTuningJobName="cw-run")["TrainingJobSummaries"][0]["TrainingJobName"]
+        described = cls.sm.describe_training_job(TrainingJobName=cls.job)
+        cls.start = described["CreationTime"] - datetime.timedelta(minutes=1)
+        cls.end = described["TrainingEndTime"] + datetime.timedelta(minutes=1)
+        cls.stream = "%s/algo-1-%d" % (cls.job, int(described["CreationTime"].timestamp()))
+        # The val_loss values the trainer printed, from its log: what the metrics must sum to.
+        events = cls.client("logs").get_log_events(logGroupName=cls.GROUP, logStreamName=cls.stream,
+                                                   startFromHead=True)["events"]
+        cls.val_losses = [float(m.group(1)) for e in events
+                          for m in [re.search(r"val_loss=([0-9.eE+-]+)", e["message"])] if m]
+        assert len(cls.val_losses) == 3, events
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.amtd.stop()
+
+    @classmethod
+    def client(cls, service):
+        return boto3.client(service, region_name="us-east-1", endpoint_url=cls.amtd.url,
+                            aws_access_key_id="test", aws_secret_access_key="test")
+
+    def cloudwatch(self):
+        cw = self.client("cloudwatch")
+        old_botocore = tuple(int(p) for p in botocore.__version__.split(".")[:2]) < (1, 36)
+        self.assertEqual(cw.meta.service_model.protocol,
+                         "query" if old_botocore else "smithy-rpc-v2-cbor")
+        return cw
+
+    def test_sts_get_caller_identity(self):
+        identity = self.client("sts").get_caller_identity()
+        self.assertEqual({k: identity[k] for k in ("UserId", "Account", "Arn")},
+                         {"UserId": "000000000000", "Account": "000000000000",
+                          "Arn": "arn:aws:iam::000000000000:root"})
+        self.assertRegex(identity["ResponseMetadata"]["RequestId"], r"^[0-9a-f-]{36}$")
+
+    def test_aws_cli_sts_get_caller_identity(self):
+        cli = subprocess.run([AWS, "--endpoint-url", self.amtd.url, "--output", "json", "sts",
+                              "get-caller-identity"],
+                             env=dict(os.environ, **CREDENTIALS), capture_output=True, text=True)
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+        self.assertEqual(json.loads(cli.stdout),
+                         {"UserId": "000000000000", "Account": "000000000000",
+                          "Arn": "arn:aws:iam::000000000000:root"})
+
+    def test_cloudwatch_get_metric_statistics(self):
+        reply = self.cloudwatch().get_metric_statistics(
+            Namespace=self.NAMESPACE, MetricName="val_loss",
+            Dimensions=[{"Name": "TrainingJobName", "Value": self.job}],
+            StartTime=self.start, EndTime=self.end, Period=60,
+            Statistics=["Sum", "SampleCount", "Maximum"])
+        self.assertEqual(reply["Label"], "val_loss")
+        points = reply["Datapoints"]
+        self.assertEqual(sum(p["SampleCount"] for p in points), 3.0)
+        self.assertAlmostEqual(sum(p["Sum"] for p in points), sum(self.val_losses), places=5)
+        self.assertAlmostEqual(max(p["Maximum"] for p in points), max(self.val_losses), places=5)
+        self.assertTrue(all(p["Unit"] == "None" and p["Timestamp"].tzinfo for p in points))
+
+    def test_cloudwatch_list_metrics(self):
+        cw = self.cloudwatch()
+        listed = cw.list_metrics(Namespace=self.NAMESPACE,
+                                 Dimensions=[{"Name": "TrainingJobName", "Value": self.job}])
+        self.assertIn({"Namespace": self.NAMESPACE, "MetricName": "val_loss",
+                       "Dimensions": [{"Name": "TrainingJobName", "Value": self.job}]},
+                      listed["Metrics"])
+        self.assertNotIn("NextToken", listed)
+        pages = list(cw.get_paginator("list_metrics").paginate(MetricName="val_loss"))
+        hosts = [m["Dimensions"] for p in pages for m in p["Metrics"]
+                 if m["Dimensions"][0]["Name"] == "Host"]
+        self.assertEqual(hosts, [[{"Name": "Host", "Value": self.job + "/algo-1"}]])
+
+    def test_cloudwatch_get_metric_data(self):
+        cw = self.cloudwatch()
+        metric = {"Namespace": self.NAMESPACE, "MetricName": "val_loss",
+                  "Dimensions": [{"Name": "Host", "Value": self.job + "/algo-1"}]}
+        reply = cw.get_metric_data(
+            MetricDataQueries=[
+                {"Id": "total", "MetricStat": {"Metric": metric, "Period": 60, "Stat": "Sum"}},
+                {"Id": "n", "MetricStat": {"Metric": metric, "Period": 60, "Stat": "SampleCount"},
+                 "Label": "samples"}],
+            StartTime=self.start, EndTime=self.end, ScanBy="TimestampAscending")
+        results = {r["Id"]: r for r in reply["MetricDataResults"]}
+        self.assertEqual(sorted(results), ["n", "total"])
+        self.assertEqual(results["n"]["Label"], "samples")
+        self.assertEqual(results["total"]["Label"], "val_loss")
+        self.assertEqual(sum(results["n"]["Values"]), 3.0)
+        self.assertAlmostEqual(sum(results["total"]["Values"]), sum(self.val_losses), places=5)
+        stamps = results["total"]["Timestamps"]
+        self.assertEqual(stamps, sorted(stamps))
+        self.assertTrue(all(t.tzinfo for t in stamps))
+        self.assertEqual({r["StatusCode"] for r in results.values()}, {"Complete"})
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            cw.get_metric_data(MetricDataQueries=[{"Id": "e", "Expression": "SUM(METRICS())"}],
+                               StartTime=self.start, EndTime=self.end)
+        self.assertEqual(caught.exception.response["Error"]["Code"], "InvalidParameterValue")
+
+    def test_logs_filter_log_events(self):
+        logs = self.client("logs")
+        found = logs.filter_log_events(logGroupName=self.GROUP, logStreamNamePrefix=self.job + "/",
+                                       filterPattern='"val_loss="')
+        self.assertEqual(len(found["events"]), 3)
+        self.assertTrue(all(e["logStreamName"] == self.stream and "val_loss=" in e["message"]
+                            for e in found["events"]))
+        self.assertNotIn("nextToken", found)
+        one = logs.filter_log_events(logGroupName=self.GROUP, logStreamNames=[self.stream],
+                                     filterPattern="epoch=2 val_loss")["events"]
+        self.assertEqual([e["message"].split()[0] for e in one], ["epoch=2"])
+        pages = list(logs.get_paginator("filter_log_events").paginate(
+            logGroupName=self.GROUP, filterPattern="val_loss", PaginationConfig={"PageSize": 1}))
+        self.assertEqual([e["eventId"] for p in pages for e in p["events"]],
+                         [e["eventId"] for e in found["events"]])
+        with self.assertRaises(logs.exceptions.InvalidParameterException):
+            logs.filter_log_events(logGroupName=self.GROUP, filterPattern="{ $.level = 1 }")
 
 
 def main():

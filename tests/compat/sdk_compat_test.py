@@ -119,13 +119,25 @@ class SdkCompatTest(unittest.TestCase):
             f.write("x,y\n1,2\n")
         uri = self.session.upload_data(data, bucket=BUCKET, key_prefix="data")
         self.assertEqual(uri, "s3://%s/data/train.csv" % BUCKET)
+        self.assertEqual(S3Downloader.read_file(uri, sagemaker_session=self.session),
+                         "x,y\n1,2\n")
         big = os.path.join(self.work.name, "big.bin")
+        content = os.urandom(9 * 1024 * 1024)  # over the SDK's 8 MB multipart threshold
         with open(big, "wb") as f:
-            f.write(os.urandom(9 * 1024 * 1024))  # over the SDK's 8 MB multipart threshold
+            f.write(content)
         self.session.upload_data(big, bucket=BUCKET, key_prefix="data")
+        self.assertGreaterEqual(CALLS["s3.UploadPart"], 2)  # it went in parts
         listed = S3Downloader.list("s3://%s/data" % BUCKET, sagemaker_session=self.session)
         self.assertEqual(sorted(listed), ["s3://%s/data/big.bin" % BUCKET,
                                           "s3://%s/data/train.csv" % BUCKET])
+        # The objects are the files a training job's channel reads.
+        with open(os.path.join(self.work.name, "data", "s3", BUCKET, "data", "big.bin"), "rb") as f:
+            self.assertEqual(f.read(), content)
+        downloaded = os.path.join(self.work.name, "downloaded")
+        S3Downloader.download("s3://%s/data/big.bin" % BUCKET, downloaded,
+                              sagemaker_session=self.session)
+        with open(os.path.join(downloaded, "big.bin"), "rb") as f:
+            self.assertEqual(f.read(), content)
 
     def test_2_bayesian_tuner_with_auto_early_stopping(self):
         from sagemaker.tuner import HyperparameterTuner, WarmStartConfig, WarmStartTypes

@@ -44,6 +44,12 @@ TEST(EncodeCbor, TagsTheNamedMembersAsEpochTimestamps) {
             "a169" + Hex("Timestamp") + "1a514b67b0");
 }
 
+TEST(EncodeCbor, TagsEveryNumberOfANamedArray) {
+  // GetMetricData's Timestamps: an array of 2, each element tag 1 + the seconds.
+  EXPECT_EQ(Hex(EncodeCbor(json::object({{"Timestamps", {1363896240, 1}}}), {"Timestamps"})),
+            "a16a" + Hex("Timestamps") + "82c11a514b67b0c101");
+}
+
 TEST(DecodeCbor, ReadsWhatItWroteAndDropsTags) {
   const json value = {{"Label", "val_loss"},
                       {"Datapoints", {{{"Timestamp", 1700000000}, {"Average", 0.25}}}},

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "nlohmann/json.hpp"
 #include "tests/unit/api/api_fixture.h"
 
@@ -228,6 +230,109 @@ TEST_F(CloudWatchLogsHandlerTest, RefusesAsCloudWatchLogsDoes) {
   const HttpResponse bad = PostRaw("GetLogEvents", "{\"logGroupName\": \"\xff\"}");
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(Json(bad)["__type"], "SerializationException");
+}
+
+TEST_F(CloudWatchLogsHandlerTest, FiltersEventsOfEveryStreamInTimestampOrder) {
+  ConnectWorker();
+  for (const char* job : {"fa", "fb"}) {
+    ASSERT_TRUE(api_->CreateTrainingJob(api::TrainingJobRequest(job)).ok());
+    StartAndLog(job, {});
+  }
+  Log("fa", "alpha one");
+  clock_.Advance(1);
+  Log("fb", "beta one");
+  clock_.Advance(1);
+  Log("fa", "alpha two error");
+  clock_.Advance(1);
+  Log("fb", "beta two error");
+  const int64_t ms = static_cast<int64_t>(kCreated * 1000);
+
+  json reply = Json(Post("FilterLogEvents", {{"logGroupName", kGroup}}));
+  EXPECT_THAT(Messages(reply),
+              ::testing::ElementsAre("alpha one", "beta one", "alpha two error", "beta two error"));
+  ASSERT_EQ(reply["events"].size(), 4u);
+  const json& second = reply["events"][1];
+  EXPECT_EQ(second["logStreamName"], Stream("fb"));
+  EXPECT_EQ(second["timestamp"], ms + 1000);
+  EXPECT_EQ(second["ingestionTime"], ms + 1000);
+  std::set<std::string> ids;
+  for (const json& event : reply["events"]) {
+    EXPECT_EQ(event["eventId"].get<std::string>().size(), 60u);
+    ids.insert(event["eventId"].get<std::string>());
+  }
+  EXPECT_EQ(ids.size(), 4u);
+  // Neither the deprecated searchedLogStreams nor a token when everything was returned.
+  EXPECT_FALSE(reply.contains("searchedLogStreams"));
+  EXPECT_FALSE(reply.contains("nextToken"));
+
+  // Every term must be in the message; a quoted phrase is one term.
+  EXPECT_THAT(Messages(Json(
+                  Post("FilterLogEvents", {{"logGroupName", kGroup}, {"filterPattern", "error"}}))),
+              ::testing::ElementsAre("alpha two error", "beta two error"));
+  EXPECT_THAT(Messages(Json(Post("FilterLogEvents", {{"logGroupName", kGroup},
+                                                     {"filterPattern", "\"two error\"  alpha"}}))),
+              ::testing::ElementsAre("alpha two error"));
+  EXPECT_THAT(Messages(Json(Post("FilterLogEvents",
+                                 {{"logGroupName", kGroup}, {"filterPattern", "\"one error\""}}))),
+              ::testing::ElementsAre());
+  // By stream name, by prefix, by time (both ends inclusive).
+  EXPECT_THAT(
+      Messages(Json(Post("FilterLogEvents", {{"logGroupName", kGroup},
+                                             {"logStreamNames", {Stream("fb"), "no/such"}}}))),
+      ::testing::ElementsAre("beta one", "beta two error"));
+  EXPECT_THAT(Messages(Json(Post("FilterLogEvents",
+                                 {{"logGroupName", kGroup}, {"logStreamNamePrefix", "fa/"}}))),
+              ::testing::ElementsAre("alpha one", "alpha two error"));
+  EXPECT_THAT(Messages(Json(Post(
+                  "FilterLogEvents",
+                  {{"logGroupName", kGroup}, {"startTime", ms + 1000}, {"endTime", ms + 2000}}))),
+              ::testing::ElementsAre("beta one", "alpha two error"));
+
+  // A page at a time: nextToken while there are more.
+  json request = {{"logGroupName", kGroup}, {"limit", 3}};
+  reply = Json(Post("FilterLogEvents", request));
+  EXPECT_THAT(Messages(reply), ::testing::ElementsAre("alpha one", "beta one", "alpha two error"));
+  ASSERT_TRUE(reply.contains("nextToken"));
+  request["nextToken"] = reply["nextToken"];
+  reply = Json(Post("FilterLogEvents", request));
+  EXPECT_THAT(Messages(reply), ::testing::ElementsAre("beta two error"));
+  EXPECT_FALSE(reply.contains("nextToken"));
+}
+
+TEST_F(CloudWatchLogsHandlerTest, RefusesFilterPatternsBeyondPlainTerms) {
+  ConnectWorker();
+  JobWithLines("pattern", 1);
+  auto error = [&](const json& body) {
+    const HttpResponse response = Post("FilterLogEvents", body);
+    EXPECT_EQ(response.status, 400) << body;
+    return Json(response);
+  };
+  EXPECT_EQ(error({{"logGroupName", kGroup}, {"filterPattern", "{ $.level = \"ERROR\" }"}}),
+            json({{"__type", "InvalidParameterException"},
+                  {"message",
+                   "amt-local supports filter patterns of plain terms and quoted phrases only, "
+                   "not '{ $.level = \"ERROR\" }' (JSON {...}, space-delimited [...], ?term, "
+                   "-term and %regex% patterns are not supported)."}}));
+  for (const char* pattern : {"?ERROR ?WARN", "loss -nan", "[ip, user]", "%err.r%"}) {
+    const json refused = error({{"logGroupName", kGroup}, {"filterPattern", pattern}});
+    EXPECT_EQ(refused["__type"], "InvalidParameterException") << pattern;
+  }
+  EXPECT_THAT(
+      error({{"logGroupName", kGroup}, {"filterPattern", "a -b"}})["message"].get<std::string>(),
+      ::testing::HasSubstr("only, not '-b' ("));
+  EXPECT_EQ(error({{"logGroupName", kGroup}, {"filterPattern", "\"open"}})["message"],
+            "Invalid filter pattern: the quoted phrase '\"open' is not closed.");
+  EXPECT_EQ(error({{"logGroupName", kGroup},
+                   {"logStreamNames", {Stream("pattern")}},
+                   {"logStreamNamePrefix", "p"}})["message"],
+            "logStreamNames and logStreamNamePrefix cannot both be specified.");
+  EXPECT_EQ(error({{"logGroupName", kGroup}, {"nextToken", "f/1"}})["message"],
+            "The specified nextToken is invalid.");
+  EXPECT_EQ(error({{"logGroupName", kGroup}, {"limit", 10001}})["__type"],
+            "InvalidParameterException");
+  EXPECT_EQ(error({{"logGroupName", "/aws/other"}})["__type"], "ResourceNotFoundException");
+  EXPECT_EQ(error({{"logGroupName", kGroup}, {"logStreamNames", "one"}})["__type"],
+            "SerializationException");
 }
 
 }  // namespace

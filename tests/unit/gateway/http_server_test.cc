@@ -42,6 +42,10 @@ class EchoHandler final : public ProtocolHandler {
   HttpResponse Handle(const HttpRequest& request) const override {
     if (request.body == "throw") throw std::runtime_error("handler bug");
     HttpResponse response;
+    if (request.method == "HEAD") {  // the length a GET would have, and no body
+      response.headers.emplace_back("Content-Length", "42");
+      return response;
+    }
     response.content_type = "text/plain";
     response.body = name_ + ": " + request.body;
     response.headers.emplace_back("x-request-id", request.request_id);
@@ -92,6 +96,16 @@ class Client {
             std::string(response["x-request-id"])};
   }
   void WriteRaw(const std::string& bytes) { asio::write(socket_, asio::buffer(bytes)); }
+  // The bytes of one response header (up to its empty line), read as they come.
+  std::string ReadHeaderRaw() {
+    std::string header;
+    char byte;
+    while (!header.ends_with("\r\n\r\n")) {
+      socket_.read_some(asio::buffer(&byte, 1));
+      header.push_back(byte);
+    }
+    return header;
+  }
   // Blocks until the server ends the connection; true on a clean end of stream (or a reset).
   bool WaitForEnd() {
     beast::error_code ec;
@@ -186,6 +200,30 @@ TEST_F(HttpServerTest, AnswersABodyOverTheLimitWithTheHandlersErrorAndCloses) {
   // A body at the limit is fine.
   Client next(port());
   EXPECT_EQ(next.Send("Second.Op", std::string(1024, 'y')).status, 200);
+}
+
+TEST_F(HttpServerTest, AnswersExpect100ContinueBeforeTheBodyIsSent) {
+  Start();
+  Client client(port());
+  client.WriteRaw(
+      "PUT / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: First.Op\r\nContent-Length: 4\r\n"
+      "Expect: 100-continue\r\n\r\n");
+  EXPECT_THAT(client.ReadHeaderRaw(), StartsWith("HTTP/1.1 100 Continue\r\n"));
+  client.WriteRaw("body");
+  const Reply r = client.Read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "first: body");
+}
+
+TEST_F(HttpServerTest, KeepsTheContentLengthAHandlerGivesAHeadResponse) {
+  Start();
+  Client client(port());
+  client.WriteRaw("HEAD / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: First.Op\r\n\r\n");
+  const std::string header = client.ReadHeaderRaw();
+  EXPECT_THAT(header, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(header, HasSubstr("Content-Length: 42\r\n"));
+  // No body followed: the next request on the connection is answered as usual.
+  EXPECT_EQ(client.Send("First.Op", "after").body, "first: after");
 }
 
 TEST_F(HttpServerTest, ClosesAConnectionThatSendsNothing) {

@@ -1,0 +1,61 @@
+#include "orchestrator/gateway/sts.h"
+
+#include <string>
+
+#include "orchestrator/gateway/query_protocol.h"
+#include "orchestrator/gateway/xml.h"
+
+namespace amt::gateway {
+namespace {
+
+constexpr std::string_view kVersion = "2011-06-15";
+
+}  // namespace
+
+std::string_view StsHandler::Description() const {
+  return "STS's GetCallerIdentity (AWS query protocol: POST / with Action=GetCallerIdentity, "
+         "signed for sts)";
+}
+
+bool StsHandler::Accepts(const HttpRequest& request) const {
+  return query::IsQueryRequest(request, "sts", kVersion);
+}
+
+HttpResponse StsHandler::Handle(const HttpRequest& request) const {
+  // botocore always sends a form; a signed request with anything else is answered as STS answers
+  // a body it cannot read: as a request without an action.
+  const query::Form form =
+      query::IsFormContentType(request) ? query::ParseForm(request.body) : query::Form();
+  const std::string* action = query::FormValue(form, "Action");
+  if (action == nullptr || *action != "GetCallerIdentity") {
+    const std::string named = action == nullptr ? std::string("no action") : *action;
+    return query::ErrorReply(kStsXmlns, 400, "InvalidAction",
+                             "amt-local serves GetCallerIdentity of STS, not " + named + ".",
+                             request.request_id);
+  }
+  const std::string& account = arn_context_.account;
+  xml::Writer writer("GetCallerIdentityResponse", kStsXmlns);
+  writer.Open("GetCallerIdentityResult")
+      .Leaf("Arn", "arn:aws:iam::" + account + ":root")
+      .Leaf("UserId", account)
+      .Leaf("Account", account)
+      .Close()
+      .Open("ResponseMetadata")
+      .Leaf("RequestId", request.request_id)
+      .Close();
+  return query::Reply(200, std::move(writer).Finish(), request.request_id);
+}
+
+HttpResponse StsHandler::BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const {
+  return query::ErrorReply(
+      kStsXmlns, 413, "RequestEntityTooLarge",
+      "The request body exceeds the limit of " + std::to_string(limit_bytes) + " bytes.",
+      request.request_id);
+}
+
+HttpResponse StsHandler::Unauthenticated(const HttpRequest& request,
+                                         const auth::AuthFailure& failure) const {
+  return query::AuthErrorReply(kStsXmlns, failure, request.request_id);
+}
+
+}  // namespace amt::gateway

@@ -1,0 +1,51 @@
+// StsHandler: AWS STS's GetCallerIdentity over the AWS query protocol (query_protocol.h), so that
+// boto3's `sts.get_caller_identity()`, `aws sts get-caller-identity` and any client pointed at
+// amtd (AWS_ENDPOINT_URL) learn the account amtd puts in its ARNs. (The SageMaker Python SDK's own
+// STS client uses an explicit regional endpoint, so it does not come here.)
+//
+// A request is `POST /` with a form body `Action=GetCallerIdentity&Version=2011-06-15`, recognised
+// by its SigV4 credential scope (service "sts") or, unsigned, by Action= and Version=2011-06-15 in
+// the body. The reply is STS's:
+//   <GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+//     <GetCallerIdentityResult><Arn>arn:aws:iam::<account>:root</Arn><UserId><account></UserId>
+//     <Account><account></Account></GetCallerIdentityResult>
+//     <ResponseMetadata><RequestId>...</RequestId></ResponseMetadata>
+//   </GetCallerIdentityResponse>
+// amtd has no users: every caller is the account's root, whatever key it signed with. Any other
+// action (AssumeRole, GetSessionToken, ...) is 400 InvalidAction in the query ErrorResponse shape.
+#ifndef AMT_ORCHESTRATOR_GATEWAY_STS_H_
+#define AMT_ORCHESTRATOR_GATEWAY_STS_H_
+
+#include <string_view>
+#include <utility>
+
+#include "common/arn.h"
+#include "orchestrator/gateway/protocol_handler.h"
+
+namespace amt::gateway {
+
+inline constexpr std::string_view kStsXmlns = "https://sts.amazonaws.com/doc/2011-06-15/";
+
+class StsHandler final : public ProtocolHandler {
+ public:
+  explicit StsHandler(ArnContext arn_context) : arn_context_(std::move(arn_context)) {}
+
+  std::string_view Description() const override;
+  // POST / signed for service "sts", or unsigned with Action= and Version=2011-06-15.
+  bool Accepts(const HttpRequest& request) const override;
+  // Content type text/xml, header x-amzn-RequestId. 400 InvalidAction for another action (or
+  // none), 400 InvalidParameterValue for a body that is not a form.
+  HttpResponse Handle(const HttpRequest& request) const override;
+  // 413 in the ErrorResponse shape (code RequestEntityTooLarge).
+  HttpResponse BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const override;
+  // STS's refusal of a bad signature (query::AuthErrorReply), in the ErrorResponse shape.
+  HttpResponse Unauthenticated(const HttpRequest& request,
+                               const auth::AuthFailure& failure) const override;
+
+ private:
+  const ArnContext arn_context_;
+};
+
+}  // namespace amt::gateway
+
+#endif  // AMT_ORCHESTRATOR_GATEWAY_STS_H_

@@ -1,0 +1,292 @@
+#include "orchestrator/gateway/s3_rest.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/escaping.h"
+#include "orchestrator/gateway/xml.h"
+#include "tests/unit/worker/temp_dir.h"
+
+namespace amt::gateway {
+namespace {
+
+namespace fs = std::filesystem;
+using ::amt::worker::testing::ReadFile;
+using ::amt::worker::testing::TempDir;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+
+constexpr char kS3Authorization[] =
+    "AWS4-HMAC-SHA256 Credential=test/20261201/us-east-1/s3/aws4_request, "
+    "SignedHeaders=host;x-amz-date, Signature=0000";
+
+class S3RestHandlerTest : public ::testing::Test {
+ protected:
+  HttpResponse Send(const std::string& method, const std::string& target,
+                    const std::string& body = "",
+                    std::vector<std::pair<std::string, std::string>> headers = {}) {
+    HttpRequest request;
+    request.method = method;
+    request.target = target;
+    request.body = body;
+    request.request_id = "req-1";
+    headers.emplace_back("authorization", kS3Authorization);
+    headers.emplace_back("host", "127.0.0.1:7071");
+    for (const auto& [name, value] : headers) {
+      request.headers.emplace(name, value);
+      request.header_list.emplace_back(name, value);
+    }
+    EXPECT_TRUE(handler_.Accepts(request)) << method << " " << target;
+    return handler_.Handle(request);
+  }
+
+  static std::string Header(const HttpResponse& response, const std::string& name) {
+    for (const auto& [n, v] : response.headers) {
+      if (n == name) return v;
+    }
+    return "";
+  }
+
+  static xml::Element Xml(const HttpResponse& response) {
+    auto parsed = xml::Parse(response.body);
+    EXPECT_TRUE(parsed.ok()) << response.body;
+    return parsed.ok() ? *parsed : xml::Element{};
+  }
+
+  static std::string ErrorCode(const HttpResponse& response) {
+    const xml::Element error = Xml(response);
+    const xml::Element* code = error.Child("Code");
+    return code != nullptr ? code->text : "<none>";
+  }
+
+  TempDir temp_;
+  S3RestHandler handler_{s3::ObjectStore(temp_.path() / "s3")};
+};
+
+TEST_F(S3RestHandlerTest, AcceptsS3SignedRequestsAndUnsignedBucketPathsOnly) {
+  HttpRequest sagemaker;
+  sagemaker.method = "POST";
+  sagemaker.target = "/";
+  sagemaker.headers["x-amz-target"] = "SageMaker.ListTrainingJobs";
+  EXPECT_FALSE(handler_.Accepts(sagemaker));
+  HttpRequest sts;
+  sts.method = "POST";
+  sts.target = "/";
+  sts.headers["authorization"] =
+      "AWS4-HMAC-SHA256 Credential=test/20261201/us-east-1/sts/aws4_request, SignedHeaders=host, "
+      "Signature=00";
+  EXPECT_FALSE(handler_.Accepts(sts));
+  HttpRequest banner;
+  banner.method = "GET";
+  banner.target = "/";
+  EXPECT_FALSE(handler_.Accepts(banner));
+  HttpRequest unsigned_get;
+  unsigned_get.method = "GET";
+  unsigned_get.target = "/bucket/key";
+  EXPECT_TRUE(handler_.Accepts(unsigned_get));
+}
+
+TEST_F(S3RestHandlerTest, BucketLifecycleWithS3sStatusesAndErrors) {
+  EXPECT_EQ(Send("HEAD", "/data").status, 404);
+  EXPECT_TRUE(Send("HEAD", "/data").body.empty());
+  const HttpResponse created = Send("PUT", "/data");
+  EXPECT_EQ(created.status, 200);
+  EXPECT_EQ(Header(created, "Location"), "/data");
+  EXPECT_TRUE(fs::is_directory(temp_.path() / "s3/data"));
+  EXPECT_EQ(Send("PUT", "/data").status, 200);  // us-east-1: its owner may create it again
+  const HttpResponse elsewhere =
+      Send("PUT", "/data",
+           "<CreateBucketConfiguration><LocationConstraint>eu-west-1</LocationConstraint>"
+           "</CreateBucketConfiguration>");
+  EXPECT_EQ(elsewhere.status, 409);
+  EXPECT_EQ(ErrorCode(elsewhere), "BucketAlreadyOwnedByYou");
+  EXPECT_EQ(ErrorCode(Send("PUT", "/Bad_Bucket")), "InvalidBucketName");
+  EXPECT_EQ(Send("HEAD", "/data").status, 200);
+
+  const xml::Element list = Xml(Send("GET", "/"));
+  EXPECT_EQ(list.name, "ListAllMyBucketsResult");
+  ASSERT_NE(list.Child("Buckets"), nullptr);
+  ASSERT_EQ(list.Child("Buckets")->Children("Bucket").size(), 1u);
+  EXPECT_EQ(list.Child("Buckets")->Child("Bucket")->Child("Name")->text, "data");
+
+  ASSERT_EQ(Send("PUT", "/data/k", "v").status, 200);
+  const HttpResponse not_empty = Send("DELETE", "/data");
+  EXPECT_EQ(not_empty.status, 409);
+  EXPECT_EQ(ErrorCode(not_empty), "BucketNotEmpty");
+  EXPECT_EQ(Send("DELETE", "/data/k").status, 204);
+  EXPECT_EQ(Send("DELETE", "/data").status, 204);
+  const HttpResponse gone = Send("GET", "/data?list-type=2");
+  EXPECT_EQ(gone.status, 404);
+  EXPECT_EQ(ErrorCode(gone), "NoSuchBucket");
+  EXPECT_EQ(Xml(gone).Child("BucketName")->text, "data");
+}
+
+TEST_F(S3RestHandlerTest, PutGetHeadWithMetadataRangesAndChecksums) {
+  ASSERT_EQ(Send("PUT", "/data").status, 200);
+  const std::string crc32 = absl::Base64Escape(std::string("\x36\x10\xa6\x86", 4));  // "hello"
+  const HttpResponse put = Send("PUT", "/data/dir/hello%20world.txt", "hello",
+                                {{"content-type", "text/plain"},
+                                 {"x-amz-meta-origin", "test"},
+                                 {"x-amz-checksum-crc32", crc32}});
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(Header(put, "ETag"), "\"5d41402abc4b2a76b9719d911017c592\"");
+  EXPECT_EQ(ReadFile(temp_.path() / "s3/data/dir/hello world.txt"), "hello");
+
+  const HttpResponse get = Send("GET", "/data/dir/hello%20world.txt");
+  EXPECT_EQ(get.status, 200);
+  EXPECT_EQ(get.body, "hello");
+  EXPECT_EQ(get.content_type, "text/plain");
+  EXPECT_THAT(get.headers, Contains(Pair("x-amz-meta-origin", "test")));
+  EXPECT_THAT(get.headers, Contains(Pair("Accept-Ranges", "bytes")));
+
+  const HttpResponse head = Send("HEAD", "/data/dir/hello%20world.txt");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_TRUE(head.body.empty());
+  EXPECT_EQ(Header(head, "Content-Length"), "5");
+
+  const HttpResponse range =
+      Send("GET", "/data/dir/hello%20world.txt", "", {{"range", "bytes=1-3"}});
+  EXPECT_EQ(range.status, 206);
+  EXPECT_EQ(range.body, "ell");
+  EXPECT_EQ(Header(range, "Content-Range"), "bytes 1-3/5");
+  EXPECT_EQ(Send("GET", "/data/dir/hello%20world.txt", "", {{"range", "bytes=-2"}}).body, "lo");
+  EXPECT_EQ(Send("GET", "/data/dir/hello%20world.txt", "", {{"range", "bytes=2-"}}).body, "llo");
+  const HttpResponse unsatisfiable =
+      Send("GET", "/data/dir/hello%20world.txt", "", {{"range", "bytes=9-"}});
+  EXPECT_EQ(unsatisfiable.status, 416);
+  EXPECT_EQ(ErrorCode(unsatisfiable), "InvalidRange");
+
+  const HttpResponse bad_crc = Send("PUT", "/data/x", "other", {{"x-amz-checksum-crc32", crc32}});
+  EXPECT_EQ(bad_crc.status, 400);
+  EXPECT_EQ(ErrorCode(bad_crc), "BadDigest");
+  EXPECT_FALSE(fs::exists(temp_.path() / "s3/data/x"));
+  EXPECT_EQ(
+      ErrorCode(Send("PUT", "/data/x", "other", {{"content-md5", "XUFAKrxLKna5cZ2REBfFkg=="}})),
+      "BadDigest");  // md5 of "hello"
+  EXPECT_EQ(Send("PUT", "/data/x", "hello", {{"content-md5", "XUFAKrxLKna5cZ2REBfFkg=="}}).status,
+            200);
+
+  const HttpResponse missing = Send("GET", "/data/nope");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(ErrorCode(missing), "NoSuchKey");
+  EXPECT_EQ(Xml(missing).Child("Key")->text, "nope");
+  EXPECT_EQ(Xml(missing).Child("RequestId")->text, "req-1");
+  EXPECT_EQ(Send("HEAD", "/data/nope").status, 404);
+  EXPECT_TRUE(Send("HEAD", "/data/nope").body.empty());
+}
+
+TEST_F(S3RestHandlerTest, AwsChunkedBodiesAreDecodedAndTheirTrailerChecked) {
+  ASSERT_EQ(Send("PUT", "/data").status, 200);
+  const std::string crc32 = absl::Base64Escape(std::string("\x36\x10\xa6\x86", 4));
+  const std::string body = "3\r\nhel\r\n2\r\nlo\r\n0\r\nx-amz-checksum-crc32:" + crc32 + "\r\n\r\n";
+  const HttpResponse put = Send("PUT", "/data/chunked", body,
+                                {{"x-amz-content-sha256", "STREAMING-UNSIGNED-PAYLOAD-TRAILER"},
+                                 {"content-encoding", "aws-chunked"}});
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(ReadFile(temp_.path() / "s3/data/chunked"), "hello");
+  const std::string wrong = "3\r\nhel\r\n0\r\nx-amz-checksum-crc32:" + crc32 + "\r\n\r\n";
+  EXPECT_EQ(ErrorCode(Send("PUT", "/data/chunked", wrong,
+                           {{"x-amz-content-sha256", "STREAMING-UNSIGNED-PAYLOAD-TRAILER"}})),
+            "BadDigest");
+}
+
+TEST_F(S3RestHandlerTest, ListObjectsV1AndV2WithDelimiterPagingAndUrlEncoding) {
+  ASSERT_EQ(Send("PUT", "/data").status, 200);
+  for (const std::string key : {"a/1", "a/2", "b+c", "d e"}) {
+    ASSERT_EQ(Send("PUT", "/data/" + key, key).status, 200) << key;
+  }
+  const xml::Element v1 = Xml(Send("GET", "/data?delimiter=%2F&encoding-type=url&prefix="));
+  EXPECT_EQ(v1.Child("IsTruncated")->text, "false");
+  ASSERT_EQ(v1.Children("Contents").size(), 2u);
+  EXPECT_EQ(v1.Children("Contents")[0]->Child("Key")->text, "b%2Bc");
+  EXPECT_EQ(v1.Children("Contents")[1]->Child("Key")->text, "d%20e");
+  EXPECT_EQ(v1.Children("Contents")[1]->Child("ETag")->text,
+            "\"450162cfa29e3a67ab8b112dd52ae0cf\"");  // md5("d e")
+  EXPECT_EQ(v1.Child("CommonPrefixes")->Child("Prefix")->text, "a/");
+  EXPECT_EQ(v1.Child("EncodingType")->text, "url");
+
+  const xml::Element first = Xml(Send("GET", "/data?list-type=2&max-keys=3"));
+  EXPECT_EQ(first.Child("IsTruncated")->text, "true");
+  EXPECT_EQ(first.Child("KeyCount")->text, "3");
+  EXPECT_EQ(first.Child("Contents")->Child("Owner"), nullptr);  // v2 without fetch-owner
+  const std::string token = first.Child("NextContinuationToken")->text;
+  const xml::Element second =
+      Xml(Send("GET", "/data?list-type=2&max-keys=3&continuation-token=" + token));
+  EXPECT_EQ(second.Child("IsTruncated")->text, "false");
+  ASSERT_EQ(second.Children("Contents").size(), 1u);
+  EXPECT_EQ(second.Child("Contents")->Child("Key")->text, "d e");
+  EXPECT_EQ(ErrorCode(Send("GET", "/data?list-type=2&continuation-token=%25%25")),
+            "InvalidArgument");
+  EXPECT_EQ(ErrorCode(Send("GET", "/data?max-keys=-1")), "InvalidArgument");
+}
+
+TEST_F(S3RestHandlerTest, MultipartUploadAndCopyAndDeleteObjects) {
+  ASSERT_EQ(Send("PUT", "/data").status, 200);
+  const xml::Element started =
+      Xml(Send("POST", "/data/big?uploads", "", {{"content-type", "a/b"}}));
+  const std::string id = started.Child("UploadId")->text;
+  ASSERT_FALSE(id.empty());
+  const std::string part1(s3::kMinPartBytes, 'x');
+  const HttpResponse p1 = Send("PUT", "/data/big?partNumber=1&uploadId=" + id, part1);
+  const HttpResponse p2 = Send("PUT", "/data/big?partNumber=2&uploadId=" + id, "end");
+  ASSERT_EQ(p1.status, 200);
+  ASSERT_EQ(p2.status, 200);
+  const std::string complete =
+      "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+      "<Part><ETag>" +
+      Header(p1, "ETag") + "</ETag><PartNumber>1</PartNumber></Part><Part><ETag>" +
+      Header(p2, "ETag") +
+      "</ETag><PartNumber>2</PartNumber></Part>"
+      "</CompleteMultipartUpload>";
+  const HttpResponse done = Send("POST", "/data/big?uploadId=" + id, complete);
+  ASSERT_EQ(done.status, 200) << done.body;
+  EXPECT_THAT(Xml(done).Child("ETag")->text, ::testing::EndsWith("-2\""));
+  EXPECT_EQ(Xml(done).Child("Location")->text, "http://127.0.0.1:7071/data/big");
+  EXPECT_EQ(fs::file_size(temp_.path() / "s3/data/big"), s3::kMinPartBytes + 3);
+  EXPECT_EQ(Send("HEAD", "/data/big").content_type, "a/b");
+  EXPECT_EQ(ErrorCode(Send("POST", "/data/big?uploadId=" + id, complete)), "NoSuchUpload");
+  EXPECT_EQ(ErrorCode(Send("POST", "/data/big?uploadId=" + id, "<not xml")), "MalformedXML");
+
+  const HttpResponse copy = Send("PUT", "/data/copied", "", {{"x-amz-copy-source", "/data/big"}});
+  ASSERT_EQ(copy.status, 200) << copy.body;
+  EXPECT_EQ(Xml(copy).name, "CopyObjectResult");
+  EXPECT_EQ(fs::file_size(temp_.path() / "s3/data/copied"), s3::kMinPartBytes + 3);
+
+  const HttpResponse deleted =
+      Send("POST", "/data?delete",
+           "<Delete><Object><Key>big</Key></Object><Object><Key>copied</Key></Object>"
+           "<Object><Key>a/../b</Key></Object></Delete>");
+  ASSERT_EQ(deleted.status, 200);
+  const xml::Element result = Xml(deleted);
+  EXPECT_EQ(result.Children("Deleted").size(), 2u);
+  ASSERT_EQ(result.Children("Error").size(), 1u);
+  EXPECT_EQ(result.Child("Error")->Child("Code")->text, "InvalidArgument");
+  EXPECT_FALSE(fs::exists(temp_.path() / "s3/data/big"));
+}
+
+TEST_F(S3RestHandlerTest, UnservedSubresourcesAnswerNotImplementedAtOnce) {
+  ASSERT_EQ(Send("PUT", "/data").status, 200);
+  const HttpResponse acl = Send("GET", "/data?acl");
+  EXPECT_EQ(acl.status, 501);
+  EXPECT_EQ(ErrorCode(acl), "NotImplemented");
+  EXPECT_THAT(Xml(acl).Child("Message")->text, HasSubstr("?acl"));
+  EXPECT_EQ(Send("PUT", "/data/k?tagging", "<Tagging/>").status, 501);
+  EXPECT_EQ(ErrorCode(Send("POST", "/")), "MethodNotAllowed");
+}
+
+TEST_F(S3RestHandlerTest, BodyTooLargeIsEntityTooLarge) {
+  HttpRequest request;
+  request.method = "PUT";
+  request.target = "/data/k";
+  request.request_id = "r";
+  const HttpResponse response = handler_.BodyTooLarge(request, 16);
+  EXPECT_EQ(response.status, 400);
+  EXPECT_THAT(response.body, HasSubstr("<Code>EntityTooLarge</Code>"));
+}
+
+}  // namespace
+}  // namespace amt::gateway
