@@ -190,9 +190,17 @@ class SdkCompatTest(unittest.TestCase):
         self.assertIn("amt-toy-trainer: learning_rate=", printed)
         self.assertEqual(printed.count("val_loss="), 4, printed)  # epochs=4, once each
         self.assertIn("training complete after 4 epochs", printed)
-        self.assertIn("Training seconds:", printed)
-        self.assertIn("Billable seconds:", printed)
-        self.assertIn("Managed Spot Training savings:", printed)
+        # The SDK prints DescribeTrainingJob's TrainingTimeInSeconds and BillableTimeInSeconds,
+        # and the savings as (1 - billable / training) x 100 %.
+        job = self.session.sagemaker_client.describe_training_job(TrainingJobName="sdk-spot")
+        training, billable = job["TrainingTimeInSeconds"], job["BillableTimeInSeconds"]
+        self.assertGreaterEqual(training, 1)
+        self.assertLessEqual(billable, training)
+        self.assertIn("Training seconds: %d\n" % training, printed)
+        self.assertIn("Billable seconds: %d\n" % billable, printed)
+        self.assertIn("Managed Spot Training savings: %.1f%%" % ((1 - billable / training) * 100),
+                      printed)
+        print("spot fit: training %d s, billable %d s" % (training, billable))
 
     def test_5_training_job_analytics(self):
         from sagemaker.analytics import TrainingJobAnalytics
@@ -204,6 +212,23 @@ class SdkCompatTest(unittest.TestCase):
         self.assertEqual(list(frame["metric_name"].unique()), ["val_loss"])
         self.assertEqual(frame["timestamp"].iloc[0], 0.0)
         self.assertTrue(((frame["value"] > 0) & (frame["value"] < 10)).all(), frame)
+
+    def test_6_the_sdk_example_runs_as_written(self):
+        # examples/sdk/tune.py, run as a user runs it: its own process, the environment only.
+        # The same imports as this test's (import_sdk): the SDK first, Debian's packages last.
+        bootstrap = ("import runpy, sys; sys.path.insert(0, %r); "
+                     "sys.path.append('/usr/lib/python3/dist-packages'); "
+                     "runpy.run_path(%r, run_name='__main__')" % (
+                         ARGS.sdk, os.path.join(ARGS.source_dir, "examples", "sdk", "tune.py")))
+        result = subprocess.run([sys.executable, "-c", bootstrap], env=dict(os.environ),
+                                capture_output=True, text=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertIn("training data: s3://amt-local-sdk/sdk-example/train", result.stdout)
+        self.assertRegex(result.stdout, r"best training job: sdk-example-\S+")
+        self.assertRegex(result.stdout, r"model: s3://amt-local-sdk/output/sdk-example-\S+/output/"
+                                        r"model.tar.gz \d+ bytes")
+        print(result.stdout)
+
 
 def main():
     global ARGS
