@@ -21,6 +21,16 @@ namespace amt::worker {
 // left incomplete (callers write next to the target and rename).
 absl::Status WriteTarGz(const std::filesystem::path& dir, const std::filesystem::path& out);
 
+// Unpacks the gzip-compressed (or plain) tar archive `archive` into the folder `dest` (created
+// if missing), as `tar -xzf ARCHIVE -C DEST` does for what Python's tarfile, GNU tar and bsdtar
+// write: ustar, GNU long names and links, pax extended headers (path, linkpath, size), base-256
+// sizes. Regular files (mode bits kept, u+rw at least), directories and symbolic links are made;
+// other member types are skipped. A member that would land outside `dest` (an absolute path, a
+// ".." segment, a hard link to outside, or one written through a symbolic link) is refused:
+// InvalidArgument naming the member, and nothing after it is unpacked. InvalidArgument for an
+// archive that is not a tar (bad checksum, truncated), Internal for file-system errors.
+absl::Status ExtractTarGz(const std::filesystem::path& archive, const std::filesystem::path& dest);
+
 }  // namespace amt::worker
 
 #endif  // AMT_WORKER_TAR_GZ_H_

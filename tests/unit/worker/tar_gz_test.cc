@@ -97,5 +97,87 @@ TEST_F(TarGzTest, SaysWhichFolderItCannotRead) {
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kInternal, ::testing::HasSubstr("missing")));
 }
 
+// Builds `archive` with Python's tarfile (the SDK's sourcedir.tar.gz writer) from a script body
+// that has `tar` open for writing.
+void PythonTar(const fs::path& archive, const std::string& body) {
+  const std::string script =
+      "import io, tarfile\n"
+      "tar = tarfile.open('" +
+      archive.string() +
+      "', 'w:gz')\n"
+      "def add(name, data=b'', kind=tarfile.REGTYPE, link=''):\n"
+      "    info = tarfile.TarInfo(name); info.type = kind\n"
+      "    info.linkname = link; info.size = len(data)\n"
+      "    tar.addfile(info, io.BytesIO(data) if data else None)\n" +
+      body + "tar.close()\n";
+  const fs::path file = archive.string() + ".py";
+  Write(file, script);
+  Shell("python3 " + file.string());
+}
+
+TEST_F(TarGzTest, UnpacksWhatItPacks) {
+  const fs::path in = temp_.path() / "src";
+  Write(in / "train.py", "print('hi')\n");
+  const std::string deep = std::string(120, 'd') + "/" + std::string(130, 'e') + ".txt";
+  Write(in / deep, "deep");
+  std::string big(300'001, 'x');
+  for (size_t i = 0; i < big.size(); i += 997) big[i] = static_cast<char>('a' + i % 26);
+  Write(in / "data" / "big.bin", big);
+  fs::create_symlink("data/big.bin", in / "link");
+  ASSERT_THAT(WriteTarGz(in, temp_.path() / "a.tar.gz"), IsOk());
+  const fs::path out = temp_.path() / "out";
+  ASSERT_THAT(ExtractTarGz(temp_.path() / "a.tar.gz", out), IsOk());
+  EXPECT_EQ(Read(out / "train.py"), "print('hi')\n");
+  EXPECT_EQ(Read(out / deep), "deep");
+  EXPECT_EQ(Read(out / "data" / "big.bin"), big);
+  EXPECT_EQ(fs::read_symlink(out / "link"), "data/big.bin");
+}
+
+TEST_F(TarGzTest, UnpacksPythonsPaxArchivesWithLongNamesAndModes) {
+  const fs::path archive = temp_.path() / "sourcedir.tar.gz";
+  const std::string long_name = std::string(200, 'p') + "/train.py";
+  PythonTar(archive, "add('" + long_name +
+                         "', b'print(1)')\n"
+                         "add('pkg', kind=tarfile.DIRTYPE)\n"
+                         "info = tarfile.TarInfo('pkg/run.sh'); info.size = 2; info.mode = 0o755\n"
+                         "tar.addfile(info, io.BytesIO(b'ok'))\n");
+  const fs::path out = temp_.path() / "code";
+  ASSERT_THAT(ExtractTarGz(archive, out), IsOk());
+  EXPECT_EQ(Read(out / long_name), "print(1)");
+  EXPECT_EQ(Read(out / "pkg" / "run.sh"), "ok");
+  EXPECT_NE(fs::status(out / "pkg" / "run.sh").permissions() & fs::perms::owner_exec,
+            fs::perms::none);
+}
+
+TEST_F(TarGzTest, RefusesMembersThatWouldLandOutsideTheFolder) {
+  const fs::path out = temp_.path() / "jail" / "code";
+  struct Case {
+    std::string name;
+    std::string body;
+  };
+  for (const Case& c : {
+           Case{"dotdot", "add('ok.txt', b'x')\nadd('../escaped.txt', b'x')\n"},
+           Case{"absolute", "add('" + (temp_.path() / "jail" / "abs.txt").string() + "', b'x')\n"},
+           Case{"through-link",
+                "add('up', kind=tarfile.SYMTYPE, link='..')\n"
+                "add('up/escaped.txt', b'x')\n"},
+           Case{"hard-link", "add('h', kind=tarfile.LNKTYPE, link='../../secret')\n"},
+       }) {
+    const fs::path archive = temp_.path() / (c.name + ".tar.gz");
+    PythonTar(archive, c.body);
+    EXPECT_THAT(ExtractTarGz(archive, out), StatusIs(absl::StatusCode::kInvalidArgument)) << c.name;
+    EXPECT_FALSE(fs::exists(temp_.path() / "jail" / "escaped.txt")) << c.name;
+    EXPECT_FALSE(fs::exists(temp_.path() / "jail" / "abs.txt")) << c.name;
+  }
+}
+
+TEST_F(TarGzTest, RefusesWhatIsNotATarArchive) {
+  Write(temp_.path() / "not.tar.gz", std::string(2000, 'z'));
+  EXPECT_THAT(ExtractTarGz(temp_.path() / "not.tar.gz", temp_.path() / "out"),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("checksum")));
+  EXPECT_THAT(ExtractTarGz(temp_.path() / "missing.tar.gz", temp_.path() / "out"),
+              StatusIs(absl::StatusCode::kInternal));
+}
+
 }  // namespace
 }  // namespace amt::worker
