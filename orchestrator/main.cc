@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "orchestrator/daemon/daemon.h"
 
@@ -95,6 +96,24 @@ void AddTimingFlags(CLI::App& app, Flags& flags) {
       "JSON file mapping TrainingImage URIs to local commands (see examples/image-map.json)");
   app.add_option("--s3-root", flags.options.s3_root,
                  "Folder standing for S3 (default: DATA_DIR/s3)");
+  app.add_option_function<std::vector<std::string>>(
+         "--python",
+         [&flags](const std::vector<std::string>& values) {
+           for (const std::string& value : values) {
+             const size_t equals = value.find('=');
+             if (equals == std::string::npos) {
+               flags.options.orchestrator.launch.default_python = value;
+             } else {
+               flags.options.orchestrator.launch.python_for_framework[value.substr(0, equals)] =
+                   value.substr(equals + 1);
+             }
+           }
+         },
+         "Python interpreter for framework images run in script mode (SKLearn, PyTorch, "
+         "XGBoost, ... estimators): PATH for all, FRAMEWORK=PATH for one of sklearn, xgboost, "
+         "pytorch, tensorflow, huggingface, mxnet (e.g. a venv's bin/python); default python3")
+      ->type_name("[FRAMEWORK=]PATH")
+      ->allow_extra_args(false);
 }
 
 // AUTO early stopping's and Hyperband's undocumented parts (README's table of choices).

@@ -10,6 +10,7 @@
 
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "worker/toolkit.h"
 
 namespace amt::worker {
 namespace fs = std::filesystem;
@@ -19,7 +20,6 @@ namespace {
 
 constexpr char kHost[] = "algo-1";
 constexpr char kGroupName[] = "homogeneousCluster";
-constexpr char kTuningObjectiveKey[] = "_tuning_objective_metric";
 
 absl::Status FsError(const std::string& what, const fs::path& path, const std::error_code& ec) {
   return absl::InternalError(what + " " + path.string() + ": " + ec.message());
@@ -68,17 +68,6 @@ std::string Upper(std::string s) {
 
 // The training toolkit JSON-decodes each hyperparameter value and keeps the raw string when
 // that fails ("0.01" -> 0.01, "adam" -> "adam").
-json DecodeHyperparameter(const std::string& value) {
-  json decoded = json::parse(value, nullptr, /*allow_exceptions=*/false);
-  if (decoded.is_discarded()) return value;
-  return decoded;
-}
-
-// Hyperparameters the toolkit keeps out of the user's set (SM_HPS, SM_HP_*).
-bool IsReservedHyperparameter(const std::string& name) {
-  return name == kTuningObjectiveKey || name.rfind("sagemaker_", 0) == 0;
-}
-
 struct FileEntry {
   fs::path relative;
   fs::path absolute;
@@ -260,8 +249,8 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   }
   json user_hyperparameters = json::object();
   for (const auto& [name, value] : job.hyperparameters()) {
-    if (IsReservedHyperparameter(name)) continue;
-    json decoded = DecodeHyperparameter(value);
+    if (toolkit::IsReservedHyperparameter(name)) continue;
+    json decoded = toolkit::DecodeHyperparameter(value);
     env["SM_HP_" + Upper(name)] = decoded.is_string() ? decoded.get<std::string>() : decoded.dump();
     user_hyperparameters[name] = std::move(decoded);
   }

@@ -1,6 +1,8 @@
 #include "orchestrator/core/launch_plan.h"
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
@@ -46,6 +48,30 @@ absl::StatusOr<ImageMap> ParseImageMap(const std::string& json, const std::strin
   return map;
 }
 
+std::string FrameworkOfImage(const std::string& image) {
+  const size_t slash = image.find('/');
+  if (slash == std::string::npos) return "";
+  const std::string host = image.substr(0, slash);
+  if (host.find(".dkr.ecr.") == std::string::npos) return "";
+  std::string repository = image.substr(slash + 1);
+  repository = repository.substr(0, repository.find_first_of(":@"));
+  static const std::map<std::string, std::string> kFrameworks = {
+      {"sagemaker-scikit-learn", "sklearn"},
+      {"sagemaker-xgboost", "xgboost"},
+      {"xgboost", "xgboost"},
+      {"pytorch-training", "pytorch"},
+      {"sagemaker-pytorch", "pytorch"},
+      {"tensorflow-training", "tensorflow"},
+      {"sagemaker-tensorflow-scriptmode", "tensorflow"},
+      {"sagemaker-tensorflow", "tensorflow"},
+      {"huggingface-pytorch-training", "huggingface"},
+      {"huggingface-tensorflow-training", "huggingface"},
+      {"mxnet-training", "mxnet"},
+      {"sagemaker-mxnet", "mxnet"}};
+  const auto it = kFrameworks.find(repository);
+  return it == kFrameworks.end() ? "" : it->second;
+}
+
 std::string MapUri(const std::string& uri, const std::string& s3_root) {
   if (absl::StartsWith(uri, "s3://")) {
     return StripTrailingSlash(s3_root) + "/" + StripTrailingSlash(uri.substr(5));
@@ -64,11 +90,23 @@ absl::StatusOr<std::vector<std::string>> ResolveCommand(const v1::AlgorithmSpeci
     argv = it->second;
   } else if (!image.empty() && options.is_executable && options.is_executable(image)) {
     argv.push_back(image);
+  } else if (const std::string framework = FrameworkOfImage(image);
+             !framework.empty() && !options.script_runner.empty()) {
+    const auto python = options.python_for_framework.find(framework);
+    argv = {options.script_runner,
+            "--python",
+            python != options.python_for_framework.end() ? python->second : options.default_python,
+            "--s3-root",
+            options.s3_root,
+            "--framework",
+            framework};
   } else {
     return ValidationError(
         "Cannot run the training image '" + image +
-        "': it is neither an entry of the image map nor an executable file. Add it to the image "
-        "map (amtd --image-map FILE) or give the path of a local executable.");
+        "': it is neither an entry of the image map, nor an executable file, nor a SageMaker "
+        "framework image (scikit-learn, XGBoost, PyTorch, TensorFlow, Hugging Face, MXNet) that "
+        "amt-local runs in script mode. Add it to the image map (amtd --image-map FILE) or give "
+        "the path of a local executable.");
   }
   if (spec.container_arguments_size() > 0) {
     argv.insert(argv.end(), spec.container_arguments().begin(), spec.container_arguments().end());

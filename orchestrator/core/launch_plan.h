@@ -28,6 +28,12 @@ struct LaunchOptions {
   // Folder standing for S3: s3://bucket/key is <s3_root>/bucket/key.
   std::string s3_root;
   ImageMap image_map;
+  // The script-mode runner (amt-script-runner, next to amt-worker) that framework images run as,
+  // and the Python interpreter for each framework ("sklearn", "xgboost", "pytorch", "tensorflow",
+  // "huggingface", "mxnet"); a framework not in the map gets `default_python`.
+  std::string script_runner;
+  std::map<std::string, std::string> python_for_framework;
+  std::string default_python = "python3";
   // Whether a path names an executable file (injected: the real check is a stat()).
   std::function<bool(const std::string&)> is_executable;
 };
@@ -35,10 +41,19 @@ struct LaunchOptions {
 // s3://bucket/key -> <s3_root>/bucket/key; file:///x and plain paths are kept as they are.
 std::string MapUri(const std::string& uri, const std::string& s3_root);
 
+// The framework of a SageMaker framework image URI, as the SDK's image_uris.retrieve builds
+// them (<account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>:<tag>): "sklearn"
+// (sagemaker-scikit-learn), "xgboost" (sagemaker-xgboost, xgboost), "pytorch" (pytorch-training,
+// sagemaker-pytorch), "tensorflow" (tensorflow-training, sagemaker-tensorflow-scriptmode,
+// sagemaker-tensorflow), "huggingface" (huggingface-pytorch-training,
+// huggingface-tensorflow-training), "mxnet" (mxnet-training, sagemaker-mxnet); "" for any other.
+std::string FrameworkOfImage(const std::string& image);
+
 // argv for the job: the image map entry for TrainingImage (exact match), else TrainingImage
-// itself when it names an executable file; ContainerEntrypoint replaces that command and
-// ContainerArguments replace the default argument `train`. InvalidArgument (a ClientError for
-// the job) when the image cannot be resolved.
+// itself when it names an executable file, else, for a framework image (FrameworkOfImage), the
+// script runner: `<script_runner> --python <interpreter> --s3-root <s3_root> --framework <name>`.
+// ContainerEntrypoint replaces that command and ContainerArguments replace the default argument
+// `train`. InvalidArgument (a ClientError for the job) when the image cannot be resolved.
 absl::StatusOr<std::vector<std::string>> ResolveCommand(const v1::AlgorithmSpecification& spec,
                                                         const LaunchOptions& options);
 

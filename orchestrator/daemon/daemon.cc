@@ -120,6 +120,9 @@ class DaemonImpl final : public Daemon {
     core::OrchestratorOptions orch = options.orchestrator;
     orch.launch.s3_root = S3RootFor(options);
     orch.launch.is_executable = IsExecutableFile;
+    if (orch.launch.script_runner.empty()) {
+      orch.launch.script_runner = ExecutableDir() + "/amt-script-runner";
+    }
     if (!options.image_map_file.empty()) {
       std::ifstream in(options.image_map_file);
       if (!in) return absl::InvalidArgumentError("cannot read image map " + options.image_map_file);

@@ -18,6 +18,7 @@ botocore's event hooks and printed at the end with the run's wall time.
 import argparse
 import collections
 import io
+import json
 import os
 import subprocess
 import sys
@@ -228,6 +229,101 @@ class SdkCompatTest(unittest.TestCase):
         self.assertRegex(result.stdout, r"model: s3://amt-local-sdk/output/sdk-example-\S+/output/"
                                         r"model.tar.gz \d+ bytes")
         print(result.stdout)
+
+
+    def write_source(self, name, train_py, files=None):
+        source = os.path.join(self.work.name, name)
+        os.makedirs(source, exist_ok=True)
+        with open(os.path.join(source, "train.py"), "w") as f:
+            f.write(train_py)
+        for file_name, text in (files or {}).items():
+            with open(os.path.join(source, file_name), "w") as f:
+                f.write(text)
+        return source
+
+    def test_7_script_mode_sklearn_estimator_tuned(self):
+        # A framework estimator (SKLearn) with entry_point and source_dir: the SDK uploads
+        # sourcedir.tar.gz and sends the script-mode hyperparameters; amtd runs the scikit-learn
+        # image's job with amt-script-runner, as the training toolkit runs it in the container.
+        from sagemaker.sklearn import SKLearn
+        from sagemaker.tuner import ContinuousParameter, HyperparameterTuner
+        source = self.write_source("sklearn-src", SCRIPT_MODE_TRAIN_PY, {
+            "helpers.py": "def loss(lr, epoch):\n    return abs(lr - 0.1) + 1.0 / epoch\n"})
+        data = os.path.join(self.work.name, "script-data")
+        os.makedirs(data, exist_ok=True)
+        with open(os.path.join(data, "train.csv"), "w") as f:
+            f.write("1,2\n3,4\n")
+        train_uri = self.session.upload_data(data, key_prefix="script-mode/train")
+        estimator = SKLearn(entry_point="train.py", source_dir=source, framework_version="1.2-1",
+                            role=ROLE, instance_type="ml.m5.large", instance_count=1,
+                            hyperparameters={"epochs": 4, "optimizer": "adam"},
+                            output_path="s3://%s/script-output" % BUCKET,
+                            sagemaker_session=self.session)
+        tuner = HyperparameterTuner(
+            estimator, "val_loss", {"learning-rate": ContinuousParameter(0.001, 1.0)},
+            [{"Name": "val_loss", "Regex": "val_loss=([0-9.]+)"}], objective_type="Minimize",
+            strategy="Bayesian", max_jobs=3, max_parallel_jobs=3, early_stopping_type="Auto",
+            base_tuning_job_name="sdk-script")
+        tuner.fit({"train": train_uri}, wait=True)
+        self.assertEqual(tuner.describe()["HyperParameterTuningJobStatus"], "Completed")
+        best = tuner.best_training_job()
+        job = self.session.sagemaker_client.describe_training_job(TrainingJobName=best)
+        self.assertEqual(job["TrainingJobStatus"], "Completed", job.get("FailureReason"))
+        self.assertIn("sagemaker-scikit-learn", job["AlgorithmSpecification"]["TrainingImage"])
+        # The script's arguments, environment and files were the toolkit's.
+        artifact = job["ModelArtifacts"]["S3ModelArtifacts"]
+        bucket, key = artifact[len("s3://"):].split("/", 1)
+        body = self.session.boto_session.client("s3").get_object(Bucket=bucket, Key=key)["Body"]
+        import tarfile
+        with tarfile.open(fileobj=io.BytesIO(body.read()), mode="r:gz") as tar:
+            model = json.load(tar.extractfile("./model.json"))
+        self.assertEqual(model["argv"][:4], ["--epochs", "4", "--learning-rate", model["argv"][3]])
+        self.assertEqual(model["argv"][4:], ["--optimizer", "adam"])
+        self.assertEqual(model["user_entry_point"], "train.py")
+        self.assertEqual(model["module_name"], "train")
+        self.assertEqual(json.loads(model["hps"])["optimizer"], "adam")
+        self.assertEqual(model["train_files"], ["train.csv"])
+        self.assertTrue(model["cwd"].endswith("/code"), model["cwd"])
+        self.assertEqual(model["framework_params"]["sagemaker_estimator_class_name"], "SKLearn")
+
+    def test_8_script_mode_failure_reason_is_the_toolkits(self):
+        from sagemaker.sklearn import SKLearn
+        source = self.write_source("failing-src", "def f():\n    raise ValueError(\"boom: bad value\")\nf()\n")
+        estimator = SKLearn(entry_point="train.py", source_dir=source, framework_version="1.2-1",
+                            role=ROLE, instance_type="ml.m5.large", instance_count=1,
+                            output_path="s3://%s/script-output" % BUCKET,
+                            sagemaker_session=self.session)
+        with self.assertRaises(Exception):
+            estimator.fit(logs=False, job_name="sdk-script-fails")
+        job = self.session.sagemaker_client.describe_training_job(
+            TrainingJobName="sdk-script-fails")
+        self.assertEqual(job["TrainingJobStatus"], "Failed")
+        self.assertRegex(job["FailureReason"],
+                         r'^AlgorithmError: ExecuteUserScriptError:\nExitCode 1\nErrorMessage '
+                         r'"raise ValueError\("boom: bad value"\)\n ValueError: boom: bad value"'
+                         r'\nCommand "\S*python3\S* train.py"')
+
+
+# A training script as SageMaker users write them: argparse hyperparameters, SM_* variables, a
+# helper module beside it, metrics printed per epoch, the model written into SM_MODEL_DIR.
+SCRIPT_MODE_TRAIN_PY = """import argparse, json, os, sys
+from helpers import loss
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, default=1)
+parser.add_argument("--learning-rate", type=float, default=0.5)
+parser.add_argument("--optimizer", type=str, default="sgd")
+parser.add_argument("--model-dir", type=str, default=os.environ.get("SM_MODEL_DIR"))
+args = parser.parse_args()
+for epoch in range(1, args.epochs + 1):
+    print("epoch=%d val_loss=%.4f" % (epoch, loss(args.learning_rate, epoch)), flush=True)
+with open(os.path.join(args.model_dir, "model.json"), "w") as f:
+    json.dump({"argv": sys.argv[1:], "user_entry_point": os.environ["SM_USER_ENTRY_POINT"],
+               "module_name": os.environ["SM_MODULE_NAME"], "hps": os.environ["SM_HPS"],
+               "train_files": sorted(os.listdir(os.environ["SM_CHANNEL_TRAIN"])),
+               "cwd": os.getcwd(),
+               "framework_params": json.loads(os.environ["SM_FRAMEWORK_PARAMS"])}, f)
+"""
 
 
 def main():

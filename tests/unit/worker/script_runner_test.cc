@@ -1,0 +1,171 @@
+#include "worker/script_runner/script_runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "tests/unit/worker/temp_dir.h"
+#include "worker/tar_gz.h"
+
+namespace amt::worker::script {
+namespace {
+
+namespace fs = std::filesystem;
+using ::amt::worker::testing::ReadFile;
+using ::amt::worker::testing::TempDir;
+using ::amt::worker::testing::WriteFile;
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// A job folder laid out as amt-worker lays it out, with the code in a folder of the S3 root.
+class ScriptRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    job_ = temp_.path() / "job";
+    for (const char* dir : {"input/config", "input/data/train", "model", "output"}) {
+      fs::create_directories(job_ / dir);
+    }
+    WriteFile(job_ / "input/data/train/part.csv", "1,2\n");
+    env_ = {{"PATH", std::getenv("PATH")},
+            {"AMT_JOB_DIR", job_.string()},
+            {"SM_INPUT_CONFIG_DIR", (job_ / "input/config").string()},
+            {"SM_MODEL_DIR", (job_ / "model").string()},
+            {"SM_OUTPUT_DIR", (job_ / "output").string()},
+            {"SM_CHANNEL_TRAIN", (job_ / "input/data/train").string()},
+            {"SM_HOSTS", "[\"algo-1\"]"},
+            {"SM_CURRENT_HOST", "algo-1"},
+            {"TRAINING_JOB_NAME", "job-1"}};
+    options_.s3_root = (temp_.path() / "s3").string();
+    options_.framework = "sklearn";
+  }
+
+  // The source folder packed as the SDK's sourcedir.tar.gz under s3://bucket/src/.
+  void Sources(const std::map<std::string, std::string>& files) {
+    const fs::path src = temp_.path() / "src";
+    for (const auto& [name, text] : files) WriteFile(src / name, text);
+    fs::create_directories(temp_.path() / "s3/bucket/src");
+    ASSERT_TRUE(WriteTarGz(src, temp_.path() / "s3/bucket/src/sourcedir.tar.gz").ok());
+  }
+
+  void Hyperparameters(const std::map<std::string, std::string>& user) {
+    json hps = {{"sagemaker_program", "\"train.py\""},
+                {"sagemaker_submit_directory", "\"s3://bucket/src/sourcedir.tar.gz\""},
+                {"sagemaker_container_log_level", "20"},
+                {"sagemaker_job_name", "\"sk-1\""},
+                {"sagemaker_region", "\"us-east-1\""},
+                {"sagemaker_estimator_class_name", "\"SKLearn\""},
+                {"_tuning_objective_metric", "val_loss"}};
+    for (const auto& [name, value] : user) hps[name] = value;
+    WriteFile(job_ / "input/config/hyperparameters.json", hps.dump());
+  }
+
+  std::string Failure() { return ReadFile(job_ / "output/failure"); }
+
+  TempDir temp_;
+  fs::path job_;
+  std::map<std::string, std::string> env_;
+  ScriptRunnerOptions options_;
+};
+
+constexpr char kEchoScript[] = R"(import json, os, sys
+from helper import NAME
+json.dump({"argv": sys.argv, "cwd": os.getcwd(), "helper": NAME,
+           "env": {k: v for k, v in os.environ.items() if k.startswith(("SM_", "SAGEMAKER_"))}},
+          open(os.path.join(os.environ["SM_MODEL_DIR"], "seen.json"), "w"))
+)";
+
+TEST_F(ScriptRunnerTest, RunsTheEntryPointAsTheToolkitDoes) {
+  Sources({{"train.py", kEchoScript}, {"helper.py", "NAME = 'helper'\n"}});
+  Hyperparameters({{"epochs", "4"}, {"learning-rate", "0.00001"}, {"optimizer", "\"adam\""}});
+  ASSERT_EQ(RunScriptMode(options_, env_), 0) << Failure();
+  const json seen = json::parse(ReadFile(job_ / "model/seen.json"));
+  EXPECT_EQ(seen["argv"],
+            json({"train.py", "--epochs", "4", "--learning-rate", "1e-05", "--optimizer", "adam"}));
+  EXPECT_EQ(seen["cwd"], (job_ / "code").string());
+  EXPECT_EQ(seen["helper"], "helper");  // the code folder is on PYTHONPATH and is the cwd
+  const json& env = seen["env"];
+  EXPECT_EQ(env["SM_USER_ENTRY_POINT"], "train.py");
+  EXPECT_EQ(env["SM_MODULE_NAME"], "train");
+  EXPECT_EQ(env["SM_MODULE_DIR"], "s3://bucket/src/sourcedir.tar.gz");
+  EXPECT_EQ(env["SM_HPS"], R"({"epochs":4,"learning-rate":1e-05,"optimizer":"adam"})");
+  EXPECT_EQ(env["SM_USER_ARGS"],
+            R"(["--epochs","4","--learning-rate","1e-05","--optimizer","adam"])");
+  EXPECT_EQ(env["SM_FRAMEWORK_PARAMS"], R"({"sagemaker_estimator_class_name":"SKLearn"})");
+  EXPECT_EQ(env["SM_LOG_LEVEL"], "20");
+  EXPECT_EQ(env["SAGEMAKER_JOB_NAME"], "sk-1");
+  EXPECT_EQ(env["SAGEMAKER_REGION"], "us-east-1");
+  const json training_env = json::parse(env["SM_TRAINING_ENV"].get<std::string>());
+  EXPECT_EQ(training_env["channel_input_dirs"]["train"], (job_ / "input/data/train").string());
+  EXPECT_EQ(training_env["hyperparameters"]["epochs"], 4);
+  EXPECT_EQ(training_env["job_name"], "job-1");
+  EXPECT_TRUE(training_env["is_master"].get<bool>());
+  EXPECT_TRUE(fs::exists(job_ / "output/success"));
+}
+
+TEST_F(ScriptRunnerTest, AFailingScriptGetsTheToolkitsExecuteUserScriptError) {
+  Sources({{"train.py", "def f():\n    raise ValueError(\"boom: bad value\")\nf()\n"}});
+  Hyperparameters({{"alpha", "1"}});
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_EQ(Failure(),
+            "ExecuteUserScriptError:\nExitCode 1\nErrorMessage \"raise ValueError(\"boom: bad "
+            "value\")\n ValueError: boom: bad value\"\nCommand \"python3 train.py --alpha 1\"");
+  EXPECT_FALSE(fs::exists(job_ / "output/success"));
+}
+
+TEST_F(ScriptRunnerTest, AFailureTheScriptWroteItselfIsKept) {
+  Sources({{"train.py",
+            "import os, sys\nopen(os.environ['SM_OUTPUT_DIR'] + '/failure', 'w').write('mine')\n"
+            "sys.exit(3)\n"}});
+  Hyperparameters({});
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_EQ(Failure(), "mine");
+}
+
+TEST_F(ScriptRunnerTest, ABadRequirementsFileFailsBeforeTheScript) {
+  Sources({{"train.py", "open('ran', 'w')\n"}, {"requirements.txt", "this is not ==\n"}});
+  Hyperparameters({});
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_THAT(Failure(), StartsWith("InstallRequirementsError:\nExitCode "));
+  EXPECT_THAT(Failure(), HasSubstr("Command \"python3 -m pip install -r requirements.txt\""));
+  EXPECT_FALSE(fs::exists(job_ / "code/ran"));
+  // --no-requirements skips the install.
+  options_.install_requirements = false;
+  fs::remove(job_ / "output/failure");
+  EXPECT_EQ(RunScriptMode(options_, env_), 0) << Failure();
+  EXPECT_TRUE(fs::exists(job_ / "code/ran"));
+}
+
+TEST_F(ScriptRunnerTest, ShellEntryPointsRunThroughSh) {
+  Sources({{"train.py", ""}, {"run.sh", "#!/bin/sh\necho \"$@\" > \"$SM_MODEL_DIR/args\"\n"}});
+  Hyperparameters({{"sagemaker_program", "\"run.sh\""}, {"msg", "\"a b\""}});
+  ASSERT_EQ(RunScriptMode(options_, env_), 0) << Failure();
+  EXPECT_EQ(ReadFile(job_ / "model/args"), "--msg a b\n");
+}
+
+TEST_F(ScriptRunnerTest, MissingOrUnsafeCodeIsAClientError) {
+  Hyperparameters({});
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);  // no sourcedir.tar.gz uploaded
+  EXPECT_THAT(Failure(), HasSubstr("sagemaker_submit_directory s3://bucket/src/sourcedir.tar.gz, "
+                                   "does not exist"));
+
+  fs::remove(job_ / "output/failure");
+  Sources({{"other.py", ""}});
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_THAT(Failure(), HasSubstr("the entry point train.py is not in the job's code"));
+
+  fs::remove(job_ / "output/failure");
+  WriteFile(job_ / "input/config/hyperparameters.json", R"({"epochs": "1"})");
+  options_.framework = "xgboost";
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_THAT(Failure(), HasSubstr("built-in XGBoost algorithm"));
+}
+
+}  // namespace
+}  // namespace amt::worker::script

@@ -1,0 +1,434 @@
+#include "worker/script_runner/script_runner.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "nlohmann/json.hpp"
+#include "worker/tar_gz.h"
+#include "worker/toolkit.h"
+
+namespace amt::worker::script {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr size_t kMaxKeptStderr = 1 << 20;  // ErrorMessage comes from the last 1 MiB
+constexpr char kHost[] = "algo-1";
+
+std::string Get(const std::map<std::string, std::string>& map, const std::string& key,
+                const std::string& fallback = "") {
+  const auto it = map.find(key);
+  return it == map.end() ? fallback : it->second;
+}
+
+std::optional<std::string> ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A step that failed: the failure file's text.
+struct Failure {
+  std::string text;
+};
+
+// Writes output/failure as the toolkit does: only when the script has not written one.
+void WriteFailure(const std::map<std::string, std::string>& env, const std::string& text) {
+  const fs::path failure = fs::path(Get(env, "SM_OUTPUT_DIR", ".")) / "failure";
+  std::error_code ec;
+  if (fs::exists(failure, ec)) return;
+  fs::create_directories(failure.parent_path(), ec);
+  std::ofstream(failure, std::ios::binary) << text;
+}
+
+void Say(const std::string& line) { std::cerr << line << std::endl; }
+
+volatile sig_atomic_t g_stop_signal = 0;
+void OnStopSignal(int signal_number) { g_stop_signal = signal_number; }
+
+// What a child process did.
+struct Outcome {
+  int exit_code = 0;         // as Python's Popen reports it: -N when killed by signal N
+  std::string stderr_tail;   // the last kMaxKeptStderr bytes of its standard error
+  std::string launch_error;  // not empty when it could not be started
+};
+
+// Runs `argv` in `cwd` with `env`: its standard output is ours, its standard error is copied to
+// ours and kept. It stays in our process group (the worker signals the group) and dies with us.
+Outcome RunProcess(const std::vector<std::string>& argv, const std::string& cwd,
+                   const std::map<std::string, std::string>& env) {
+  Outcome outcome;
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    outcome.launch_error = std::string("pipe: ") + std::strerror(errno);
+    outcome.exit_code = 1;
+    return outcome;
+  }
+  std::vector<std::string> env_strings;
+  for (const auto& [key, value] : env) env_strings.push_back(key + "=" + value);
+  std::vector<char*> envp;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> argvp;
+  for (std::string& s : args) argvp.push_back(s.data());
+  argvp.push_back(nullptr);
+  // PATH lookup with the job's PATH, as the toolkit's subprocess does.
+  const std::string path = Get(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    outcome.launch_error = std::string("fork: ") + std::strerror(errno);
+    outcome.exit_code = 1;
+    return outcome;
+  }
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::dup2(pipe_fds[1], STDERR_FILENO);
+    if (::chdir(cwd.c_str()) != 0) _exit(127);
+    ::setenv("PATH", path.c_str(), 1);  // for execvpe's search
+    ::execvpe(argvp[0], argvp.data(), envp.data());
+    const std::string message = std::string(argvp[0]) + ": " + std::strerror(errno) + "\n";
+    (void)!::write(STDERR_FILENO, message.data(), message.size());
+    _exit(127);
+  }
+  ::close(pipe_fds[1]);
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    (void)!::write(STDERR_FILENO, buffer, static_cast<size_t>(n));
+    outcome.stderr_tail.append(buffer, static_cast<size_t>(n));
+    if (outcome.stderr_tail.size() > 2 * kMaxKeptStderr) {
+      outcome.stderr_tail.erase(0, outcome.stderr_tail.size() - kMaxKeptStderr);
+    }
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) {
+    outcome.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    outcome.exit_code = -WTERMSIG(status);
+  }
+  return outcome;
+}
+
+// s3://bucket/key -> <s3_root>/bucket/key; file:///x -> /x; a path as it is.
+std::string LocalPathOf(const std::string& uri, const std::string& s3_root) {
+  if (uri.rfind("s3://", 0) == 0) return (fs::path(s3_root) / uri.substr(5)).string();
+  if (uri.rfind("file://", 0) == 0) return uri.substr(7);
+  return uri;
+}
+
+bool IsEmptyFolder(const fs::path& dir) {
+  std::error_code ec;
+  return !fs::exists(dir, ec) || fs::is_empty(dir, ec);
+}
+
+// Step 2: the code in <job dir>/code.
+std::optional<Failure> FetchCode(const std::string& submit, const std::string& s3_root,
+                                 const fs::path& code_dir) {
+  std::error_code ec;
+  if (!IsEmptyFolder(code_dir)) {
+    Say("amt-script-runner: " + code_dir.string() + " is not empty, abandoning unzipping " +
+        submit);
+    return std::nullopt;
+  }
+  fs::create_directories(code_dir, ec);
+  const fs::path source = LocalPathOf(submit, s3_root);
+  if (fs::is_directory(source, ec)) {
+    fs::copy(source, code_dir, fs::copy_options::recursive, ec);
+    if (ec)
+      return Failure{"ClientError: cannot copy the code folder " + source.string() + ": " +
+                     ec.message()};
+    return std::nullopt;
+  }
+  if (!fs::is_regular_file(source, ec)) {
+    return Failure{"ClientError: the code of the job, sagemaker_submit_directory " + submit +
+                   ", does not exist (looked for " + source.string() + ")"};
+  }
+  const absl::Status unpacked = ExtractTarGz(source, code_dir);
+  if (!unpacked.ok()) {
+    return Failure{"ClientError: sagemaker_submit_directory " + submit + ": " +
+                   std::string(unpacked.message())};
+  }
+  return std::nullopt;
+}
+
+enum class EntryType { kProgram, kPackage, kCommand };
+
+EntryType EntryTypeOf(const std::string& program, const fs::path& code_dir) {
+  std::error_code ec;
+  if (program.size() >= 3 && program.ends_with(".sh")) return EntryType::kCommand;
+  if (fs::exists(code_dir / "setup.py", ec)) return EntryType::kPackage;
+  if (program.ends_with(".py")) return EntryType::kProgram;
+  return EntryType::kCommand;
+}
+
+std::string ShellQuote(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                                              "WXYZ0123456789@%+=:,./-_") == std::string::npos) {
+    return text;
+  }
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      out += "'\"'\"'";
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out + "'";
+}
+
+std::string ModuleName(const std::string& program) {
+  return program.ends_with(".py") ? program.substr(0, program.size() - 3) : program;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> ToolkitEnvironment(
+    const std::map<std::string, std::string>& environment,
+    const std::map<std::string, std::string>& hyperparameters, const std::string& code_dir,
+    const std::vector<std::string>& user_args) {
+  std::map<std::string, std::string> env = environment;
+  const auto decoded = [&](const std::string& name) -> json {
+    const auto it = hyperparameters.find(name);
+    return it == hyperparameters.end() ? json() : toolkit::DecodeHyperparameter(it->second);
+  };
+  const auto text = [](const json& value) {
+    return value.is_string() ? value.get<std::string>() : (value.is_null() ? "" : value.dump());
+  };
+  const std::string program = text(decoded("sagemaker_program"));
+  const std::string module_dir = text(decoded("sagemaker_submit_directory"));
+  json framework_params = json::object();
+  static const std::set<std::string> kReserved = {
+      "sagemaker_program",  "sagemaker_submit_directory",    "sagemaker_enable_cloudwatch_metrics",
+      "sagemaker_region",   "sagemaker_container_log_level", "sagemaker_job_name",
+      "sagemaker_s3_output"};
+  for (const auto& [name, value] : hyperparameters) {
+    if (name.rfind("sagemaker_", 0) == 0 && kReserved.count(name) == 0) {
+      framework_params[name] = toolkit::DecodeHyperparameter(value);
+    }
+  }
+  const json log_level = decoded("sagemaker_container_log_level");
+  const json user = toolkit::UserHyperparameters(hyperparameters);
+
+  env["SM_USER_ENTRY_POINT"] = program;
+  env["SM_MODULE_NAME"] = ModuleName(program);
+  env["SM_MODULE_DIR"] = module_dir.empty() ? code_dir : module_dir;
+  env["SM_FRAMEWORK_PARAMS"] = framework_params.dump();
+  env["SM_LOG_LEVEL"] = log_level.is_null() ? "20" : text(log_level);
+  env["SM_FRAMEWORK_MODULE"] = Get(environment, "SAGEMAKER_TRAINING_MODULE");
+  env["SM_USER_ARGS"] = json(user_args).dump();
+  env["SM_HPS"] = user.dump();
+  env["SM_CURRENT_INSTANCE_GROUP"] = "homogeneousCluster";
+  env["SM_CURRENT_INSTANCE_GROUP_HOSTS"] = json::array({kHost}).dump();
+  env["SM_INSTANCE_GROUPS"] = json::array({"homogeneousCluster"}).dump();
+  env["SM_INSTANCE_GROUPS_DICT"] = json{
+      {"homogeneousCluster",
+       {{"instance_group_name", "homogeneousCluster"},
+        {"instance_type", Get(environment, "SM_CURRENT_INSTANCE_TYPE", "local")},
+        {"hosts",
+         json::array({kHost})}}}}.dump();
+  env["SM_DISTRIBUTION_INSTANCE_GROUPS"] = "[]";
+  env["SM_IS_HETERO"] = "false";
+  env["SM_NUM_NEURONS"] = "0";
+  env["SAGEMAKER_JOB_NAME"] = text(decoded("sagemaker_job_name"));
+  env["CURRENT_HOST"] = Get(environment, "SM_CURRENT_HOST", kHost);
+  env["SAGEMAKER_REGION"] = text(decoded("sagemaker_region"));
+  const std::string pythonpath = Get(environment, "PYTHONPATH");
+  env["PYTHONPATH"] = pythonpath.empty() ? code_dir : code_dir + ":" + pythonpath;
+
+  // SM_TRAINING_ENV: the toolkit's Environment properties, from what is set above.
+  const auto parsed = [&](const std::string& name, json fallback) {
+    const json value = json::parse(Get(env, name), nullptr, /*allow_exceptions=*/false);
+    return value.is_discarded() ? fallback : value;
+  };
+  json channel_dirs = json::object();
+  for (const auto& [key, value] : env) {
+    if (key.rfind("SM_CHANNEL_", 0) == 0 && key != "SM_CHANNELS") {
+      std::string name = key.substr(11);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      channel_dirs[name] = value;
+    }
+  }
+  const json hosts = parsed("SM_HOSTS", json::array({kHost}));
+  json training_env = {{"additional_framework_parameters", framework_params},
+                       {"channel_input_dirs", channel_dirs},
+                       {"current_host", env["CURRENT_HOST"]},
+                       {"current_instance_group", "homogeneousCluster"},
+                       {"current_instance_group_hosts", json::array({kHost})},
+                       {"current_instance_type", Get(env, "SM_CURRENT_INSTANCE_TYPE", "local")},
+                       {"distribution_hosts", json::array()},
+                       {"distribution_instance_groups", json::array()},
+                       {"framework_module", env["SM_FRAMEWORK_MODULE"]},
+                       {"hosts", hosts},
+                       {"hyperparameters", user},
+                       {"input_config_dir", Get(env, "SM_INPUT_CONFIG_DIR")},
+                       {"input_data_config", parsed("SM_INPUT_DATA_CONFIG", json::object())},
+                       {"input_dir", Get(env, "SM_INPUT_DIR")},
+                       {"instance_groups", json::array({"homogeneousCluster"})},
+                       {"instance_groups_dict", parsed("SM_INSTANCE_GROUPS_DICT", json::object())},
+                       {"is_hetero", false},
+                       {"is_master", hosts.empty() || hosts[0] == env["CURRENT_HOST"]},
+                       {"is_modelparallel_enabled", nullptr},
+                       {"is_smddpmprun_installed", false},
+                       {"is_smddprun_installed", false},
+                       {"job_name", Get(env, "TRAINING_JOB_NAME")},
+                       {"log_level", parsed("SM_LOG_LEVEL", 20)},
+                       {"master_hostname", hosts.empty() ? json(kHost) : hosts[0]},
+                       {"model_dir", Get(env, "SM_MODEL_DIR")},
+                       {"module_dir", env["SM_MODULE_DIR"]},
+                       {"module_name", env["SM_MODULE_NAME"]},
+                       {"network_interface_name", Get(env, "SM_NETWORK_INTERFACE_NAME", "eth0")},
+                       {"num_cpus", parsed("SM_NUM_CPUS", 1)},
+                       {"num_gpus", parsed("SM_NUM_GPUS", 0)},
+                       {"num_neurons", 0},
+                       {"output_data_dir", Get(env, "SM_OUTPUT_DATA_DIR")},
+                       {"output_dir", Get(env, "SM_OUTPUT_DIR")},
+                       {"output_intermediate_dir", Get(env, "SM_OUTPUT_INTERMEDIATE_DIR")},
+                       {"resource_config", parsed("SM_RESOURCE_CONFIG", json::object())},
+                       {"user_entry_point", program}};
+  env["SM_TRAINING_ENV"] = training_env.dump();
+  return env;
+}
+
+int RunScriptMode(const ScriptRunnerOptions& options,
+                  const std::map<std::string, std::string>& environment) {
+  // The worker stops a job with SIGTERM to its process group: the script gets it and decides;
+  // the runner waits for it and reports what it did.
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+
+  const auto fail = [&](const std::string& text) {
+    Say(text);
+    WriteFailure(environment, text);
+    return 1;
+  };
+  const fs::path config_dir = Get(environment, "SM_INPUT_CONFIG_DIR");
+  const std::string job_dir = Get(environment, "AMT_JOB_DIR", fs::current_path().string());
+  const std::optional<std::string> hps_text = ReadText(config_dir / "hyperparameters.json");
+  const json hps_json =
+      hps_text.has_value() ? json::parse(*hps_text, nullptr, /*allow_exceptions=*/false) : json();
+  if (!hps_json.is_object()) {
+    return fail("ClientError: cannot read the hyperparameters of the job from " +
+                (config_dir / "hyperparameters.json").string());
+  }
+  std::map<std::string, std::string> hyperparameters;
+  for (const auto& [name, value] : hps_json.items()) {
+    hyperparameters[name] = value.is_string() ? value.get<std::string>() : value.dump();
+  }
+  const json program_json =
+      toolkit::DecodeHyperparameter(Get(hyperparameters, "sagemaker_program"));
+  const std::string program = program_json.is_string() ? program_json.get<std::string>() : "";
+  if (hyperparameters.count("sagemaker_program") == 0 || program.empty()) {
+    if (options.framework == "xgboost") {
+      return fail(
+          "ClientError: the built-in XGBoost algorithm (the sagemaker-xgboost image without an "
+          "entry point) is not served by amt-local yet; give the estimator an entry_point "
+          "(script mode), or map the image to a trainer of your own (amtd --image-map)");
+    }
+    return fail("ClientError: the job has no sagemaker_program hyperparameter: amt-local runs " +
+                (options.framework.empty() ? std::string("framework") : options.framework) +
+                " images in script mode only (an estimator with entry_point), or map the image "
+                "to a trainer of your own (amtd --image-map)");
+  }
+  const json submit_json =
+      toolkit::DecodeHyperparameter(Get(hyperparameters, "sagemaker_submit_directory"));
+  const std::string submit = submit_json.is_string() ? submit_json.get<std::string>() : "";
+  const fs::path code_dir = fs::path(job_dir) / "code";
+  if (submit.empty()) {
+    return fail(
+        "ClientError: the job has no sagemaker_submit_directory hyperparameter: where "
+        "its code is");
+  }
+  if (auto failure = FetchCode(submit, options.s3_root, code_dir)) return fail(failure->text);
+  std::error_code ec;
+  if (!fs::exists(code_dir / program, ec)) {
+    return fail("ClientError: the entry point " + program + " is not in the job's code (" + submit +
+                ")");
+  }
+
+  const EntryType type = EntryTypeOf(program, code_dir);
+  const std::vector<std::string> user_args =
+      toolkit::ToCmdArgs(toolkit::UserHyperparameters(hyperparameters));
+  const std::map<std::string, std::string> env =
+      ToolkitEnvironment(environment, hyperparameters, code_dir.string(), user_args);
+
+  // Step 3: dependencies.
+  const bool has_requirements = fs::exists(code_dir / "requirements.txt", ec);
+  std::vector<std::string> install;
+  std::string install_error;
+  if (type == EntryType::kPackage) {
+    install = {options.python, "-m", "pip", "install", "."};
+    if (has_requirements) install.insert(install.end(), {"-r", "requirements.txt"});
+    install_error = "InstallModuleError";
+  } else if (type == EntryType::kProgram && has_requirements) {
+    install = {options.python, "-m", "pip", "install", "-r", "requirements.txt"};
+    install_error = "InstallRequirementsError";
+  } else if (type == EntryType::kCommand) {
+    fs::permissions(code_dir / program, fs::perms::all, ec);
+  }
+  if (!install.empty() && options.install_requirements) {
+    const Outcome installed = RunProcess(install, code_dir.string(), env);
+    if (installed.exit_code != 0) {
+      return fail(toolkit::ProcessErrorMessage(
+          install_error, installed.exit_code,
+          toolkit::ErrorMessageFromOutput(installed.stderr_tail), install));
+    }
+  }
+
+  // Step 4: the script.
+  std::vector<std::string> command;
+  if (type == EntryType::kProgram) {
+    command = {options.python, program};
+    command.insert(command.end(), user_args.begin(), user_args.end());
+  } else if (type == EntryType::kPackage) {
+    command = {options.python, "-m", ModuleName(program)};
+    command.insert(command.end(), user_args.begin(), user_args.end());
+  } else {
+    std::string line = "./" + program;
+    for (const std::string& arg : user_args) line += " " + ShellQuote(arg);
+    command = {"/bin/sh", "-c", line};
+  }
+  std::string shown;
+  for (const std::string& part : command) shown += (shown.empty() ? "" : " ") + part;
+  Say("amt-script-runner: invoking the user script (" + options.framework +
+      " script mode): " + shown);
+  const Outcome ran = RunProcess(command, code_dir.string(), env);
+  if (!ran.launch_error.empty()) return fail("ClientError: " + ran.launch_error);
+  if (ran.exit_code != 0) {
+    return fail(toolkit::ProcessErrorMessage("ExecuteUserScriptError", ran.exit_code,
+                                             toolkit::ErrorMessageFromOutput(ran.stderr_tail),
+                                             command));
+  }
+  std::ofstream(fs::path(Get(environment, "SM_OUTPUT_DIR", ".")) / "success");
+  return 0;
+}
+
+}  // namespace amt::worker::script

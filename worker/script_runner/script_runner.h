@@ -1,0 +1,58 @@
+// amt-script-runner: what the SageMaker training toolkit does inside a framework container
+// (scikit-learn, PyTorch, XGBoost, TensorFlow, Hugging Face images), for a job amt-worker runs as
+// a process: the framework estimators' "script mode". amtd runs a framework image's job as
+// `amt-script-runner --python PY --s3-root DIR --framework NAME train` (core/launch_plan.h), and
+// the worker gives it the job's emulated /opt/ml through the SM_* variables, as to any trainer.
+//
+// As the toolkit does (worker/script_runner/TOOLKIT.md has each rule and its source):
+//  1. reads input/config/hyperparameters.json; `sagemaker_program` names the entry point,
+//     `sagemaker_submit_directory` the code: an s3:// URI (a file under the S3 root), a file://
+//     URI or a path, a tar.gz archive (the SDK's sourcedir.tar.gz) or a folder;
+//  2. unpacks it into <job dir>/code (the container's /opt/ml/code) unless that holds files,
+//     refusing members that would land outside it;
+//  3. installs requirements.txt with `<python> -m pip install -r requirements.txt` (a package
+//     with setup.py: `pip install .`), unless --no-requirements;
+//  4. runs `<python> <program> --name value ...` (a .sh or other file: `/bin/sh -c "./program
+//     args"`; a package: `<python> -m <module> args`) in the code folder, the user's
+//     hyperparameters as arguments (sorted, values as Python's str() of their JSON) and the
+//     toolkit's variables (SM_USER_ENTRY_POINT, SM_MODULE_NAME, SM_USER_ARGS, SM_TRAINING_ENV,
+//     SM_FRAMEWORK_PARAMS, SM_LOG_LEVEL, PYTHONPATH with the code folder first, ...);
+//  5. when a step fails, writes output/failure as the toolkit does (unless the script wrote one):
+//     "ExecuteUserScriptError:\nExitCode 1\nErrorMessage \"<from stderr>\"\nCommand \"...\""
+//     (InstallRequirementsError, InstallModuleError for pip), and exits 1; amtd shows it as
+//     "AlgorithmError: ...". On success it writes an empty output/success and exits 0.
+// The script's standard output and error pass through (they are the job's log); the error is
+// also kept to build ErrorMessage, which is captured for every framework (the PyTorch
+// container's behaviour; the scikit-learn one leaves it empty).
+#ifndef AMT_WORKER_SCRIPT_RUNNER_SCRIPT_RUNNER_H_
+#define AMT_WORKER_SCRIPT_RUNNER_SCRIPT_RUNNER_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace amt::worker::script {
+
+struct ScriptRunnerOptions {
+  std::string python = "python3";  // the interpreter; a name without '/' is looked up in PATH
+  std::string s3_root;             // s3://bucket/key is <s3_root>/bucket/key
+  std::string framework;           // "sklearn", "xgboost", "pytorch", ... (messages only)
+  bool install_requirements = true;
+};
+
+// Runs the job in the current environment (`environment`: the process's, with the worker's
+// SM_* variables). Returns the runner's exit code: 0, or 1 when a step failed (output/failure
+// says why).
+int RunScriptMode(const ScriptRunnerOptions& options,
+                  const std::map<std::string, std::string>& environment);
+
+// The environment of the user's process: `environment` plus the toolkit's variables for
+// `hyperparameters` (raw, as in hyperparameters.json), the code folder and the arguments.
+std::map<std::string, std::string> ToolkitEnvironment(
+    const std::map<std::string, std::string>& environment,
+    const std::map<std::string, std::string>& hyperparameters, const std::string& code_dir,
+    const std::vector<std::string>& user_args);
+
+}  // namespace amt::worker::script
+
+#endif  // AMT_WORKER_SCRIPT_RUNNER_SCRIPT_RUNNER_H_
