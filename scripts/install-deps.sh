@@ -19,6 +19,9 @@ PACKAGES=(
   python3-numpy python3-pandas python3-protobuf python3-importlib-metadata python3-packaging
   python3-platformdirs python3-tblib python3-tqdm python3-psutil python3-schema python3-yaml
   python3-jsonschema python3-attr python3-cloudpickle
+  # The built-in XGBoost algorithm (worker/script_runner/xgboost_algorithm.py) and real-model
+  # script-mode examples: Debian's xgboost 1.7 and scikit-learn 1.2, for /usr/bin/python3.
+  python3-xgboost python3-sklearn
 )
 
 missing=()

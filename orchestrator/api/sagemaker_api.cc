@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "orchestrator/validation/algorithms.h"
 #include "orchestrator/validation/validation.h"
 
 namespace amt::api {
@@ -76,7 +77,9 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse>
 SageMakerApi::CreateHyperParameterTuningJob(
     const v1::CreateHyperParameterTuningJobRequest& request) const {
   RETURN_IF_ERROR(validation::ValidateCreateHyperParameterTuningJob(request));
-  return loop_.Call([&] { return orchestrator_.CreateTuningJob(request); });
+  v1::CreateHyperParameterTuningJobRequest completed = request;
+  validation::AddBuiltInMetricDefinitions(completed);
+  return loop_.Call([&] { return orchestrator_.CreateTuningJob(completed); });
 }
 
 absl::StatusOr<v1::DescribeHyperParameterTuningJobResponse>
@@ -112,7 +115,9 @@ absl::StatusOr<v1::StopHyperParameterTuningJobResponse> SageMakerApi::StopHyperP
 absl::StatusOr<v1::CreateTrainingJobResponse> SageMakerApi::CreateTrainingJob(
     const v1::CreateTrainingJobRequest& request) const {
   RETURN_IF_ERROR(validation::ValidateCreateTrainingJob(request));
-  return loop_.Call([&] { return orchestrator_.CreateTrainingJob(request); });
+  v1::CreateTrainingJobRequest completed = request;
+  validation::AddBuiltInMetricDefinitions(completed);
+  return loop_.Call([&] { return orchestrator_.CreateTrainingJob(completed); });
 }
 
 absl::StatusOr<v1::DescribeTrainingJobResponse> SageMakerApi::DescribeTrainingJob(

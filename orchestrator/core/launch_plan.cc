@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "common/errors.h"
+#include "orchestrator/validation/algorithms.h"
 
 namespace amt::core {
 namespace {
@@ -48,30 +49,6 @@ absl::StatusOr<ImageMap> ParseImageMap(const std::string& json, const std::strin
   return map;
 }
 
-std::string FrameworkOfImage(const std::string& image) {
-  const size_t slash = image.find('/');
-  if (slash == std::string::npos) return "";
-  const std::string host = image.substr(0, slash);
-  if (host.find(".dkr.ecr.") == std::string::npos) return "";
-  std::string repository = image.substr(slash + 1);
-  repository = repository.substr(0, repository.find_first_of(":@"));
-  static const std::map<std::string, std::string> kFrameworks = {
-      {"sagemaker-scikit-learn", "sklearn"},
-      {"sagemaker-xgboost", "xgboost"},
-      {"xgboost", "xgboost"},
-      {"pytorch-training", "pytorch"},
-      {"sagemaker-pytorch", "pytorch"},
-      {"tensorflow-training", "tensorflow"},
-      {"sagemaker-tensorflow-scriptmode", "tensorflow"},
-      {"sagemaker-tensorflow", "tensorflow"},
-      {"huggingface-pytorch-training", "huggingface"},
-      {"huggingface-tensorflow-training", "huggingface"},
-      {"mxnet-training", "mxnet"},
-      {"sagemaker-mxnet", "mxnet"}};
-  const auto it = kFrameworks.find(repository);
-  return it == kFrameworks.end() ? "" : it->second;
-}
-
 std::string MapUri(const std::string& uri, const std::string& s3_root) {
   if (absl::StartsWith(uri, "s3://")) {
     return StripTrailingSlash(s3_root) + "/" + StripTrailingSlash(uri.substr(5));
@@ -90,7 +67,7 @@ absl::StatusOr<std::vector<std::string>> ResolveCommand(const v1::AlgorithmSpeci
     argv = it->second;
   } else if (!image.empty() && options.is_executable && options.is_executable(image)) {
     argv.push_back(image);
-  } else if (const std::string framework = FrameworkOfImage(image);
+  } else if (const std::string framework = validation::FrameworkOfImage(image);
              !framework.empty() && !options.script_runner.empty()) {
     const auto python = options.python_for_framework.find(framework);
     argv = {options.script_runner,

@@ -41,16 +41,9 @@ struct LaunchOptions {
 // s3://bucket/key -> <s3_root>/bucket/key; file:///x and plain paths are kept as they are.
 std::string MapUri(const std::string& uri, const std::string& s3_root);
 
-// The framework of a SageMaker framework image URI, as the SDK's image_uris.retrieve builds
-// them (<account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>:<tag>): "sklearn"
-// (sagemaker-scikit-learn), "xgboost" (sagemaker-xgboost, xgboost), "pytorch" (pytorch-training,
-// sagemaker-pytorch), "tensorflow" (tensorflow-training, sagemaker-tensorflow-scriptmode,
-// sagemaker-tensorflow), "huggingface" (huggingface-pytorch-training,
-// huggingface-tensorflow-training), "mxnet" (mxnet-training, sagemaker-mxnet); "" for any other.
-std::string FrameworkOfImage(const std::string& image);
-
 // argv for the job: the image map entry for TrainingImage (exact match), else TrainingImage
-// itself when it names an executable file, else, for a framework image (FrameworkOfImage), the
+// itself when it names an executable file, else, for a framework image
+// (validation::FrameworkOfImage), the
 // script runner: `<script_runner> --python <interpreter> --s3-root <s3_root> --framework <name>`.
 // ContainerEntrypoint replaces that command and ContainerArguments replace the default argument
 // `train`. InvalidArgument (a ClientError for the job) when the image cannot be resolved.

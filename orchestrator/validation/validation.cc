@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "common/errors.h"
 #include "common/status_macros.h"
+#include "orchestrator/validation/algorithms.h"
 #include "orchestrator/validation/member_constraints.h"
 #include "re2/re2.h"
 
@@ -403,6 +404,13 @@ absl::Status CheckTuningRules(const v1::CreateHyperParameterTuningJobRequest& r,
   bool objective_defined = false;
   for (const v1::MetricDefinition& metric : spec.metric_definitions()) {
     objective_defined = objective_defined || metric.name() == objective;
+  }
+  // A built-in algorithm's metrics are SageMaker's own (AddBuiltInMetricDefinitions).
+  if (spec.metric_definitions_size() == 0 &&
+      IsBuiltInXgboost(spec.training_image(), definition.static_hyper_parameters())) {
+    for (const v1::MetricDefinition& metric : BuiltInXgboostMetricDefinitions()) {
+      objective_defined = objective_defined || metric.name() == objective;
+    }
   }
   if (!objective_defined) return ValidationError(kMetricRequired);
   const bool resource_config = definition.has_resource_config();

@@ -56,7 +56,9 @@ class Amtd:
         self.process = subprocess.Popen(
             [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
              os.path.join(work, "data"), "--image-map", image_map, "--slots", "4",
-             "--time-scale", "0.01", "--spot-seed", "3", "--spot-mean-seconds", "300"],
+             "--time-scale", "0.01", "--spot-seed", "3", "--spot-mean-seconds", "300",
+             # Debian's python3-xgboost is /usr/bin/python3's (the built-in XGBoost algorithm).
+             "--python", "xgboost=/usr/bin/python3"],
             stdout=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
         if "http://" not in line:
@@ -302,6 +304,64 @@ class SdkCompatTest(unittest.TestCase):
                          r'^AlgorithmError: ExecuteUserScriptError:\nExitCode 1\nErrorMessage '
                          r'"raise ValueError\("boom: bad value"\)\n ValueError: boom: bad value"'
                          r'\nCommand "\S*python3\S* train.py"')
+
+
+    def test_9_builtin_xgboost_tuned_on_validation_auc(self):
+        # AWS's canonical AMT example's shape: the built-in XGBoost algorithm (no entry point),
+        # CSV with the label first, objective validation:auc and no metric definitions: the
+        # algorithm's own, which SageMaker (and amtd) supply.
+        from sagemaker import image_uris
+        from sagemaker.estimator import Estimator
+        from sagemaker.inputs import TrainingInput
+        from sagemaker.tuner import (ContinuousParameter, HyperbandStrategyConfig,
+                                     HyperparameterTuner, IntegerParameter, StrategyConfig)
+        import random
+        rng = random.Random(7)
+        folder = os.path.join(self.work.name, "xgb-data")
+        for channel, rows in (("train", 300), ("validation", 100)):
+            os.makedirs(os.path.join(folder, channel), exist_ok=True)
+            with open(os.path.join(folder, channel, "data.csv"), "w") as f:
+                for _ in range(rows):
+                    x1, x2 = rng.random(), rng.random()
+                    label = 1 if x1 + 0.3 * x2 + rng.gauss(0, 0.15) > 0.65 else 0
+                    f.write("%d,%.4f,%.4f\n" % (label, x1, x2))
+        inputs = {c: TrainingInput(self.session.upload_data(os.path.join(folder, c),
+                                                            key_prefix="xgb/" + c),
+                                   content_type="text/csv")
+                  for c in ("train", "validation")}
+        image = image_uris.retrieve("xgboost", "us-east-1", "1.7-1")
+        estimator = Estimator(image_uri=image, role=ROLE, instance_count=1,
+                              instance_type="ml.m5.large",
+                              output_path="s3://%s/xgb-output" % BUCKET,
+                              hyperparameters={"objective": "binary:logistic", "num_round": 20},
+                              sagemaker_session=self.session)
+        tuner = HyperparameterTuner(
+            estimator, "validation:auc",
+            {"eta": ContinuousParameter(0.05, 0.5), "max_depth": IntegerParameter(1, 5)},
+            objective_type="Maximize", strategy="Hyperband", max_jobs=4, max_parallel_jobs=2,
+            # num_round is not one of the names SageMaker infers MaxResource from: say it.
+            strategy_config=StrategyConfig(HyperbandStrategyConfig(min_resource=1,
+                                                                   max_resource=20)),
+            base_tuning_job_name="sdk-xgb")
+        tuner.fit(inputs, wait=True)
+        self.assertEqual(tuner.describe()["HyperParameterTuningJobStatus"], "Completed")
+        best = tuner.describe()["BestTrainingJob"]
+        objective = best["FinalHyperParameterTuningJobObjectiveMetric"]
+        self.assertEqual(objective["MetricName"], "validation:auc")
+        self.assertGreater(objective["Value"], 0.8)
+        job = self.session.sagemaker_client.describe_training_job(
+            TrainingJobName=best["TrainingJobName"])
+        names = [m["Name"] for m in job["AlgorithmSpecification"]["MetricDefinitions"]]
+        self.assertIn("validation:auc", names)
+        self.assertIn("ObjectiveMetric", names)
+        artifact = job["ModelArtifacts"]["S3ModelArtifacts"]
+        bucket, key = artifact[len("s3://"):].split("/", 1)
+        body = self.session.boto_session.client("s3").get_object(Bucket=bucket, Key=key)["Body"]
+        import tarfile
+        with tarfile.open(fileobj=io.BytesIO(body.read()), mode="r:gz") as tar:
+            self.assertIn("xgboost-model", [m.name.lstrip("./") for m in tar.getmembers()])
+        print("built-in XGBoost: best validation:auc %.4f (%s)" % (
+            objective["Value"], best["TrainingJobName"]))
 
 
 # A training script as SageMaker users write them: argparse hyperparameters, SM_* variables, a

@@ -3,8 +3,10 @@
 //   amt-script-runner --python PY --s3-root DIR --framework NAME train
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
+#include <system_error>
 
 #include "CLI/CLI.hpp"
 #include "worker/script_runner/script_runner.h"
@@ -30,6 +32,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.install_requirements = !no_requirements;
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  options.xgboost_algorithm = (self.parent_path() / "amt-xgboost-algorithm.py").string();
   std::map<std::string, std::string> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string text = *entry;

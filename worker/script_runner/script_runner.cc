@@ -348,10 +348,14 @@ int RunScriptMode(const ScriptRunnerOptions& options,
   const std::string program = program_json.is_string() ? program_json.get<std::string>() : "";
   if (hyperparameters.count("sagemaker_program") == 0 || program.empty()) {
     if (options.framework == "xgboost") {
-      return fail(
-          "ClientError: the built-in XGBoost algorithm (the sagemaker-xgboost image without an "
-          "entry point) is not served by amt-local yet; give the estimator an entry_point "
-          "(script mode), or map the image to a trainer of your own (amtd --image-map)");
+      // The built-in algorithm: its own program, in the job folder, with the job's variables.
+      const std::vector<std::string> command = {options.python, options.xgboost_algorithm};
+      Say("amt-script-runner: the built-in XGBoost algorithm: " + command[0] + " " + command[1]);
+      const Outcome ran = RunProcess(command, job_dir, environment);
+      if (ran.exit_code == 0) return 0;
+      return fail(toolkit::ProcessErrorMessage("ExecuteUserScriptError", ran.exit_code,
+                                               toolkit::ErrorMessageFromOutput(ran.stderr_tail),
+                                               command));
     }
     return fail("ClientError: the job has no sagemaker_program hyperparameter: amt-local runs " +
                 (options.framework.empty() ? std::string("framework") : options.framework) +

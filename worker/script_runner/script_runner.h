@@ -21,6 +21,8 @@
 //     "ExecuteUserScriptError:\nExitCode 1\nErrorMessage \"<from stderr>\"\nCommand \"...\""
 //     (InstallRequirementsError, InstallModuleError for pip), and exits 1; amtd shows it as
 //     "AlgorithmError: ...". On success it writes an empty output/success and exits 0.
+// A job of the XGBoost image without sagemaker_program is the built-in XGBoost algorithm: the
+// runner runs `<python> <xgboost_algorithm>` instead (xgboost_algorithm.py).
 // The script's standard output and error pass through (they are the job's log); the error is
 // also kept to build ErrorMessage, which is captured for every framework (the PyTorch
 // container's behaviour; the scikit-learn one leaves it empty).
@@ -38,6 +40,10 @@ struct ScriptRunnerOptions {
   std::string s3_root;             // s3://bucket/key is <s3_root>/bucket/key
   std::string framework;           // "sklearn", "xgboost", "pytorch", ... (messages only)
   bool install_requirements = true;
+  // The built-in XGBoost algorithm (xgboost_algorithm.py, installed next to the runner as
+  // amt-xgboost-algorithm.py): run with `python` for an XGBoost image's job without an entry
+  // point.
+  std::string xgboost_algorithm;
 };
 
 // Runs the job in the current environment (`environment`: the process's, with the worker's

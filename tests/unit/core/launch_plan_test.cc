@@ -56,27 +56,6 @@ TEST(ResolveCommand, UnknownImageIsInvalidArgument) {
               ::testing::StartsWith("Cannot run the training image 'nope:1'"));
 }
 
-TEST(FrameworkOfImage, ReadsTheSdksFrameworkImageUris) {
-  EXPECT_EQ(FrameworkOfImage("683313688378.dkr.ecr.us-east-1.amazonaws.com/"
-                             "sagemaker-scikit-learn:1.2-1-cpu-py3"),
-            "sklearn");
-  EXPECT_EQ(
-      FrameworkOfImage("683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-xgboost:1.7-1"),
-      "xgboost");
-  EXPECT_EQ(FrameworkOfImage("763104351884.dkr.ecr.eu-west-1.amazonaws.com/"
-                             "pytorch-training:2.1-cpu-py310"),
-            "pytorch");
-  EXPECT_EQ(FrameworkOfImage("727897471807.dkr.ecr.cn-north-1.amazonaws.com.cn/"
-                             "tensorflow-training:2.13-cpu-py310"),
-            "tensorflow");
-  EXPECT_EQ(FrameworkOfImage("763104351884.dkr.ecr.us-east-1.amazonaws.com/"
-                             "huggingface-pytorch-training@sha256:abc"),
-            "huggingface");
-  EXPECT_EQ(FrameworkOfImage("123.dkr.ecr.us-east-1.amazonaws.com/my-own-trainer:1"), "");
-  EXPECT_EQ(FrameworkOfImage("sagemaker-scikit-learn:1.2-1"), "");  // not an ECR URI
-  EXPECT_EQ(FrameworkOfImage("/usr/bin/python3"), "");
-}
-
 TEST(ResolveCommand, RunsFrameworkImagesWithTheScriptRunner) {
   LaunchOptions options;
   options.s3_root = "/data/s3";

@@ -159,12 +159,49 @@ TEST_F(ScriptRunnerTest, MissingOrUnsafeCodeIsAClientError) {
   Sources({{"other.py", ""}});
   EXPECT_EQ(RunScriptMode(options_, env_), 1);
   EXPECT_THAT(Failure(), HasSubstr("the entry point train.py is not in the job's code"));
+}
 
-  fs::remove(job_ / "output/failure");
-  WriteFile(job_ / "input/config/hyperparameters.json", R"({"epochs": "1"})");
-  options_.framework = "xgboost";
+// The built-in XGBoost algorithm runs with Debian's python3-xgboost (scripts/install-deps.sh).
+class BuiltInXgboostTest : public ScriptRunnerTest {
+ protected:
+  void SetUp() override {
+    ScriptRunnerTest::SetUp();
+    options_.framework = "xgboost";
+    options_.python = "/usr/bin/python3";
+    options_.xgboost_algorithm = AMT_XGBOOST_ALGORITHM;
+    WriteFile(job_ / "input/config/inputdataconfig.json",
+              R"({"train": {"ContentType": "text/csv"}, "validation": {"ContentType": "csv"}})");
+    std::string train;
+    std::string validation;
+    for (int i = 0; i < 200; ++i) {
+      const double x = (i % 50) / 10.0;
+      const std::string row = std::string(x > 2.4 ? "1" : "0") + "," + std::to_string(x) + "," +
+                              std::to_string((i * 7) % 11) + "\n";
+      (i % 4 == 0 ? validation : train) += row;
+    }
+    WriteFile(job_ / "input/data/train/part.csv", train);
+    fs::create_directories(job_ / "input/data/validation");
+    WriteFile(job_ / "input/data/validation/part.csv", validation);
+    env_["SM_CHANNEL_VALIDATION"] = (job_ / "input/data/validation").string();
+  }
+};
+
+TEST_F(BuiltInXgboostTest, TrainsFromCsvChannelsAndWritesXgboostModel) {
+  WriteFile(job_ / "input/config/hyperparameters.json",
+            R"({"num_round": "5", "objective": "binary:logistic", "max_depth": "2",
+                "_tuning_objective_metric": "validation:auc"})");
+  ASSERT_EQ(RunScriptMode(options_, env_), 0) << Failure();
+  EXPECT_GT(fs::file_size(job_ / "model/xgboost-model"), 0u);
+}
+
+TEST_F(BuiltInXgboostTest, UnknownHyperparametersGetTheContainersError) {
+  WriteFile(job_ / "input/config/hyperparameters.json", R"({"num_round": "2", "epochs": "1"})");
   EXPECT_EQ(RunScriptMode(options_, env_), 1);
-  EXPECT_THAT(Failure(), HasSubstr("built-in XGBoost algorithm"));
+  EXPECT_EQ(Failure(), "ClientError: Extraneous hyperparameter found: epochs");
+  fs::remove(job_ / "output/failure");
+  WriteFile(job_ / "input/config/hyperparameters.json", R"({"max_depth": "2"})");
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_EQ(Failure(), "ClientError: Missing required hyperparameter: num_round");
 }
 
 }  // namespace
