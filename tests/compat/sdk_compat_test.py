@@ -20,6 +20,7 @@ import collections
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -58,7 +59,7 @@ class Amtd:
              os.path.join(work, "data"), "--image-map", image_map, "--slots", "4",
              "--time-scale", "0.01", "--spot-seed", "3", "--spot-mean-seconds", "300",
              # Debian's python3-xgboost is /usr/bin/python3's (the built-in XGBoost algorithm).
-             "--python", "xgboost=/usr/bin/python3"],
+             "--python", "xgboost=/usr/bin/python3", "--python", "sklearn=/usr/bin/python3"],
             stdout=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
         if "http://" not in line:
@@ -216,22 +217,36 @@ class SdkCompatTest(unittest.TestCase):
         self.assertEqual(frame["timestamp"].iloc[0], 0.0)
         self.assertTrue(((frame["value"] > 0) & (frame["value"] < 10)).all(), frame)
 
-    def test_6_the_sdk_example_runs_as_written(self):
-        # examples/sdk/tune.py, run as a user runs it: its own process, the environment only.
-        # The same imports as this test's (import_sdk): the SDK first, Debian's packages last.
+    def run_example(self, name):
+        """examples/sdk/<name>, run as a user runs it: its own process, the environment only, the
+        same imports as this test's (import_sdk): the SDK first, Debian's packages last."""
         bootstrap = ("import runpy, sys; sys.path.insert(0, %r); "
                      "sys.path.append('/usr/lib/python3/dist-packages'); "
                      "runpy.run_path(%r, run_name='__main__')" % (
-                         ARGS.sdk, os.path.join(ARGS.source_dir, "examples", "sdk", "tune.py")))
+                         ARGS.sdk, os.path.join(ARGS.source_dir, "examples", "sdk", name)))
+        started = time.monotonic()
         result = subprocess.run([sys.executable, "-c", bootstrap], env=dict(os.environ),
                                 capture_output=True, text=True, timeout=300)
         self.assertEqual(result.returncode, 0, result.stderr[-3000:])
-        self.assertIn("training data: s3://amt-local-sdk/sdk-example/train", result.stdout)
-        self.assertRegex(result.stdout, r"best training job: sdk-example-\S+")
-        self.assertRegex(result.stdout, r"model: s3://amt-local-sdk/output/sdk-example-\S+/output/"
-                                        r"model.tar.gz \d+ bytes")
-        print(result.stdout)
+        print("%s (%.1f s):\n%s" % (name, time.monotonic() - started, result.stdout))
+        return result.stdout
 
+    def test_6_the_sdk_example_runs_as_written(self):
+        out = self.run_example("tune.py")
+        self.assertIn("training data: s3://amt-local-sdk/sdk-example/train", out)
+        self.assertRegex(out, r"best training job: sdk-example-\S+")
+        self.assertRegex(out, r"model: s3://amt-local-sdk/output/sdk-example-\S+/output/"
+                              r"model.tar.gz \d+ bytes")
+
+    def test_10_the_script_mode_examples_run_as_written(self):
+        out = self.run_example("sklearn_tuning.py")
+        match = re.search(r"best training job: sklearn-example-\S+ val_loss ([0-9.]+)", out)
+        self.assertIsNotNone(match, out)
+        self.assertLess(float(match.group(1)), 0.5)
+        out = self.run_example("xgboost_builtin_tuning.py")
+        match = re.search(r"best training job: xgb-example-\S+ validation:auc ([0-9.]+)", out)
+        self.assertIsNotNone(match, out)
+        self.assertGreater(float(match.group(1)), 0.95)
 
     def write_source(self, name, train_py, files=None):
         source = os.path.join(self.work.name, name)
