@@ -8,39 +8,13 @@
 
 #include "common/text.h"
 #include "orchestrator/auth/auth_errors.h"
+#include "orchestrator/gateway/request_parts.h"
 #include "orchestrator/gateway/xml.h"
 
 namespace amt::gateway::query {
 namespace {
 
 namespace text = ::amt::auth::text;  // common/text.h
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string Decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
-      out.push_back(' ');
-    } else if (text[i] == '%' && i + 2 < text.size() && HexDigit(text[i + 1]) >= 0 &&
-               HexDigit(text[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(HexDigit(text[i + 1]) * 16 + HexDigit(text[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(text[i]);
-    }
-  }
-  return out;
-}
-
-// The path of a request-target, without its query.
-std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
 
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
 int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
@@ -85,6 +59,11 @@ bool Expect(std::string_view text, size_t* at, char c) {
   return true;
 }
 
+// A name or value of a form: '+' a space, %XX decoded, a bad escape kept as it is.
+std::string DecodeFormPart(std::string_view text) {
+  return *PercentDecode(text, /*plus_is_space=*/true, BadEscape::kKeep);
+}
+
 }  // namespace
 
 Form ParseForm(std::string_view body) {
@@ -92,9 +71,9 @@ Form ParseForm(std::string_view body) {
   for (std::string_view pair : text::Split(body, "&", /*skip_empty=*/true)) {
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos) {
-      form.emplace_back(Decode(pair), "");
+      form.emplace_back(DecodeFormPart(pair), "");
     } else {
-      form.emplace_back(Decode(pair.substr(0, eq)), Decode(pair.substr(eq + 1)));
+      form.emplace_back(DecodeFormPart(pair.substr(0, eq)), DecodeFormPart(pair.substr(eq + 1)));
     }
   }
   return form;
@@ -139,7 +118,7 @@ bool IsFormContentType(const HttpRequest& request) {
 
 bool IsQueryRequest(const HttpRequest& request, std::string_view service,
                     std::string_view version) {
-  if (request.method != "POST" || PathOf(request.target) != "/") return false;
+  if (request.method != "POST" || SplitTarget(request.target).first != "/") return false;
   if (const std::optional<std::string> scope = ScopeService(request)) return *scope == service;
   if (!IsFormContentType(request)) return false;
   const Form form = ParseForm(request.body);

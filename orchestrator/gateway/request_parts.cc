@@ -16,16 +16,20 @@ int HexValue(char c) {
 
 }  // namespace
 
-std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
+std::optional<std::string> PercentDecode(std::string_view text, bool plus_is_space,
+                                         BadEscape bad_escape) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '%') {
-      if (i + 2 >= text.size()) return std::nullopt;
-      const int high = HexValue(text[i + 1]);
-      const int low = HexValue(text[i + 2]);
-      if (high < 0 || low < 0) return std::nullopt;
+      const int high = i + 2 < text.size() ? HexValue(text[i + 1]) : -1;
+      const int low = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
+      if (high < 0 || low < 0) {
+        if (bad_escape == BadEscape::kRefuse) return std::nullopt;
+        out.push_back(c);
+        continue;
+      }
       out.push_back(static_cast<char>(high * 16 + low));
       i += 2;
     } else if (c == '+' && plus_is_space) {

@@ -16,6 +16,8 @@ TEST(PercentDecodeTest, DecodesEscapesAndRefusesBadOnes) {
   EXPECT_EQ(PercentDecode("100%", false), std::nullopt);
   EXPECT_EQ(PercentDecode("%2", false), std::nullopt);
   EXPECT_EQ(PercentDecode("%zz", false), std::nullopt);
+  // Forms keep a bad escape as it is, as AWS's front ends do.
+  EXPECT_EQ(PercentDecode("100%+a%2", true, BadEscape::kKeep), "100% a%2");
 }
 
 TEST(ParseQueryTest, KeepsOrderAndValuelessNames) {
