@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -202,6 +203,19 @@ std::string ShellQuote(const std::string& text) {
   return out + "'";
 }
 
+// Whether `program` names an executable file: itself when it holds a '/', else in `path`.
+bool FindsExecutable(const std::string& program, const std::string& path) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t end = std::min(path.find(':', start), path.size());
+    const std::string dir = end > start ? path.substr(start, end - start) : ".";
+    if (::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 std::string ModuleName(const std::string& program) {
   return program.ends_with(".py") ? program.substr(0, program.size() - 3) : program;
 }
@@ -330,6 +344,13 @@ int RunScriptMode(const ScriptRunnerOptions& options,
     WriteFailure(environment, text);
     return 1;
   };
+  if (!FindsExecutable(options.python, Get(environment, "PATH"))) {
+    const std::string framework = options.framework.empty() ? "FRAMEWORK" : options.framework;
+    return fail("ClientError: the Python interpreter for " + framework + " images, " +
+                options.python +
+                ", is not an executable file (nor found in PATH): give amtd --python " + framework +
+                "=/path/to/bin/python");
+  }
   const fs::path config_dir = Get(environment, "SM_INPUT_CONFIG_DIR");
   const std::string job_dir = Get(environment, "AMT_JOB_DIR", fs::current_path().string());
   const std::optional<std::string> hps_text = ReadText(config_dir / "hyperparameters.json");

@@ -161,6 +161,16 @@ TEST_F(ScriptRunnerTest, MissingOrUnsafeCodeIsAClientError) {
   EXPECT_THAT(Failure(), HasSubstr("the entry point train.py is not in the job's code"));
 }
 
+TEST_F(ScriptRunnerTest, AnInterpreterThatDoesNotExistIsNamed) {
+  Sources({{"train.py", ""}});
+  Hyperparameters({});
+  options_.python = "/no/such/python3";
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_EQ(Failure(),
+            "ClientError: the Python interpreter for sklearn images, /no/such/python3, is not an "
+            "executable file (nor found in PATH): give amtd --python sklearn=/path/to/bin/python");
+}
+
 // The built-in XGBoost algorithm runs with Debian's python3-xgboost (scripts/install-deps.sh).
 class BuiltInXgboostTest : public ScriptRunnerTest {
  protected:
