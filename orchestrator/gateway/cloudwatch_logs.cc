@@ -380,13 +380,7 @@ class Operations {
     const auto limit = in.Integer("limit", &refusal);
     const auto token = in.String("nextToken", &refusal);
     if (refusal) return *refusal;
-    const std::string group_name = group       ? *group
-                                   : group_arn ? GroupOfIdentifier(*group_arn)
-                                               : std::string();
-    if (group_name.empty()) {
-      return InvalidParameter("Either logGroupName or logGroupIdentifier must be specified.");
-    }
-    if (group_name != kTrainingJobsLogGroup) return NoGroup();
+    if (auto refused = CheckGroup(group, group_arn)) return *refused;
     if (names && prefix) {
       return InvalidParameter("logStreamNames and logStreamNamePrefix cannot both be specified.");
     }
@@ -471,13 +465,7 @@ class Operations {
     const auto limit = in.Integer("limit", &refusal);
     const auto token = in.String("nextToken", &refusal);
     if (refusal) return *refusal;
-    const std::string group_name = group       ? *group
-                                   : group_arn ? GroupOfIdentifier(*group_arn)
-                                               : std::string();
-    if (group_name.empty()) {
-      return InvalidParameter("Either logGroupName or logGroupIdentifier must be specified.");
-    }
-    if (group_name != kTrainingJobsLogGroup) return NoGroup();
+    if (auto refused = CheckGroup(group, group_arn)) return *refused;
     if (order_by && *order_by != "LogStreamName" && *order_by != "LastEventTime") {
       return InvalidParameter("1 validation error detected: Value '" + *order_by +
                               "' at 'orderBy' failed to satisfy constraint: Member must satisfy "
@@ -522,6 +510,19 @@ class Operations {
   }
 
  private:
+  // The group a request names (logGroupName, else logGroupIdentifier) must be the training
+  // jobs' one.
+  static std::optional<Refusal> CheckGroup(const std::optional<std::string>& group,
+                                           const std::optional<std::string>& group_arn) {
+    const std::string group_name = group       ? *group
+                                   : group_arn ? GroupOfIdentifier(*group_arn)
+                                               : std::string();
+    if (group_name.empty()) {
+      return InvalidParameter("Either logGroupName or logGroupIdentifier must be specified.");
+    }
+    if (group_name != kTrainingJobsLogGroup) return NoGroup();
+    return std::nullopt;
+  }
   static Refusal NoGroup() {
     return {400, "ResourceNotFoundException", "The specified log group does not exist."};
   }
