@@ -15,14 +15,24 @@ sagemaker_program; see TOOLKIT.md section 7 for the container's rules it follows
   as #011, which the built-in metric definitions match); eval_metric is the hyperparameter's
   list plus the metric of _tuning_objective_metric (validation:auc -> auc);
   early_stopping_rounds stops on the last metric of the validation set.
-- Model: SM_MODEL_DIR/xgboost-model.
+- Model: SM_MODEL_DIR/xgboost-model. A stop (SIGTERM: StopTrainingJob, early stopping,
+  Hyperband) ends training after the round under way and the model is saved, so a Stopped job
+  has its model.tar.gz, as SageMaker uploads a stopped job's model.
 - A failure writes SM_OUTPUT_DIR/failure and exits 1.
 """
 
 import glob
 import json
 import os
+import signal
 import sys
+
+STOP_REQUESTED = False
+
+
+def on_sigterm(signum, frame):
+    global STOP_REQUESTED
+    STOP_REQUESTED = True
 
 INT = "int"
 FLOAT = "float"
@@ -126,6 +136,7 @@ def load(xgb, folder, kind):
 
 
 def main():
+    signal.signal(signal.SIGTERM, on_sigterm)
     config_dir = os.environ.get("SM_INPUT_CONFIG_DIR", "/opt/ml/input/config")
     try:
         import xgboost as xgb
@@ -153,9 +164,13 @@ def main():
         params = {k: v for k, v in values.items() if k not in NOT_PARAMS}
         if metrics:
             params["eval_metric"] = sorted(set(metrics))
+        class StopOnSigterm(xgb.callback.TrainingCallback):
+            def after_iteration(self, model, epoch, evals_log):
+                return STOP_REQUESTED  # True ends training; the model is still saved
+
         booster = xgb.train(params, train, num_boost_round=values["num_round"], evals=watchlist,
                             early_stopping_rounds=values.get("early_stopping_rounds"),
-                            verbose_eval=True)
+                            verbose_eval=True, callbacks=[StopOnSigterm()])
     except UserError as error:
         fail("ClientError: %s" % error)
     except xgb.core.XGBoostError as error:
