@@ -183,6 +183,10 @@ void AddStoreFlags(CLI::App& app, Flags& flags) {
          "full: every acknowledged change is fsynced (survives power loss); normal: "
          "survives kill -9 of amtd only (no fsync per commit; on a fast disk it gains little)")
       ->capture_default_str();
+  app.add_option("--max-unsaved-log-bytes", flags.options.orchestrator.max_unsaved_log_bytes,
+                 "While the state store fails, log lines kept in memory at most (bytes); past "
+                 "that the workers keep their reports until the store accepts writes again")
+      ->capture_default_str();
   app.add_option("--region", flags.options.orchestrator.arn.region, "Region written into ARNs")
       ->capture_default_str();
   app.add_option("--account", flags.options.orchestrator.arn.account,

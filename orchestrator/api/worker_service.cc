@@ -18,8 +18,9 @@ constexpr std::ptrdiff_t kMaxReportsInFlight = 4;
 // The orchestrator's handle on one worker stream: Send queues, a writer thread drains.
 class StreamLink final : public core::WorkerLink {
  public:
-  explicit StreamLink(grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream)
-      : stream_(stream), writer_([this] { WriteLoop(); }) {}
+  StreamLink(grpc::ServerContext* context,
+             grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream)
+      : context_(context), stream_(stream), writer_([this] { WriteLoop(); }) {}
 
   ~StreamLink() override { Close(); }
 
@@ -28,6 +29,13 @@ class StreamLink final : public core::WorkerLink {
     if (closed_) return;
     queue_.push_back(message);
     cv_.notify_one();
+  }
+
+  // Cancels the call: the handler's Read fails, the handler ends and the worker reconnects. The
+  // context is only touched while the handler has not closed the link (it outlives the call).
+  void Drop() override {
+    std::lock_guard lock(mu_);
+    if (!closed_) context_->TryCancel();
   }
 
   // Stops the writer; later Sends are dropped (the worker re-reports on reconnect). Idempotent;
@@ -56,6 +64,7 @@ class StreamLink final : public core::WorkerLink {
     }
   }
 
+  grpc::ServerContext* context_;
   grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -77,7 +86,7 @@ grpc::Status WorkerServiceImpl::Connect(
                         "the first message must be WorkerHello");
   }
   const std::string worker_id = first.hello().worker_id();
-  auto link = std::make_shared<StreamLink>(stream);
+  auto link = std::make_shared<StreamLink>(context, stream);
   loop_.Post([this, hello = first.hello(), link] { orchestrator_.OnWorkerConnected(hello, link); });
   // At most kMaxReportsInFlight reports of this stream wait for the loop: past that the handler
   // stops reading, so gRPC's flow control holds a flooding worker back instead of the loop's

@@ -118,6 +118,16 @@ void Orchestrator::Unsubscribe(uint64_t id) { listeners_.erase(id); }
 
 // ---------------------------------------------------------------- persistence
 
+namespace {
+
+size_t TextBytes(const std::vector<store::LogEntry>& logs) {
+  size_t bytes = 0;
+  for (const auto& entry : logs) bytes += entry.message.size();
+  return bytes;
+}
+
+}  // namespace
+
 absl::Status Orchestrator::Persist(const v1::TrainingJobRecord& job,
                                    std::vector<store::LogEntry> logs,
                                    std::vector<v1::MetricPoint> points) {
@@ -125,6 +135,7 @@ absl::Status Orchestrator::Persist(const v1::TrainingJobRecord& job,
   if (auto it = unsaved_training_.find(key); it != unsaved_training_.end()) {
     // Earlier lines are still unwritten: keep the order, write them all at the next retry.
     auto& u = it->second;
+    unsaved_log_bytes_ += TextBytes(logs);
     u.logs.insert(u.logs.end(), logs.begin(), logs.end());
     u.points.insert(u.points.end(), points.begin(), points.end());
     return ServiceUnavailableError("state not written yet: the store is failing");
@@ -133,6 +144,7 @@ absl::Status Orchestrator::Persist(const v1::TrainingJobRecord& job,
                             ? store_.PutTrainingJob(job)
                             : store_.CommitTrainingJobProgress(job, logs, points);
   if (!status.ok()) {
+    unsaved_log_bytes_ += TextBytes(logs);
     unsaved_training_[key] = Unsaved{std::move(logs), std::move(points)};
     OnStoreFailure(status);
   }
@@ -182,6 +194,7 @@ void Orchestrator::RetryUnsaved() {
   for (auto it = unsaved_training_.begin(); it != unsaved_training_.end();) {
     const auto& record = training_.at(it->first);
     if (!store_.CommitTrainingJobProgress(record, it->second.logs, it->second.points).ok()) break;
+    unsaved_log_bytes_ -= TextBytes(it->second.logs);
     it = unsaved_training_.erase(it);
   }
   if (!unsaved_tuning_.empty() || !unsaved_training_.empty()) {
@@ -192,6 +205,9 @@ void Orchestrator::RetryUnsaved() {
   store_failing_ = false;
   if (options_.log) options_.log("the state store accepts writes again; amtd carries on");
   workers_.AckApplied();
+  // Held-back reports wait on their workers: a new connection replays them in order. Until its
+  // disconnect arrives, a dropped connection's reports still in flight are held back too.
+  for (const auto& [link, worker_id] : held_links_) workers_.Drop(worker_id, link);
   Schedule();
   Notify("", "");
 }

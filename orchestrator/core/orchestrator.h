@@ -74,6 +74,10 @@ struct OrchestratorOptions {
   uint64_t spot_seed = 0;
   // While the store fails, unsaved state is written again every this many seconds (not scaled).
   double store_retry_seconds = 1;
+  // While the store fails, log lines are kept in memory up to this many bytes; past that the
+  // workers' reports are held back on the workers (not applied, not acknowledged) and replayed
+  // once the store accepts writes again, so amtd's memory stays bounded however long it fails.
+  size_t max_unsaved_log_bytes = 64 << 20;
   // Where the orchestrator reports what an operator must know (store failures and recovery);
   // dropped when empty.
   std::function<void(const std::string&)> log;
@@ -152,6 +156,12 @@ class Orchestrator {
   void OnJobStarted(const v1::JobStarted& started);
   void OnLogs(const v1::LogBatch& batch);
   void OnJobExited(const v1::JobExited& exited);
+  // Whether `report` waits on its worker instead of being applied: the store fails and the
+  // unsaved log lines have reached max_unsaved_log_bytes, or an earlier report of `link` waits
+  // (the order of a connection's reports is kept). Its connection is dropped when the store
+  // recovers, and the worker replays what it has no Ack for.
+  bool HoldBack(const std::string& worker_id, const WorkerLink* link,
+                const v1::WorkerMessage& report);
 
   // What the loop keeps per training job besides its record. Its timers are cancelled with it.
   struct JobRuntime {
@@ -255,6 +265,9 @@ class Orchestrator {
   // Persistence: what is not written yet (keys), and whether the store is failing.
   std::set<std::string> unsaved_tuning_;
   std::map<std::string, Unsaved> unsaved_training_;
+  size_t unsaved_log_bytes_ = 0;  // the text of the log lines in unsaved_training_
+  // Connections whose reports are held back (HoldBack), with their worker ids, until they end.
+  std::map<const WorkerLink*, std::string> held_links_;
   bool store_failing_ = false;
   ScopedTimer store_retry_timer_;
 

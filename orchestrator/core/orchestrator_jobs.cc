@@ -363,6 +363,7 @@ void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
 }
 
 void Orchestrator::OnWorkerDisconnected(const std::string& worker_id, const WorkerLink* link) {
+  held_links_.erase(link);
   const auto jobs = workers_.Disconnect(worker_id, link);
   if (!jobs.has_value()) return;
   for (const auto& key : *jobs) {
@@ -374,6 +375,7 @@ void Orchestrator::OnWorkerDisconnected(const std::string& worker_id, const Work
 
 void Orchestrator::OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
                                   const v1::WorkerMessage& report) {
+  if (HoldBack(worker_id, link, report)) return;
   switch (report.body_case()) {
     case v1::WorkerMessage::kStarted:
       OnJobStarted(report.started());
@@ -389,6 +391,22 @@ void Orchestrator::OnWorkerReport(const std::string& worker_id, const WorkerLink
   }
   workers_.Applied(worker_id, link, report.seq());
   if (!store_failing_) workers_.AckApplied();
+}
+
+bool Orchestrator::HoldBack(const std::string& worker_id, const WorkerLink* link,
+                            const v1::WorkerMessage& report) {
+  if (held_links_.count(link) > 0) return true;
+  if (!store_failing_ || !report.has_logs() ||
+      unsaved_log_bytes_ < options_.max_unsaved_log_bytes) {
+    return false;
+  }
+  held_links_.emplace(link, worker_id);
+  if (options_.log) {
+    options_.log("the store still fails and " + std::to_string(unsaved_log_bytes_) +
+                 " bytes of log lines wait to be written (--max-unsaved-log-bytes): worker " +
+                 worker_id + "'s reports wait on the worker until the store accepts writes");
+  }
+  return true;
 }
 
 void Orchestrator::OnJobStarted(const v1::JobStarted& started) {

@@ -65,6 +65,11 @@ bool WorkerPool::Runs(const std::string& id, const std::string& key) const {
   return it != workers_.end() && it->second.jobs.count(key) > 0;
 }
 
+void WorkerPool::Drop(const std::string& id, const WorkerLink* link) {
+  auto it = workers_.find(id);
+  if (it != workers_.end() && it->second.link.get() == link) it->second.link->Drop();
+}
+
 bool WorkerPool::Send(const std::string& id, const v1::OrchestratorMessage& message) {
   auto it = workers_.find(id);
   if (it == workers_.end()) return false;

@@ -20,6 +20,9 @@ class WorkerLink {
  public:
   virtual ~WorkerLink() = default;
   virtual void Send(const v1::OrchestratorMessage& message) = 0;
+  // Ends the connection from amtd's side: the worker sees its stream break, reconnects and
+  // replays, in order, every report it has no Ack for. Must not block; a no-op once closed.
+  virtual void Drop() = 0;
 };
 
 class WorkerPool {
@@ -45,6 +48,8 @@ class WorkerPool {
   // Sends every worker an Ack for the reports applied since its last Ack. Call when what they
   // changed is saved.
   void AckApplied();
+  // Drops `id`'s connection when `link` is still it (WorkerLink::Drop); else nothing.
+  void Drop(const std::string& id, const WorkerLink* link);
   // Hands `message` to `id`'s link; false when `id` is not connected.
   bool Send(const std::string& id, const v1::OrchestratorMessage& message);
 

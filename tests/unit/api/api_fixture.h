@@ -35,7 +35,9 @@ class NeverTimers final : public core::Timers {
 class RecordingWorkerLink final : public core::WorkerLink {
  public:
   void Send(const v1::OrchestratorMessage& message) override { sent.push_back(message); }
+  void Drop() override { ++drops; }
   std::vector<v1::OrchestratorMessage> sent;
+  int drops = 0;
 };
 
 // A CreateTrainingJob request that passes validation, for an image the worker never runs.

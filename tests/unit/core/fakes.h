@@ -54,6 +54,7 @@ class FakeTimers final : public Timers {
 class FakeWorkerLink final : public WorkerLink {
  public:
   void Send(const v1::OrchestratorMessage& message) override { sent.push_back(message); }
+  void Drop() override { ++drops; }
   std::vector<v1::StartJob> Starts() const {
     std::vector<v1::StartJob> out;
     for (const auto& m : sent) {
@@ -69,6 +70,7 @@ class FakeWorkerLink final : public WorkerLink {
     return out;
   }
   std::vector<v1::OrchestratorMessage> sent;
+  int drops = 0;  // Drop() calls
 };
 
 }  // namespace amt::core

@@ -168,5 +168,64 @@ TEST_F(WorkerReportsTest, AStopIsSentAgainWhenTheWorkerOfAStoppingJobReconnects)
   EXPECT_TRUE(second->Starts().empty());
 }
 
+// While the store fails, unsaved log lines are capped (here at 16 bytes): past the cap a
+// connection's reports wait on the worker, which replays them once the store recovers.
+class HeldReportsTest : public WorkerReportsTest {
+ protected:
+  void SetUp() override {
+    max_unsaved_log_bytes_ = 16;
+    Rebuild();
+    WorkerReportsTest::SetUp();
+  }
+  std::shared_ptr<FakeWorkerLink> Reconnect() {
+    orch_->OnWorkerDisconnected("w1", link_.get());
+    v1::JobRef running;
+    running.set_training_job_name("solo");
+    running.set_attempt(start_.attempt());
+    return Connect(1, {running});
+  }
+};
+
+TEST_F(HeldReportsTest, ReportsPastTheCapWaitOnTheWorkerAndAreReplayedOnceTheStoreRecovers) {
+  Report(StartedReport(1));
+  faulty_.FailWrites(true);
+  Report(LogReport(2, 0, {"loss=0.5 after epoch 1"}));  // 22 bytes kept: the cap is reached
+  Report(LogReport(3, 1, {"epoch 2"}));                 // held back, not applied
+  Report(ExitReport(4));                                // held too: a connection keeps its order
+  EXPECT_EQ(orch_->DescribeTrainingJob("solo")->training_job_status(), "InProgress");
+  EXPECT_THAT(log_, ::testing::Contains(::testing::HasSubstr(
+                        "worker w1's reports wait on the worker until the store accepts writes")));
+  EXPECT_EQ(link_->drops, 0);
+
+  faulty_.FailWrites(false);
+  timers_.Advance(1);  // the retry writes the kept line, acknowledges it, drops the connection
+  EXPECT_THAT(Acks(), ElementsAre(1, 2));
+  EXPECT_EQ(link_->drops, 1);
+  Report(LogReport(3, 1, {"epoch 2"}));  // still in flight on the dropped connection: held
+  EXPECT_THAT(StoredLines(), ElementsAre("loss=0.5 after epoch 1"));
+
+  link_ = Reconnect();  // the worker replays what it has no Ack for
+  Report(LogReport(3, 1, {"epoch 2"}));
+  Report(ExitReport(4));
+  EXPECT_THAT(StoredLines(), ElementsAre("loss=0.5 after epoch 1", "epoch 2"));
+  EXPECT_EQ(store_->GetTrainingJob("solo")->describe().training_job_status(), "Completed");
+  EXPECT_THAT(Acks(), ElementsAre(3, 4));
+  EXPECT_EQ(link_->drops, 0);
+}
+
+TEST_F(HeldReportsTest, UnderTheCapReportsAreAppliedWhileTheStoreFails) {
+  Report(StartedReport(1));
+  faulty_.FailWrites(true);
+  Report(LogReport(2, 0, {"loss=0.5"}));  // 8 bytes: under the cap
+  Report(LogReport(3, 1, {"epoch 2"}));   // 15 bytes: still under it
+  Report(ExitReport(4));
+  EXPECT_EQ(orch_->DescribeTrainingJob("solo")->training_job_status(), "Completed");
+  faulty_.FailWrites(false);
+  timers_.Advance(1);
+  EXPECT_THAT(Acks(), ElementsAre(1, 4));
+  EXPECT_EQ(link_->drops, 0);
+  EXPECT_THAT(StoredLines(), ElementsAre("loss=0.5", "epoch 2"));
+}
+
 }  // namespace
 }  // namespace amt::core
