@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz/, the `fuzz` preset: clang-14, ASan, UBSan) and runs
-# each for RUNS inputs, starting from its seed corpus (tests/fuzz/corpus/<target>/, read only:
-# new inputs go to a scratch folder). A crash, a leak, an undefined behaviour or a timeout fails
-# the run and leaves the input in build-fuzz/artifacts/. CI runs a short pass.
+# Builds the libFuzzer targets (tests/fuzz/, the `fuzz` preset: clang-14, ASan, UBSan: request
+# bodies, raw HTTP requests, trainer output, the gateway's wire decoders) and runs each for RUNS
+# inputs, starting from its seed corpus (tests/fuzz/corpus/<target>/, read only: new inputs go
+# to a scratch folder). A crash, a leak, an undefined behaviour or a timeout fails the run and
+# leaves the input in build-fuzz/artifacts/. CI runs a short pass.
 # Usage: scripts/fuzz.sh [RUNS]   (default 20000; the closing note of the issue used 1000000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ cmake --build --preset fuzz -j "$(nproc)"
 mkdir -p build-fuzz/artifacts
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-for target in request http_request log_line; do
+for target in request http_request log_line wire; do
   mkdir -p "$scratch/$target"
   echo "fuzz: ${target}_fuzzer, $runs inputs"
   log="$scratch/$target.log"

@@ -226,7 +226,10 @@ std::optional<std::string> DecodeAwsChunked(std::string_view body,
       return std::nullopt;
     body.remove_prefix(line_end + 2);
     if (size == 0) break;
-    if (body.size() < size + 2 || body.substr(size, 2) != "\r\n") return std::nullopt;
+    // Not `size + 2`: a size near 2^64 would wrap and pass, and substr would throw.
+    if (size > body.size() || body.size() - size < 2 || body.substr(size, 2) != "\r\n") {
+      return std::nullopt;
+    }
     payload.append(body.substr(0, size));
     body.remove_prefix(size + 2);
   }

@@ -194,6 +194,21 @@ TEST_F(S3RestHandlerTest, AwsChunkedBodiesAreDecodedAndTheirTrailerChecked) {
             "BadDigest");
 }
 
+TEST_F(S3RestHandlerTest, AwsChunkedSizeBeyondTheBodyIsIncompleteBody) {
+  ASSERT_EQ(Send("PUT", "/data").status, 200);
+  // 2^64 - 1 and 2^64 - 2 wrapped `size + 2` to 1 and 0 and made substr throw.
+  for (const std::string size : {"ffffffffffffffff", "fffffffffffffffe", "10", "4"}) {
+    const HttpResponse put = Send("PUT", "/data/chunked", size + "\r\nhello\r\n0\r\n\r\n",
+                                  {{"x-amz-content-sha256", "STREAMING-UNSIGNED-PAYLOAD-TRAILER"},
+                                   {"content-encoding", "aws-chunked"}});
+    EXPECT_EQ(put.status, 400) << size;
+    EXPECT_EQ(ErrorCode(put), "IncompleteBody") << size;
+    EXPECT_EQ(Xml(put).Child("Message")->text, "The aws-chunked request body is malformed.")
+        << size;
+  }
+  EXPECT_FALSE(fs::exists(temp_.path() / "s3/data/chunked"));
+}
+
 TEST_F(S3RestHandlerTest, ListObjectsV1AndV2WithDelimiterPagingAndUrlEncoding) {
   ASSERT_EQ(Send("PUT", "/data").status, 200);
   for (const std::string key : {"a/1", "a/2", "b+c", "d e"}) {
