@@ -283,6 +283,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   sub->add_option("--spot-seed", run.spot_seed, "Seed of the simulated spot interruptions")
       ->capture_default_str();
+  sub->add_option("--spot-interrupt-after", run.spot_interrupt_after,
+                  "Interrupt every spot attempt exactly this many training seconds in, instead "
+                  "of at a seeded random time; 0: off")
+      ->capture_default_str();
+  sub->add_option("--spot-max-interruptions", run.spot_max_interruptions,
+                  "Interruptions per spot training job at most")
+      ->capture_default_str();
+  sub->add_option("--python", run.python,
+                  "Python interpreter for framework images (script mode): PATH, or "
+                  "FRAMEWORK=PATH for one of sklearn, xgboost, pytorch, ...; repeatable")
+      ->type_name("[FRAMEWORK=]PATH");
   sub->callback([&] { standalone = [&] { return amt::cli::RunTuningJob(run); }; });
 
   try {

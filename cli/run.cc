@@ -210,6 +210,10 @@ int RunTuningJob(const RunOptions& options) {
   d.orchestrator.time_scale = options.time_scale;
   d.orchestrator.spot.mean_seconds_to_interruption = options.spot_mean_seconds;
   d.orchestrator.spot_seed = options.spot_seed;
+  d.orchestrator.spot.interrupt_after_seconds = options.spot_interrupt_after;
+  d.orchestrator.spot.max_interruptions = options.spot_max_interruptions;
+  // LaunchOptions and core::SetPython come with DaemonOptions (daemon.h).
+  for (const std::string& value : options.python) core::SetPython(d.orchestrator.launch, value);
   d.image_map_file = options.image_map;
   if (d.image_map_file.empty()) {
     // A job file next to an image-map.json uses it, as the examples do.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace amt::cli {
 
@@ -16,9 +17,13 @@ struct RunOptions {
   std::string image_map;          // --image-map FILE (JSON: image URI -> argv)
   std::string
       name;  // --name: override the job name (default: the file's name + a -NNNN suffix if taken)
-  bool quiet = false;              // --quiet: only the final summary
-  double spot_mean_seconds = 600;  // --spot-mean-seconds: managed spot interruptions (0: none)
-  uint64_t spot_seed = 0;          // --spot-seed
+  bool quiet = false;               // --quiet: only the final summary
+  double spot_mean_seconds = 600;   // --spot-mean-seconds: managed spot interruptions (0: none)
+  uint64_t spot_seed = 0;           // --spot-seed
+  double spot_interrupt_after = 0;  // --spot-interrupt-after: a fixed interruption time (0: off)
+  int spot_max_interruptions = 2;   // --spot-max-interruptions
+  // --python [FRAMEWORK=]PATH: interpreters of framework images (script mode), as amtd's flag.
+  std::vector<std::string> python;
 };
 
 // Runs the job and returns the process exit code (0 iff the job ended Completed).

@@ -100,13 +100,7 @@ void AddTimingFlags(CLI::App& app, Flags& flags) {
          "--python",
          [&flags](const std::vector<std::string>& values) {
            for (const std::string& value : values) {
-             const size_t equals = value.find('=');
-             if (equals == std::string::npos) {
-               flags.options.orchestrator.launch.default_python = value;
-             } else {
-               flags.options.orchestrator.launch.python_for_framework[value.substr(0, equals)] =
-                   value.substr(equals + 1);
-             }
+             amt::core::SetPython(flags.options.orchestrator.launch, value);
            }
          },
          "Python interpreter for framework images run in script mode (SKLearn, PyTorch, "
@@ -164,6 +158,11 @@ void AddSpotFlags(CLI::App& app, Flags& flags) {
                  flags.options.orchestrator.spot.mean_seconds_to_interruption,
                  "Managed spot simulation: mean training seconds before a spot job is interrupted "
                  "(SageMaker seconds, scaled by --time-scale); 0: never")
+      ->capture_default_str();
+  app.add_option("--spot-interrupt-after", flags.options.orchestrator.spot.interrupt_after_seconds,
+                 "Managed spot simulation: interrupt every attempt exactly this many training "
+                 "seconds in (scaled by --time-scale), instead of at a seeded exponential time; "
+                 "0: off")
       ->capture_default_str();
   app.add_option("--spot-max-interruptions", flags.options.orchestrator.spot.max_interruptions,
                  "Managed spot simulation: interruptions per training job at most")

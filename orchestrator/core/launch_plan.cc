@@ -49,6 +49,15 @@ absl::StatusOr<ImageMap> ParseImageMap(const std::string& json, const std::strin
   return map;
 }
 
+void SetPython(LaunchOptions& options, const std::string& value) {
+  const size_t equals = value.find('=');
+  if (equals == std::string::npos) {
+    options.default_python = value;
+  } else {
+    options.python_for_framework[value.substr(0, equals)] = value.substr(equals + 1);
+  }
+}
+
 std::string MapUri(const std::string& uri, const std::string& s3_root) {
   if (absl::StartsWith(uri, "s3://")) {
     return StripTrailingSlash(s3_root) + "/" + StripTrailingSlash(uri.substr(5));

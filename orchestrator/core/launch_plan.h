@@ -38,6 +38,9 @@ struct LaunchOptions {
   std::function<bool(const std::string&)> is_executable;
 };
 
+// One `--python` value: `PATH` sets the default interpreter, `FRAMEWORK=PATH` that framework's.
+void SetPython(LaunchOptions& options, const std::string& value);
+
 // s3://bucket/key -> <s3_root>/bucket/key; file:///x and plain paths are kept as they are.
 std::string MapUri(const std::string& uri, const std::string& s3_root);
 

@@ -27,6 +27,9 @@ absl::Status ValidateSpotOptions(const SpotOptions& options) {
   if (!(options.mean_seconds_to_interruption >= 0)) {
     return absl::InvalidArgumentError("SpotOptions.mean_seconds_to_interruption must be >= 0.");
   }
+  if (!(options.interrupt_after_seconds >= 0)) {
+    return absl::InvalidArgumentError("SpotOptions.interrupt_after_seconds must be >= 0.");
+  }
   if (options.max_interruptions < 0) {
     return absl::InvalidArgumentError("SpotOptions.max_interruptions must be >= 0.");
   }
@@ -38,9 +41,9 @@ absl::Status ValidateSpotOptions(const SpotOptions& options) {
 
 std::optional<double> InterruptionAfter(const SpotOptions& options, uint64_t seed,
                                         std::string_view job, int attempt, int interruptions) {
-  if (options.mean_seconds_to_interruption <= 0 || interruptions >= options.max_interruptions) {
-    return std::nullopt;
-  }
+  if (interruptions >= options.max_interruptions) return std::nullopt;
+  if (options.interrupt_after_seconds > 0) return options.interrupt_after_seconds;
+  if (options.mean_seconds_to_interruption <= 0) return std::nullopt;
   return -options.mean_seconds_to_interruption * std::log(Uniform(seed, job, attempt));
 }
 

@@ -7,7 +7,9 @@
 // MaxWaitTimeInSeconds runs out) and the billing formula, but not when interruptions happen: that
 // is this model's choice. Each attempt of a spot job runs for an exponentially distributed time
 // (mean `mean_seconds_to_interruption` of training) before it is interrupted, until the job has
-// been interrupted `max_interruptions` times; later attempts run to their end.
+// been interrupted `max_interruptions` times; later attempts run to their end. A fixed time
+// (`interrupt_after_seconds`) replaces the draw when a demo or a test wants every attempt taken
+// back at one known moment.
 #ifndef AMT_ORCHESTRATOR_SPOT_SPOT_H_
 #define AMT_ORCHESTRATOR_SPOT_SPOT_H_
 
@@ -24,6 +26,9 @@ struct SpotOptions {
   // is interrupted. 0 disables interruptions. Undocumented by AWS; 600 s means that a 10-minute
   // job is interrupted about once in two runs.
   double mean_seconds_to_interruption = 600;
+  // When > 0, every attempt (up to max_interruptions) is interrupted exactly this many training
+  // seconds (SageMaker seconds, scaled like the mean) after it starts, instead of at a drawn time.
+  double interrupt_after_seconds = 0;
   // Interruptions per training job at most; the attempt after the last one runs to its end.
   int max_interruptions = 2;
   // Spot discount: BillableTimeInSeconds = TrainingTimeInSeconds x (1 - discount). The spec's
@@ -31,7 +36,8 @@ struct SpotOptions {
   double discount = 0.7;
 };
 
-// InvalidArgument naming the field: mean < 0, max_interruptions < 0, discount outside [0, 1).
+// InvalidArgument naming the field: mean < 0, interrupt_after < 0, max_interruptions < 0,
+// discount outside [0, 1).
 absl::Status ValidateSpotOptions(const SpotOptions& options);
 
 // Training seconds after the start of `attempt` (1-based) of training job `job` at which the

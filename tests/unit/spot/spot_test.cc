@@ -64,6 +64,21 @@ TEST(ValidateSpotOptions, NamesTheBadField) {
   options.mean_seconds_to_interruption = -1;
   EXPECT_EQ(ValidateSpotOptions(options).message(),
             "SpotOptions.mean_seconds_to_interruption must be >= 0.");
+  options = {};
+  options.interrupt_after_seconds = -2;
+  EXPECT_EQ(ValidateSpotOptions(options).message(),
+            "SpotOptions.interrupt_after_seconds must be >= 0.");
+}
+
+TEST(InterruptionAfter, IsTheFixedTimeForEveryAttemptWhenOneIsGiven) {
+  SpotOptions options;
+  options.interrupt_after_seconds = 5;
+  options.max_interruptions = 2;
+  EXPECT_EQ(InterruptionAfter(options, 1, "job-a", 1, 0), 5.0);
+  EXPECT_EQ(InterruptionAfter(options, 9, "job-b", 2, 1), 5.0);  // whatever the seed and job
+  EXPECT_FALSE(InterruptionAfter(options, 1, "job-a", 3, 2).has_value());  // max reached
+  options.mean_seconds_to_interruption = 0;  // the fixed time does not need a mean
+  EXPECT_EQ(InterruptionAfter(options, 1, "job-a", 1, 0), 5.0);
 }
 
 }  // namespace
