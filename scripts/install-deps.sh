@@ -22,6 +22,8 @@ PACKAGES=(
   # The built-in XGBoost algorithm (worker/script_runner/xgboost_algorithm.py) and real-model
   # script-mode examples: Debian's xgboost 1.7 and scikit-learn 1.2, for /usr/bin/python3.
   python3-xgboost python3-sklearn
+  # PyTorch 1.13 (CPU) for the managed-spot example's training script (examples/sdk/pytorch_src).
+  python3-torch
 )
 
 missing=()

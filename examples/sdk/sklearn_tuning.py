@@ -9,7 +9,8 @@ SageMaker (script mode: SKLearn estimator with entry_point and source_dir), run 
 The data is scikit-learn's bundled breast-cancer set (no download), written as CSV with the label
 first and uploaded with upload_data. A Bayesian tuner with AUTO early stopping tunes alpha and
 eta0 of sklearn_src/train.py; jobs whose validation loss curve is worse than the median of the
-earlier jobs' are stopped. Against SageMaker, only ROLE and BUCKET change.
+earlier jobs' are stopped. Against SageMaker, only ROLE and BUCKET change. sklearn_warm_start.py
+goes on from here: a tuner on a bigger training set, warm-started from this one.
 """
 import os
 import tempfile
@@ -30,7 +31,8 @@ rows = np.column_stack([data.target, data.data])
 np.random.default_rng(0).shuffle(rows)
 inputs = {}
 with tempfile.TemporaryDirectory() as folder:
-    for channel, part in (("train", rows[:400]), ("validation", rows[400:])):
+    # 200 training rows; sklearn_warm_start.py tunes on 400, warm-started from this tuning job.
+    for channel, part in (("train", rows[:200]), ("validation", rows[400:])):
         os.makedirs(os.path.join(folder, channel))
         np.savetxt(os.path.join(folder, channel, "data.csv"), part, delimiter=",", fmt="%g")
         inputs[channel] = session.upload_data(os.path.join(folder, channel),

@@ -19,6 +19,7 @@ import argparse
 import collections
 import io
 import json
+import math
 import os
 import re
 import subprocess
@@ -47,7 +48,9 @@ def import_sdk():
 
 
 class Amtd:
-    def __init__(self, work):
+    # Every suite's amtd: the image map of examples/, four slots, Debian's python3 for the
+    # framework images (/usr/bin/python3 has python3-xgboost, -sklearn and -torch).
+    def __init__(self, work, flags):
         image_map = os.path.join(work, "image-map.json")
         examples = os.path.join(os.path.abspath(ARGS.source_dir), "examples")
         with open(os.path.join(examples, "image-map.json")) as f:
@@ -57,9 +60,8 @@ class Amtd:
         self.process = subprocess.Popen(
             [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
              os.path.join(work, "data"), "--image-map", image_map, "--slots", "4",
-             "--time-scale", "0.01", "--spot-seed", "3", "--spot-mean-seconds", "300",
-             # Debian's python3-xgboost is /usr/bin/python3's (the built-in XGBoost algorithm).
-             "--python", "xgboost=/usr/bin/python3", "--python", "sklearn=/usr/bin/python3"],
+             "--python", "xgboost=/usr/bin/python3", "--python", "sklearn=/usr/bin/python3",
+             "--python", "pytorch=/usr/bin/python3"] + flags,
             stdout=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
         if "http://" not in line:
@@ -79,13 +81,16 @@ def record_calls(boto_session):
     boto_session.events.register("before-call.*.*", before)
 
 
-class SdkCompatTest(unittest.TestCase):
+class SdkSuite(unittest.TestCase):
+    """A suite against its own amtd, started with AMTD_FLAGS."""
+    AMTD_FLAGS = []
+
     @classmethod
     def setUpClass(cls):
         import boto3
         import sagemaker
         cls.work = tempfile.TemporaryDirectory()
-        cls.amtd = Amtd(cls.work.name)
+        cls.amtd = Amtd(cls.work.name, cls.AMTD_FLAGS)
         os.environ.update(AWS_ENDPOINT_URL=cls.amtd.url, AWS_ACCESS_KEY_ID="test",
                           AWS_SECRET_ACCESS_KEY="test", AWS_DEFAULT_REGION="us-east-1")
         boto_session = boto3.Session(region_name="us-east-1")
@@ -100,6 +105,25 @@ class SdkCompatTest(unittest.TestCase):
         print("SDK run: %.1f s; AWS operations called: %s" % (
             time.monotonic() - cls.started,
             ", ".join("%s x%d" % kv for kv in sorted(CALLS.items()))))
+        CALLS.clear()
+
+    def run_example(self, name):
+        """examples/sdk/<name>, run as a user runs it: its own process, the environment only, the
+        same imports as this test's (import_sdk): the SDK first, Debian's packages last."""
+        bootstrap = ("import runpy, sys; sys.path.insert(0, %r); "
+                     "sys.path.append('/usr/lib/python3/dist-packages'); "
+                     "runpy.run_path(%r, run_name='__main__')" % (
+                         ARGS.sdk, os.path.join(ARGS.source_dir, "examples", "sdk", name)))
+        started = time.monotonic()
+        result = subprocess.run([sys.executable, "-c", bootstrap], env=dict(os.environ),
+                                capture_output=True, text=True, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        print("%s (%.1f s):\n%s" % (name, time.monotonic() - started, result.stdout))
+        return result.stdout
+
+
+class SdkCompatTest(SdkSuite):
+    AMTD_FLAGS = ["--time-scale", "0.01", "--spot-seed", "3", "--spot-mean-seconds", "300"]
 
     def estimator(self, **extra):
         from sagemaker.estimator import Estimator
@@ -217,36 +241,12 @@ class SdkCompatTest(unittest.TestCase):
         self.assertEqual(frame["timestamp"].iloc[0], 0.0)
         self.assertTrue(((frame["value"] > 0) & (frame["value"] < 10)).all(), frame)
 
-    def run_example(self, name):
-        """examples/sdk/<name>, run as a user runs it: its own process, the environment only, the
-        same imports as this test's (import_sdk): the SDK first, Debian's packages last."""
-        bootstrap = ("import runpy, sys; sys.path.insert(0, %r); "
-                     "sys.path.append('/usr/lib/python3/dist-packages'); "
-                     "runpy.run_path(%r, run_name='__main__')" % (
-                         ARGS.sdk, os.path.join(ARGS.source_dir, "examples", "sdk", name)))
-        started = time.monotonic()
-        result = subprocess.run([sys.executable, "-c", bootstrap], env=dict(os.environ),
-                                capture_output=True, text=True, timeout=300)
-        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
-        print("%s (%.1f s):\n%s" % (name, time.monotonic() - started, result.stdout))
-        return result.stdout
-
     def test_6_the_sdk_example_runs_as_written(self):
         out = self.run_example("tune.py")
         self.assertIn("training data: s3://amt-local-sdk/sdk-example/train", out)
         self.assertRegex(out, r"best training job: sdk-example-\S+")
         self.assertRegex(out, r"model: s3://amt-local-sdk/output/sdk-example-\S+/output/"
                               r"model.tar.gz \d+ bytes")
-
-    def test_10_the_script_mode_examples_run_as_written(self):
-        out = self.run_example("sklearn_tuning.py")
-        match = re.search(r"best training job: sklearn-example-\S+ val_loss ([0-9.]+)", out)
-        self.assertIsNotNone(match, out)
-        self.assertLess(float(match.group(1)), 0.5)
-        out = self.run_example("xgboost_builtin_tuning.py")
-        match = re.search(r"best training job: xgb-example-\S+ validation:auc ([0-9.]+)", out)
-        self.assertIsNotNone(match, out)
-        self.assertGreater(float(match.group(1)), 0.95)
 
     def write_source(self, name, train_py, files=None):
         source = os.path.join(self.work.name, name)
@@ -377,6 +377,56 @@ class SdkCompatTest(unittest.TestCase):
             self.assertIn("xgboost-model", [m.name.lstrip("./") for m in tar.getmembers()])
         print("built-in XGBoost: best validation:auc %.4f (%s)" % (
             objective["Value"], best["TrainingJobName"]))
+
+
+class SdkExamplesTest(SdkSuite):
+    """examples/sdk/'s scripts with real training code, run as written against an amtd started as
+    their docstrings say (the time scale of SageMaker itself; a spot interruption 3 s into
+    training, once per job)."""
+    AMTD_FLAGS = ["--spot-interrupt-after", "3", "--spot-max-interruptions", "1"]
+
+    def test_10_the_script_mode_examples_run_as_written(self):
+        out = self.run_example("sklearn_tuning.py")
+        match = re.search(r"best training job: sklearn-example-\S+ val_loss ([0-9.]+)", out)
+        self.assertIsNotNone(match, out)
+        self.assertLess(float(match.group(1)), 0.5)
+        out = self.run_example("xgboost_builtin_tuning.py")
+        match = re.search(r"best training job: xgb-example-\S+ validation:auc ([0-9.]+)", out)
+        self.assertIsNotNone(match, out)
+        self.assertGreater(float(match.group(1)), 0.95)
+
+    def test_11_transfer_learning_warm_start_from_the_sklearn_tuning_job(self):
+        # After test_10: its sklearn-example-* tuning job is the parent.
+        out = self.run_example("sklearn_warm_start.py")
+        parent = re.search(r"^parent (sklearn-example-\S+) \(200 training rows\): 8 training "
+                           r"jobs, (\d+) with an objective", out, re.M)
+        self.assertIsNotNone(parent, out)
+        self.assertGreater(int(parent.group(2)), 0)
+        self.assertRegex(out, r"child sklearn-warm-\S+ \(400 training rows\): warm start "
+                              r"TransferLearning from %s\n" % re.escape(parent.group(1)))
+        best = re.search(r"best of the child: sklearn-warm-\S+ val_loss ([0-9.]+)", out)
+        self.assertIsNotNone(best, out)
+        self.assertLess(float(best.group(1)), 0.5)
+
+    def test_12_pytorch_spot_training_resumes_from_its_checkpoint(self):
+        out = self.run_example("pytorch_spot.py")
+        jobs = dict(re.findall(r"^(on-demand|spot) +pytorch-\S+: Completed, (\d) interruption",
+                               out, re.M))
+        self.assertEqual(jobs, {"on-demand": "0", "spot": "1"}, out)
+        attempt = re.search(r"^spot attempt 2: (resuming from checkpoint at epoch (\d+)|no "
+                            r"checkpoint: training from the start) \(the last epoch logged "
+                            r"before: (\d+|none)\)$", out, re.M)
+        self.assertIsNotNone(attempt, out)
+        if attempt.group(2) is not None:  # it resumed where the first attempt's log ends
+            self.assertIn(int(attempt.group(2)) - int(attempt.group(3)), (0, 1), out)
+        else:  # interrupted before the first epoch ended: nothing to resume from
+            self.assertEqual(attempt.group(3), "none", out)
+        self.assertIn("same final val_loss as uninterrupted: True", out)
+        self.assertRegex(out, r"model: s3://amt-local-sdk/\S+/output/model.tar.gz holds model.pt")
+        billed = re.search(r"^spot .* training (\d+) s, billable (\d+) s$", out, re.M)
+        # BillableTimeInSeconds: the training seconds of both attempts less the 70% spot discount.
+        training = int(billed.group(1))
+        self.assertEqual(int(billed.group(2)), max(1, math.floor(training * (1 - 0.7) + 0.5)), out)
 
 
 # A training script as SageMaker users write them: argparse hyperparameters, SM_* variables, a
