@@ -94,8 +94,8 @@ def log_lines(name):
 
 
 def final_val_loss(description):
-    return next(m["Value"] for m in description["FinalMetricDataList"]
-                if m["MetricName"] == "val_loss")
+    return next((m["Value"] for m in description.get("FinalMetricDataList", [])
+                 if m["MetricName"] == "val_loss"), None)
 
 
 results = {}
@@ -104,9 +104,11 @@ for label, job in (("on-demand", on_demand), ("spot", spot)):
     d = sm.describe_training_job(TrainingJobName=name)
     interruptions = sum(1 for t in d["SecondaryStatusTransitions"] if t["Status"] == "Interrupted")
     results[label] = (d, final_val_loss(d))
-    print("%-9s %s: %s, %d interruption(s), final val_loss %.6f, training %d s, billable %d s"
+    print("%-9s %s: %s, %d interruption(s), final val_loss %s, training %d s, billable %d s"
           % (label, name, d["TrainingJobStatus"], interruptions, results[label][1],
              d["TrainingTimeInSeconds"], d["BillableTimeInSeconds"]))
+    if "FailureReason" in d:
+        print("  FailureReason:", d["FailureReason"])
 
 # Each attempt's first line says where it began: the last checkpoint the attempt before saved,
 # or the start when an interruption came before the first epoch ended.

@@ -117,7 +117,7 @@ class SdkSuite(unittest.TestCase):
         started = time.monotonic()
         result = subprocess.run([sys.executable, "-c", bootstrap], env=dict(os.environ),
                                 capture_output=True, text=True, timeout=300)
-        self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+        self.assertEqual(result.returncode, 0, result.stdout[-3000:] + result.stderr[-3000:])
         print("%s (%.1f s):\n%s" % (name, time.monotonic() - started, result.stdout))
         return result.stdout
 
@@ -410,9 +410,13 @@ class SdkExamplesTest(SdkSuite):
 
     def test_12_pytorch_spot_training_resumes_from_its_checkpoint(self):
         out = self.run_example("pytorch_spot.py")
-        jobs = dict(re.findall(r"^(on-demand|spot) +pytorch-\S+: Completed, (\d) interruption",
-                               out, re.M))
-        self.assertEqual(jobs, {"on-demand": "0", "spot": "1"}, out)
+        jobs = {label: (interruptions, loss) for label, interruptions, loss in re.findall(
+            r"^(on-demand|spot) +pytorch-\S+: Completed, (\d) interruption\(s\), final val_loss "
+            r"([0-9.]+),", out, re.M)}
+        self.assertEqual(sorted(jobs), ["on-demand", "spot"], out)
+        self.assertEqual(jobs["on-demand"][0], "0")
+        self.assertEqual(jobs["spot"][0], "1")
+        self.assertEqual(jobs["spot"][1], jobs["on-demand"][1])  # to the last digit printed
         attempt = re.search(r"^spot attempt 2: (resuming from checkpoint at epoch (\d+)|no "
                             r"checkpoint: training from the start) \(the last epoch logged "
                             r"before: (\d+|none)\)$", out, re.M)

@@ -11,9 +11,12 @@ decides the numbers is in the checkpoint and the arithmetic runs on one thread, 
 interrupted and resumed ends with exactly the loss of a run that never was.
 
 amt-local names the checkpoint folder in SM_CHECKPOINT_DIR (its stand-in for /opt/ml/checkpoints,
-which is not writable on your machine); on SageMaker the script falls back to /opt/ml/checkpoints.
+which is not the job's own on your machine); on SageMaker the script reads the folder from
+checkpointconfig.json, which SageMaker writes for a job with a CheckpointConfig. A job without
+one trains without checkpoints.
 """
 import argparse
+import json
 import os
 
 import numpy as np
@@ -31,9 +34,22 @@ def load(folder):
     return features, labels
 
 
+def checkpoint_folder():
+    """Where the job's checkpoints are synced, or None for a job without a CheckpointConfig."""
+    if os.environ.get("SM_CHECKPOINT_DIR"):  # amt-local
+        return os.environ["SM_CHECKPOINT_DIR"]
+    config = os.path.join(os.environ.get("SM_INPUT_CONFIG_DIR", "/opt/ml/input/config"),
+                          "checkpointconfig.json")
+    if os.path.exists(config):  # SageMaker
+        with open(config) as f:
+            return json.load(f).get("LocalPath", "/opt/ml/checkpoints")
+    return None
+
+
 def save_checkpoint(folder, state):
     # Written beside and renamed: an interruption in the middle of a write leaves the previous
     # checkpoint whole.
+    os.makedirs(folder, exist_ok=True)
     partial = os.path.join(folder, CHECKPOINT + ".partial")
     torch.save(state, partial)
     os.replace(partial, os.path.join(folder, CHECKPOINT))
@@ -49,8 +65,7 @@ parser.add_argument("--seed", type=int, default=0)
 parser.add_argument("--model-dir", default=os.environ.get("SM_MODEL_DIR"))
 parser.add_argument("--train", default=os.environ.get("SM_CHANNEL_TRAIN"))
 parser.add_argument("--validation", default=os.environ.get("SM_CHANNEL_VALIDATION"))
-parser.add_argument("--checkpoint-dir",
-                    default=os.environ.get("SM_CHECKPOINT_DIR", "/opt/ml/checkpoints"))
+parser.add_argument("--checkpoint-dir", default=checkpoint_folder())
 args = parser.parse_args()
 
 torch.set_num_threads(1)  # one thread: the same sums in the same order on every run
@@ -68,9 +83,10 @@ shuffler = torch.Generator().manual_seed(args.seed)
 loss_of = nn.CrossEntropyLoss()
 
 first_epoch = 1
-os.makedirs(args.checkpoint_dir, exist_ok=True)
-checkpoint_path = os.path.join(args.checkpoint_dir, CHECKPOINT)
-if os.path.exists(checkpoint_path):
+checkpoint_path = os.path.join(args.checkpoint_dir or "", CHECKPOINT)
+if not args.checkpoint_dir:
+    print("training without checkpoints (the job has no CheckpointConfig)", flush=True)
+elif os.path.exists(checkpoint_path):
     state = torch.load(checkpoint_path)
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
@@ -96,9 +112,10 @@ for epoch in range(first_epoch, args.epochs + 1):
         logits = model(x_val)
         val_loss = float(loss_of(logits, y_val))
         val_accuracy = float((logits.argmax(1) == y_val).float().mean())
-    save_checkpoint(args.checkpoint_dir, {"epoch": epoch, "model": model.state_dict(),
-                                          "optimizer": optimizer.state_dict(),
-                                          "shuffler": shuffler.get_state()})
+    if args.checkpoint_dir:
+        save_checkpoint(args.checkpoint_dir, {"epoch": epoch, "model": model.state_dict(),
+                                              "optimizer": optimizer.state_dict(),
+                                              "shuffler": shuffler.get_state()})
     # Printed once its checkpoint is saved: an epoch in the log is an epoch a restart keeps.
     print(f"epoch={epoch} train_loss={total / len(order):.6f} val_loss={val_loss:.6f} "
           f"val_accuracy={val_accuracy:.4f}", flush=True)
