@@ -3,12 +3,12 @@
 source_dir), interrupted and resumed from its checkpoint, run against amtd with the SageMaker
 Python SDK, unchanged.
 
-    amtd --python pytorch=/usr/bin/python3 --spot-interrupt-after 3 --spot-max-interruptions 1 &
+    amtd --python pytorch=/usr/bin/python3 --spot-interrupt-after 4 --spot-max-interruptions 1 &
     AWS_ENDPOINT_URL=http://127.0.0.1:7071 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
         AWS_DEFAULT_REGION=us-east-1 python3 examples/sdk/pytorch_spot.py
 
-/usr/bin/python3 is the interpreter with Debian's python3-torch (CPU). `--spot-interrupt-after 3`
-makes amtd's simulated spot market take the instances back 3 s into training, once per job
+/usr/bin/python3 is the interpreter with Debian's python3-torch (CPU). `--spot-interrupt-after 4`
+makes amtd's simulated spot market take the instances back 4 s into training, once per job
 (without it, interruptions come at seeded random times, about one per 600 training seconds:
 `--spot-mean-seconds`). The data is scikit-learn's bundled digits set (no download).
 
@@ -60,7 +60,7 @@ def estimator(spot, job_name):
     return PyTorch(entry_point="train.py", source_dir=os.path.join(HERE, "pytorch_src"),
                    framework_version="1.13", py_version="py39", role=ROLE,
                    instance_type="ml.m5.large", instance_count=1, max_run=3600,
-                   hyperparameters={"epochs": 30, "lr": 0.05},
+                   hyperparameters={"epochs": 150, "lr": 0.05},
                    metric_definitions=[{"Name": "val_loss", "Regex": "val_loss=([0-9.]+)"},
                                        {"Name": "val_accuracy",
                                         "Regex": "val_accuracy=([0-9.]+)"}],
@@ -110,16 +110,19 @@ for label, job in (("on-demand", on_demand), ("spot", spot)):
     if "FailureReason" in d:
         print("  FailureReason:", d["FailureReason"])
 
-# Each attempt's first line says where it began: the last checkpoint the attempt before saved,
-# or the start when an interruption came before the first epoch ended.
+# The last attempt's first line says where it began: the last checkpoint an attempt before it
+# saved, or the start when the interruption came before the first epoch ended (on a busy machine,
+# maybe before the script had printed anything).
+interrupted = sum(1 for t in results["spot"][0]["SecondaryStatusTransitions"]
+                  if t["Status"] == "Interrupted")
 lines = log_lines(results["spot"][0]["TrainingJobName"])
 begins = [i for i, line in enumerate(lines)
           if line.startswith(("resuming from checkpoint", "no checkpoint"))]
-for attempt, begin in enumerate(begins[1:], start=2):
+if interrupted and begins:
     logged = [int(m.group(1)) for m in (re.match(r"epoch=(\d+) ", line)
-                                        for line in lines[:begin]) if m]
+                                        for line in lines[:begins[-1]]) if m]
     print("spot attempt %d: %s (the last epoch logged before: %s)"
-          % (attempt, lines[begin], logged[-1] if logged else "none"))
+          % (interrupted + 1, lines[begins[-1]], logged[-1] if logged else "none"))
 print("same final val_loss as uninterrupted:", results["spot"][1] == results["on-demand"][1])
 
 artifact = results["spot"][0]["ModelArtifacts"]["S3ModelArtifacts"]

@@ -381,9 +381,9 @@ class SdkCompatTest(SdkSuite):
 
 class SdkExamplesTest(SdkSuite):
     """examples/sdk/'s scripts with real training code, run as written against an amtd started as
-    their docstrings say (the time scale of SageMaker itself; a spot interruption 3 s into
+    their docstrings say (the time scale of SageMaker itself; a spot interruption 4 s into
     training, once per job)."""
-    AMTD_FLAGS = ["--spot-interrupt-after", "3", "--spot-max-interruptions", "1"]
+    AMTD_FLAGS = ["--spot-interrupt-after", "4", "--spot-max-interruptions", "1"]
 
     def test_10_the_script_mode_examples_run_as_written(self):
         out = self.run_example("sklearn_tuning.py")

@@ -90,8 +90,8 @@ class ScriptModeJobFilesTest(unittest.TestCase):
         self.assertEqual(self.model_members(job), ["xgboost-model"])
 
     def test_3_pytorch_spot_training_resumes_from_its_checkpoint(self):
-        # Interrupted 3 s into training, once; the restart copies the checkpoints back.
-        out = self.amt_run("pytorch-spot-training.json", "--spot-interrupt-after", "3",
+        # Interrupted 4 s into training, once; the restart copies the checkpoints back.
+        out = self.amt_run("pytorch-spot-training.json", "--spot-interrupt-after", "4",
                            "--spot-max-interruptions", "1")
         self.assertIn("Interrupted", out)
         lines = self.amt_logs("pytorch-spot").splitlines()
@@ -127,31 +127,34 @@ class ScriptModeJobFilesTest(unittest.TestCase):
                    SM_CHANNEL_TRAIN=os.path.join(root, "digits", "train"),
                    SM_CHANNEL_VALIDATION=os.path.join(root, "digits", "validation"),
                    SM_CHECKPOINT_DIR=os.path.join(self.work.name, "checkpoints"))
-        result = subprocess.run([PYTHON, "train.py", "--epochs", "30", "--lr", "0.05"], cwd=code,
+        result = subprocess.run([PYTHON, "train.py", "--epochs", "150", "--lr", "0.05"], cwd=code,
                                 env=env, capture_output=True, text=True, timeout=300)
         self.assertEqual(result.returncode, 0, result.stderr)
         return re.findall(r"val_loss=([0-9.]+)", result.stdout)[-1]
 
 
 def check_resumed_once(test, lines):
-    """The log of examples/sdk/pytorch_src/train.py interrupted once: two attempts, the second
-    beginning where the first's last checkpoint left off (its epoch lines are printed once their
-    checkpoint is saved, so: the last epoch logged, or the one after it when the interruption fell
-    between the save and the print; the start when no epoch had ended) and going on to the end."""
+    """The log of examples/sdk/pytorch_src/train.py interrupted once: the second attempt begins
+    where the first's last checkpoint left off (its epoch lines are printed once their checkpoint
+    is saved, so: the last epoch logged, or the one after it when the interruption fell between
+    the save and the print; the start when no epoch had ended) and goes on to the end. The first
+    attempt says where it began too, unless the interruption came before the script printed."""
+    runner = [i for i, line in enumerate(lines) if line.startswith("amt-script-runner: invoking")]
+    test.assertEqual(len(runner), 2, "\n".join(lines))  # two attempts
     begins = [i for i, line in enumerate(lines)
               if line.startswith(("resuming from checkpoint at epoch ", "no checkpoint"))]
-    test.assertEqual(len(begins), 2, "\n".join(lines))
+    test.assertTrue(begins and begins[-1] > runner[1], "\n".join(lines))
     epochs = [int(m.group(1)) for m in (re.match(r"epoch=(\d+) ", line) for line in lines) if m]
     first = [int(m.group(1)) for m in (re.match(r"epoch=(\d+) ", line)
-                                       for line in lines[:begins[1]]) if m]
-    resumed = lines[begins[1]]
+                                       for line in lines[:runner[1]]) if m]
+    resumed = lines[begins[-1]]
     if resumed.startswith("resuming"):
         checkpoint = int(resumed.split()[-1])
         test.assertIn(checkpoint, (first[-1], first[-1] + 1) if first else (1,), resumed)
     else:
         test.assertEqual(first, [], "\n".join(lines))  # nothing had been saved
         checkpoint = 0
-    test.assertEqual(epochs[len(first):], list(range(checkpoint + 1, 31)))
+    test.assertEqual(epochs[len(first):], list(range(checkpoint + 1, 151)))
     return checkpoint
 
 

@@ -56,7 +56,7 @@ def save_checkpoint(folder, state):
 
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--epochs", type=int, default=30)
+parser.add_argument("--epochs", type=int, default=150)
 parser.add_argument("--lr", type=float, default=0.05)
 parser.add_argument("--momentum", type=float, default=0.9)
 parser.add_argument("--hidden", type=int, default=64)
