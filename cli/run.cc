@@ -101,12 +101,22 @@ int RunTrainingJob(v1::TuningService::Stub& stub, const std::string& endpoint,
   watch.set_training_job_name(name);
   auto reader = stub.WatchTrainingJob(&wctx, watch);
   v1::DescribeTrainingJobResponse job;
+  // As the SageMaker SDK prints them: every new entry, and the current entry again when only its
+  // message changed (SageMaker updates one entry per status).
   int shown = 0;
+  std::string last_message;
   while (reader->Read(&job)) {
-    for (; shown < job.secondary_status_transitions_size(); ++shown) {
+    const int count = job.secondary_status_transitions_size();
+    if (count == 0) continue;
+    if (count == shown &&
+        job.secondary_status_transitions(count - 1).status_message() != last_message) {
+      --shown;
+    }
+    for (; shown < count; ++shown) {
       const auto& t = job.secondary_status_transitions(shown);
       if (!options.quiet) std::cout << t.status() << " - " << t.status_message() << "\n";
     }
+    last_message = job.secondary_status_transitions(count - 1).status_message();
   }
   (void)reader->Finish();
   std::cout << "\nTraining job " << name << " ended " << job.training_job_status() << "/"

@@ -108,7 +108,17 @@ void AddTransition(v1::TrainingJobRecord& job, std::string_view secondary, std::
   auto* transitions = d->mutable_secondary_status_transitions();
   if (!transitions->empty()) {
     auto& last = *transitions->rbegin();
-    if (last.status() == secondary && last.status_message() == message) return;
+    // SageMaker keeps one entry per run of a secondary status and updates its StatusMessage as
+    // the phase goes on (the SDK's secondary_training_status_message prints "the message
+    // changed" when the count stays the same; a 2026 job's transitions were Starting, Pending,
+    // Downloading, Training, Uploading, Completed: one Starting for its several messages).
+    if (last.status() == secondary) {
+      if (last.status_message() != message) {
+        last.set_status_message(std::string(message));
+        d->set_last_modified_time(now);
+      }
+      return;
+    }
     if (!last.has_end_time()) last.set_end_time(now);
   }
   auto* t = transitions->Add();
@@ -154,7 +164,11 @@ void MarkTraining(v1::TrainingJobRecord& job, double now) {
   auto* d = job.mutable_describe();
   if (!d->has_training_start_time()) d->set_training_start_time(now);
   job.set_attempt_training_start(now);
+  // SageMaker's messages of a normal start, in its order (spec §11); here they pass in one
+  // instant, so each status's entry ends with the phase's last message, as SageMaker's do.
+  AddTransition(job, "Starting", "Preparing the instances for training", now);
   AddTransition(job, "Downloading", "Downloading input data", now);
+  AddTransition(job, "Training", "Downloading the training image", now);
   AddTransition(job, "Training", "Training image download completed. Training in progress.", now);
 }
 

@@ -32,7 +32,8 @@ std::string_view StopCauseName(StopCause cause);
 bool IsTerminal(const v1::TrainingJobRecord& job);
 
 // Appends a SecondaryStatusTransition (closing the open one) and sets SecondaryStatus and
-// LastModifiedTime. A transition to the status already current with the same message is a no-op.
+// LastModifiedTime. To the status already current it only updates that entry's StatusMessage
+// (and LastModifiedTime when the message changes): SageMaker keeps one entry per run of a status.
 void AddTransition(v1::TrainingJobRecord& job, std::string_view secondary, std::string_view message,
                    double now);
 

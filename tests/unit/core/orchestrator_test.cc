@@ -553,8 +553,8 @@ TEST_F(OrchestratorTest, SpotJobIsInterruptedRestartedFromCheckpointsAndBilledAt
                           "Downloading", "Training", "Uploading", "Completed"));
   std::vector<std::string> messages;
   for (const auto& t : job->secondary_status_transitions()) messages.push_back(t.status_message());
-  EXPECT_THAT(messages,
-              ::testing::Contains("Restarting the training job after a Spot interruption"));
+  EXPECT_THAT(messages, ::testing::Contains("The Spot instances were interrupted; the job "
+                                            "restarts from its checkpoints"));
   // Training time counts both attempts' training; billing applies the 70% discount.
   const int trained = static_cast<int>(std::lround(after + 0.5 + 200));
   EXPECT_NEAR(job->training_time_in_seconds(), trained, 1);

@@ -24,8 +24,19 @@ TEST(TrainingJob, CompletedRunWalksSageMakersSecondaryStatuses) {
   MarkExited(job, exit, 110.2);
   EXPECT_EQ(job.describe().training_job_status(), "Completed");
   EXPECT_EQ(job.describe().secondary_status(), "Completed");
-  EXPECT_THAT(Secondaries(job), ::testing::ElementsAre("Starting", "Starting", "Downloading",
-                                                       "Training", "Uploading", "Completed"));
+  EXPECT_THAT(Secondaries(job), ::testing::ElementsAre("Starting", "Downloading", "Training",
+                                                       "Uploading", "Completed"));
+  // One entry per status, carrying the phase's last message (SageMaker's texts).
+  std::vector<std::string> messages;
+  for (const auto& t : job.describe().secondary_status_transitions()) {
+    messages.push_back(t.status_message());
+  }
+  EXPECT_THAT(messages, ::testing::ElementsAre(
+                            "Preparing the instances for training", "Downloading input data",
+                            "Training image download completed. Training in progress.",
+                            "Uploading generated training model", "Training job completed"));
+  EXPECT_EQ(job.describe().secondary_status_transitions(0).start_time(), 100);
+  EXPECT_EQ(job.describe().secondary_status_transitions(0).end_time(), 102);
   EXPECT_EQ(job.describe().training_start_time(), 102);
   EXPECT_EQ(job.describe().training_end_time(), 110.2);
   EXPECT_EQ(job.describe().training_time_in_seconds(), 9);  // 8.2 s rounds up
@@ -34,6 +45,22 @@ TEST(TrainingJob, CompletedRunWalksSageMakersSecondaryStatuses) {
   const auto& t = job.describe().secondary_status_transitions();
   for (int i = 0; i + 1 < t.size(); ++i) EXPECT_TRUE(t[i].has_end_time());
   EXPECT_FALSE(t[t.size() - 1].has_end_time());
+}
+
+TEST(TrainingJob, ANewMessageOfTheCurrentStatusUpdatesItsEntry) {
+  v1::TrainingJobRecord job;
+  MarkCreated(job, 100);
+  EXPECT_EQ(job.describe().secondary_status_transitions(0).status_message(),
+            "Starting the training job");
+  MarkLaunching(job, 101);
+  ASSERT_EQ(job.describe().secondary_status_transitions_size(), 1);
+  EXPECT_EQ(job.describe().secondary_status_transitions(0).status_message(),
+            "Launching requested ML instances");
+  EXPECT_EQ(job.describe().secondary_status_transitions(0).start_time(), 100);
+  EXPECT_FALSE(job.describe().secondary_status_transitions(0).has_end_time());
+  EXPECT_EQ(job.describe().last_modified_time(), 101);
+  MarkLaunching(job, 105);  // the same message again: nothing changes
+  EXPECT_EQ(job.describe().last_modified_time(), 101);
 }
 
 // ModelArtifacts is a required member of DescribeTrainingJob's output (botocore), and SageMaker
