@@ -3,6 +3,8 @@
 #include <functional>
 #include <utility>
 
+#include "orchestrator/validation/instance_types.h"
+
 namespace amt::validation {
 namespace {
 
@@ -17,12 +19,9 @@ constexpr char kChannelNamePattern[] = R"([A-Za-z0-9\.\-_]+)";
 constexpr char kEnvironmentKeyPattern[] = "[a-zA-Z_][a-zA-Z0-9_]*";
 constexpr char kEnvironmentValuePattern[] = R"([\S\s]*)";
 constexpr char kNameContainsPattern[] = R"([a-zA-Z0-9\-]+)";
+constexpr char kExperimentEntityNamePattern[] = "^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,119}";
 constexpr char kAnyLine[] = ".*";
 constexpr char kNonEmptyLine[] = ".+";
-// amt-local: SageMaker checks InstanceType against a fixed enum of ml.* instance types that grows
-// with every instance launch; we accept any name of that form instead, so new types need no
-// release. A bad type is therefore reported as a pattern violation, not an enum one.
-constexpr char kInstanceTypePattern[] = R"(^ml\.[a-z0-9]+\.[a-z0-9]+$)";
 constexpr char kResourceArnPattern[] = "arn:aws[a-z-]*:sagemaker:[a-z0-9-]*:[0-9]{12}:.+";
 
 const std::vector<std::string> kInputModes = {"Pipe", "File", "FastFile"};
@@ -47,8 +46,10 @@ MemberRule RoleArn() {
 MemberRule MetricDefinitionsList() { return {.min_length = 0, .max_length = 40}; }
 MemberRule Channels() { return {.min_length = 1, .max_length = 20}; }
 MemberRule Tags() { return {.min_length = 0, .max_length = 50}; }
+// SageMaker checks InstanceType against botocore's TrainingInstanceType enum (instance_types.cc,
+// regenerated from a newer botocore by scripts/gen-instance-types.py when AWS adds types).
 MemberRule InstanceType(bool required) {
-  return {.required = required, .pattern = kInstanceTypePattern};
+  return {.required = required, .enum_values = TrainingInstanceTypes()};
 }
 MemberRule AtLeast(int64_t min, bool required = false) {
   return {.required = required, .min_value = min};
@@ -147,6 +148,43 @@ void AddTrainingDefinitionRules(const Add& add) {
   add("HyperParameterTuningInstanceConfig.volume_size_in_gb", AtLeast(0, true));
 }
 
+// CreateTrainingJob's Debugger, Profiler, TensorBoard, Experiments members (botocore's shapes).
+void AddDebuggingRules(const Add& add) {
+  const StringShape config_key{.min_length = 1, .max_length = 256, .pattern = kAnyLine};
+  const StringShape config_value{.min_length = 0, .max_length = 256, .pattern = kAnyLine};
+  const MemberRule config_map{
+      .min_length = 0, .max_length = 20, .key = config_key, .value = config_value};
+  const MemberRule directory{.min_length = 0, .max_length = 4096, .pattern = kAnyLine};
+  const MemberRule experiment_name{
+      .min_length = 1, .max_length = 120, .pattern = kExperimentEntityNamePattern};
+  add("CreateTrainingJobRequest.debug_rule_configurations", {.min_length = 0, .max_length = 20});
+  add("CreateTrainingJobRequest.profiler_rule_configurations", {.min_length = 0, .max_length = 20});
+  add("DebugHookConfig.local_path", directory);
+  add("DebugHookConfig.s3_output_path", S3Uri(true));
+  add("DebugHookConfig.hook_parameters", config_map);
+  add("DebugHookConfig.collection_configurations", {.min_length = 0, .max_length = 20});
+  add("CollectionConfiguration.collection_name",
+      {.min_length = 1, .max_length = 256, .pattern = kAnyLine});
+  add("CollectionConfiguration.collection_parameters", config_map);
+  add("RuleConfiguration.rule_configuration_name",
+      {.required = true, .min_length = 1, .max_length = 256, .pattern = kAnyLine});
+  add("RuleConfiguration.local_path", directory);
+  add("RuleConfiguration.s3_output_path", S3Uri(false));
+  add("RuleConfiguration.rule_evaluator_image",
+      {.required = true, .min_length = 0, .max_length = 255, .pattern = kAnyLine});
+  add("RuleConfiguration.volume_size_in_gb", AtLeast(0));
+  add("RuleConfiguration.rule_parameters",
+      {.min_length = 0, .max_length = 100, .key = config_key, .value = config_value});
+  add("TensorBoardOutputConfig.local_path", directory);
+  add("TensorBoardOutputConfig.s3_output_path", S3Uri(true));
+  add("ExperimentConfig.experiment_name", experiment_name);
+  add("ExperimentConfig.trial_name", experiment_name);
+  add("ExperimentConfig.trial_component_display_name", experiment_name);
+  add("ExperimentConfig.run_name", experiment_name);
+  add("ProfilerConfig.s3_output_path", S3Uri(false));
+  add("ProfilerConfig.profiling_parameters", config_map);
+}
+
 // CreateTrainingJob.
 void AddTrainingJobRules(const Add& add) {
   add("CreateTrainingJobRequest.training_job_name",
@@ -172,6 +210,7 @@ void AddTrainingJobRules(const Add& add) {
       {.min_length = 1,
        .max_length = 100,
        .item = StringShape{.min_length = 1, .max_length = 256}});
+  AddDebuggingRules(add);
 }
 
 // Shapes shared by both.

@@ -6,9 +6,11 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/str_join.h"
 #include "amt/v1/tuning.pb.h"
 #include "common/errors.h"
 #include "common/json.h"
+#include "orchestrator/validation/instance_types.h"
 #include "tests/support/status_matchers.h"
 
 namespace amt::validation {
@@ -402,7 +404,9 @@ TEST(ValidateCreateHyperParameterTuningJob, ChecksResourceConfig) {
       IsValidationError(
           "3 validation errors detected: Value 'm5.large' at "
           "'trainingJobDefinition.resourceConfig.instanceType' failed to satisfy constraint: "
-          "Member must satisfy regular expression pattern: ^ml\\.[a-z0-9]+\\.[a-z0-9]+$; Value "
+          "Member must satisfy enum value set: [" +
+          absl::StrJoin(TrainingInstanceTypes(), ", ") +
+          "]; Value "
           "'-1' at 'trainingJobDefinition.resourceConfig.instanceCount' failed to satisfy "
           "constraint: Member must have value greater than or equal to 0; Value '-1' at "
           "'trainingJobDefinition.resourceConfig.volumeSizeInGB' failed to satisfy constraint: "
@@ -411,6 +415,20 @@ TEST(ValidateCreateHyperParameterTuningJob, ChecksResourceConfig) {
   resources->set_instance_count(0);
   resources->set_volume_size_in_gb(0);
   EXPECT_THAT(Validate(r), IsOk());
+}
+
+TEST(ValidateCreateHyperParameterTuningJob, AnInstanceTypeOfTheRightFormThatDoesNotExistIsRefused) {
+  auto r = Tuning();
+  Definition(&r)->mutable_resource_config()->set_instance_type("ml.fake.xlarge");
+  EXPECT_THAT(Validate(r),
+              IsValidationError(One(
+                  "Value 'ml.fake.xlarge' at 'trainingJobDefinition.resourceConfig.instanceType' "
+                  "failed to satisfy constraint: Member must satisfy enum value set: [" +
+                  absl::StrJoin(TrainingInstanceTypes(), ", ") + "]")));
+  // botocore 1.43's list: the first and the newest families are there.
+  EXPECT_EQ(TrainingInstanceTypes().front(), "ml.m4.xlarge");
+  EXPECT_THAT(TrainingInstanceTypes(), ::testing::Contains("ml.p5.48xlarge"));
+  EXPECT_EQ(TrainingInstanceTypes().size(), 145u);
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, ChecksStoppingCondition) {
