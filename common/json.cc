@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "amt/v1/aws.pb.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
@@ -80,9 +81,123 @@ Json AwsShape(const Json& value, const Descriptor* descriptor) {
   return out;
 }
 
+// The AWS JSON protocols' word for a JSON value's kind, as their SerializationException
+// messages print it ("STRING_VALUE can not be converted to an Integer").
+const char* TokenName(const Json& value) {
+  if (value.is_string()) return "STRING_VALUE";
+  if (value.is_number()) return "NUMBER_VALUE";
+  if (value.is_boolean()) return "BOOLEAN_VALUE";
+  if (value.is_object()) return "START_OBJECT";
+  if (value.is_array()) return "START_ARRAY";
+  return "VALUE_NULL";
+}
+
+// The shape type a field holds, with its article, as the AWS message names it.
+const char* ShapeTypeName(const FieldDescriptor* field) {
+  switch (field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32:
+    case FieldDescriptor::CPPTYPE_UINT32:
+      return "an Integer";
+    case FieldDescriptor::CPPTYPE_INT64:
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return "a Long";
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      return "a Double";
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      return "a Float";
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return "a Boolean";
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      return "a Structure";
+    default:
+      return "a String";
+  }
+}
+
+bool SingleValueFits(const Json& value, const FieldDescriptor* field) {
+  switch (field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32:
+    case FieldDescriptor::CPPTYPE_UINT32:
+    case FieldDescriptor::CPPTYPE_INT64:
+    case FieldDescriptor::CPPTYPE_UINT64:
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      return value.is_number();
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return value.is_boolean();
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      return value.is_object();
+    default:
+      return value.is_string();  // strings and (none today) enums
+  }
+}
+
+absl::Status TypeMismatch(const Json& value, const char* type, const std::string& path) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(TokenName(value), " can not be converted to ", type, " (member ", path, ")"));
+}
+
+absl::Status CheckMemberTypes(const Json& object, const Descriptor* descriptor,
+                              const std::string& path);
+
+absl::Status CheckSingleValue(const Json& value, const FieldDescriptor* field,
+                              const std::string& path) {
+  if (!SingleValueFits(value, field)) return TypeMismatch(value, ShapeTypeName(field), path);
+  if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+    return CheckMemberTypes(value, field->message_type(), path);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckField(const Json& value, const FieldDescriptor* field, const std::string& path) {
+  if (value.is_null()) return absl::OkStatus();  // AWS reads null as "not given"
+  if (field->is_map()) {
+    if (!value.is_object()) return TypeMismatch(value, "a Map", path);
+    const FieldDescriptor* entry = field->message_type()->map_value();
+    for (const auto& item : value.items()) {
+      const std::string item_path = absl::StrCat(path, ".", item.key());
+      if (item.value().is_null())
+        return TypeMismatch(item.value(), ShapeTypeName(entry), item_path);
+      if (absl::Status s = CheckSingleValue(item.value(), entry, item_path); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  if (field->is_repeated()) {
+    if (!value.is_array()) return TypeMismatch(value, "a List", path);
+    for (size_t i = 0; i < value.size(); ++i) {
+      const std::string item_path = absl::StrCat(path, "[", i, "]");
+      if (absl::Status s = CheckSingleValue(value[i], field, item_path); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  return CheckSingleValue(value, field, path);
+}
+
+// AWS's JSON protocols bind each member to its shape's type and refuse a value of another JSON
+// type (a request with "MaxParallelTrainingJobs": "2" is a SerializationException); protobuf's
+// parser would coerce "2" to 2 and "true" to true. Unknown members are ignored, as AWS does.
+absl::Status CheckMemberTypes(const Json& object, const Descriptor* descriptor,
+                              const std::string& path) {
+  for (const auto& item : object.items()) {
+    const FieldDescriptor* field = nullptr;
+    for (int i = 0; i < descriptor->field_count() && field == nullptr; ++i) {
+      if (descriptor->field(i)->json_name() == item.key()) field = descriptor->field(i);
+    }
+    if (field == nullptr) continue;
+    const std::string member = path.empty() ? item.key() : absl::StrCat(path, ".", item.key());
+    if (absl::Status s = CheckField(item.value(), field, member); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status JsonToProto(std::string_view json, google::protobuf::Message* message) {
+  // Parse errors are left to protobuf's parser below, whose message says where.
+  const Json parsed = Json::parse(json, /*cb=*/nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_object()) {
+    if (absl::Status s = CheckMemberTypes(parsed, message->GetDescriptor(), ""); !s.ok()) return s;
+  }
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;
   const auto status = google::protobuf::util::JsonStringToMessage(

@@ -11,8 +11,10 @@
 namespace amt {
 
 // Parses a SageMaker request body into `message`. Unknown members are ignored (SageMaker shapes
-// have members amt-local does not model, e.g. ExperimentConfig); a type mismatch is
-// InvalidArgument with protobuf's description of where.
+// have members amt-local does not model), null reads as absent, and a member of the wrong JSON
+// type is InvalidArgument in the AWS protocols' words, with the member's path: "STRING_VALUE can
+// not be converted to an Integer (member ResourceLimits.MaxParallelTrainingJobs)"; no coercion
+// ("2" is not 2). Malformed JSON is InvalidArgument with protobuf's description of where.
 absl::Status JsonToProto(std::string_view json, google::protobuf::Message* message);
 
 // Prints `message` as SageMaker does: PascalCase members, zero counters included, unset optional

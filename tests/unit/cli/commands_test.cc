@@ -206,8 +206,8 @@ TEST_F(CommandsTest, CreateWithUnreadableInputExits252WithoutCalling) {
   EXPECT_TRUE(stub_.create_training.requests.empty());
   EXPECT_EQ(out_.str(), "");
   EXPECT_EQ(err_.str(),
-            "\nParameter validation failed:\n(training_job_name): invalid value 1 for type "
-            "TYPE_STRING\n");
+            "\nParameter validation failed:\nNUMBER_VALUE can not be converted to a String "
+            "(member TrainingJobName)\n");
 }
 
 TEST_F(CommandsTest, CreateTrainingJobPrintsArn) {

@@ -106,8 +106,8 @@ TEST(LoadCliInputJson, ReportsWrongMemberTypeAsParameterValidation) {
   EXPECT_THAT(
       status,
       StatusIs(absl::StatusCode::kInvalidArgument,
-               "Parameter validation failed:\n(training_job_name): invalid value 3 for type "
-               "TYPE_STRING"));
+               "Parameter validation failed:\nNUMBER_VALUE can not be converted to a String "
+               "(member TrainingJobName)"));
 }
 
 TEST(LoadCliInputJson, PassesOnFileErrors) {

@@ -65,6 +65,18 @@ TEST_F(SageMakerJsonHandlerTest, AnswersEscapedLoneSurrogatesWithSerializationEx
   EXPECT_EQ(Json(response)["__type"], "SerializationException");
 }
 
+// Issue 14: "1" for an integer used to be coerced and the job created.
+TEST_F(SageMakerJsonHandlerTest, AnswersAStringForAnIntegerWithSerializationException) {
+  const HttpResponse response =
+      Post("SageMaker.ListTrainingJobs", R"({"MaxResults": "5", "SortOrder": "Descending"})");
+  EXPECT_EQ(response.status, 400);
+  EXPECT_EQ(Json(response),
+            nlohmann::json({{"__type", "SerializationException"},
+                            {"message",
+                             "STRING_VALUE can not be converted to an Integer (member "
+                             "MaxResults)"}}));
+}
+
 TEST_F(SageMakerJsonHandlerTest, AnswersAnUnknownTargetThatIsNotUtf8) {
   HttpResponse response;
   ASSERT_NO_THROW(response = Post("SageMaker.\xff", "{}"));
