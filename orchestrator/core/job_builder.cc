@@ -35,6 +35,47 @@ v1::ResourceConfig ResourceConfigOf(const v1::HyperParameterTrainingJobDefinitio
   return rc;
 }
 
+// amt-local does not run Debugger or Profiler rules (SageMaker runs each as a processing job):
+// each rule's status says so, in a terminal status, so a client waiting for its rules ends.
+v1::RuleEvaluationStatus NotEvaluated(const v1::RuleConfiguration& rule, double now) {
+  v1::RuleEvaluationStatus status;
+  status.set_rule_configuration_name(rule.rule_configuration_name());
+  status.set_rule_evaluation_status("Stopped");
+  status.set_status_details(
+      "amt-local does not run Debugger or Profiler rules: this rule was not evaluated.");
+  status.set_last_modified_time(now);
+  return status;
+}
+
+// The Debugger, Profiler, TensorBoard, Experiments and remote-debugging members, echoed as
+// SageMaker echoes them, with the rule statuses and ProfilingStatus SageMaker adds.
+void CopyDebuggingConfig(const v1::CreateTrainingJobRequest& request, double now,
+                         v1::DescribeTrainingJobResponse& d) {
+  if (request.has_debug_hook_config()) *d.mutable_debug_hook_config() = request.debug_hook_config();
+  if (request.has_experiment_config()) *d.mutable_experiment_config() = request.experiment_config();
+  *d.mutable_debug_rule_configurations() = request.debug_rule_configurations();
+  for (const auto& rule : request.debug_rule_configurations()) {
+    *d.add_debug_rule_evaluation_statuses() = NotEvaluated(rule, now);
+  }
+  if (request.has_tensor_board_output_config()) {
+    *d.mutable_tensor_board_output_config() = request.tensor_board_output_config();
+  }
+  if (request.has_profiler_config()) *d.mutable_profiler_config() = request.profiler_config();
+  *d.mutable_profiler_rule_configurations() = request.profiler_rule_configurations();
+  for (const auto& rule : request.profiler_rule_configurations()) {
+    *d.add_profiler_rule_evaluation_statuses() = NotEvaluated(rule, now);
+  }
+  const bool profiling =
+      request.has_profiler_config() && !request.profiler_config().disable_profiler();
+  d.set_profiling_status(profiling ? "Enabled" : "Disabled");
+  if (request.has_remote_debug_config()) {
+    *d.mutable_remote_debug_config() = request.remote_debug_config();
+  }
+  if (request.has_infra_check_config()) {
+    *d.mutable_infra_check_config() = request.infra_check_config();
+  }
+}
+
 }  // namespace
 
 v1::TrainingJobRecord NewTrainingJobRecord(const v1::CreateTrainingJobRequest& request,
@@ -52,23 +93,27 @@ v1::TrainingJobRecord NewTrainingJobRecord(const v1::CreateTrainingJobRequest& r
   // reads it.
   if (!d->output_data_config().has_kms_key_id())
     d->mutable_output_data_config()->set_kms_key_id("");
+  // SageMaker's defaults, as a live DescribeTrainingJob shows them for a request without them:
+  // CompressionType GZIP, EnableSageMakerMetricsTimeSeries false, the three Enable* flags false,
+  // ProfilingStatus Disabled.
+  if (!d->output_data_config().has_compression_type()) {
+    d->mutable_output_data_config()->set_compression_type("GZIP");
+  }
+  if (!d->algorithm_specification().has_enable_sage_maker_metrics_time_series()) {
+    d->mutable_algorithm_specification()->set_enable_sage_maker_metrics_time_series(false);
+  }
   *d->mutable_resource_config() = request.resource_config();
   if (request.has_vpc_config()) *d->mutable_vpc_config() = request.vpc_config();
   *d->mutable_stopping_condition() = request.stopping_condition();
-  if (request.has_enable_network_isolation()) {
-    d->set_enable_network_isolation(request.enable_network_isolation());
-  }
-  if (request.has_enable_inter_container_traffic_encryption()) {
-    d->set_enable_inter_container_traffic_encryption(
-        request.enable_inter_container_traffic_encryption());
-  }
-  if (request.has_enable_managed_spot_training()) {
-    d->set_enable_managed_spot_training(request.enable_managed_spot_training());
-    job.set_spot_discount(options.spot_discount);
-  }
+  d->set_enable_network_isolation(request.enable_network_isolation());
+  d->set_enable_inter_container_traffic_encryption(
+      request.enable_inter_container_traffic_encryption());
+  d->set_enable_managed_spot_training(request.enable_managed_spot_training());
+  if (request.enable_managed_spot_training()) job.set_spot_discount(options.spot_discount);
   if (request.has_checkpoint_config()) {
     *d->mutable_checkpoint_config() = request.checkpoint_config();
   }
+  CopyDebuggingConfig(request, now, *d);
   *d->mutable_environment() = request.environment();
   if (request.has_retry_strategy()) *d->mutable_retry_strategy() = request.retry_strategy();
   *d->mutable_tags() = request.tags();

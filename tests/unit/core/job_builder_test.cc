@@ -55,6 +55,59 @@ TEST(JobBuilder, TuningJobRecordEchoesTheRequestWithTheObjectiveAsAStatic) {
   EXPECT_EQ(d.tags_size(), 1);
 }
 
+// Describe echoes the Debugger, Profiler, TensorBoard and Experiments members and fills in
+// SageMaker's defaults (a live 2026 DescribeTrainingJob: CompressionType GZIP,
+// EnableSageMakerMetricsTimeSeries false, the Enable* flags false, ProfilingStatus Disabled).
+TEST(JobBuilder, ATrainingJobRecordEchoesDebuggingMembersAndSageMakersDefaults) {
+  v1::CreateTrainingJobRequest r;
+  ASSERT_TRUE(JsonToProto(R"j({
+    "TrainingJobName": "solo",
+    "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File"},
+    "RoleArn": "arn:aws:iam::123456789012:role/R",
+    "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
+    "ResourceConfig": {"InstanceType": "ml.c5.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 5},
+    "StoppingCondition": {"MaxRuntimeInSeconds": 60},
+    "DebugHookConfig": {"S3OutputPath": "s3://b/o", "CollectionConfigurations": [
+      {"CollectionName": "losses", "CollectionParameters": {"save_interval": "10"}}]},
+    "DebugRuleConfigurations": [{"RuleConfigurationName": "LossNotDecreasing",
+      "RuleEvaluatorImage": "rules:latest", "RuleParameters": {"rule_to_invoke": "LossNotDecreasing"}}],
+    "ProfilerConfig": {"S3OutputPath": "s3://b/o", "ProfilingIntervalInMilliseconds": 500},
+    "TensorBoardOutputConfig": {"S3OutputPath": "s3://b/tb"},
+    "ExperimentConfig": {"ExperimentName": "exp", "TrialName": "trial"},
+    "RemoteDebugConfig": {"EnableRemoteDebug": false},
+    "InfraCheckConfig": {"EnableInfraCheck": true}})j",
+                          &r)
+                  .ok());
+  const auto d = NewTrainingJobRecord(r, RecordOptions{}, 100).describe();
+  EXPECT_EQ(d.debug_hook_config().collection_configurations(0).collection_parameters().at(
+                "save_interval"),
+            "10");
+  ASSERT_EQ(d.debug_rule_configurations_size(), 1);
+  ASSERT_EQ(d.debug_rule_evaluation_statuses_size(), 1);
+  EXPECT_EQ(d.debug_rule_evaluation_statuses(0).rule_configuration_name(), "LossNotDecreasing");
+  EXPECT_EQ(d.debug_rule_evaluation_statuses(0).rule_evaluation_status(), "Stopped");
+  EXPECT_EQ(d.profiler_config().profiling_interval_in_milliseconds(), 500);
+  EXPECT_EQ(d.profiling_status(), "Enabled");
+  EXPECT_EQ(d.tensor_board_output_config().s3_output_path(), "s3://b/tb");
+  EXPECT_EQ(d.experiment_config().trial_name(), "trial");
+  EXPECT_TRUE(d.has_remote_debug_config());
+  EXPECT_TRUE(d.infra_check_config().enable_infra_check());
+  EXPECT_EQ(d.output_data_config().compression_type(), "GZIP");
+  EXPECT_EQ(d.output_data_config().kms_key_id(), "");
+  EXPECT_TRUE(d.has_enable_managed_spot_training());
+  EXPECT_FALSE(d.enable_managed_spot_training());
+  EXPECT_TRUE(d.has_enable_network_isolation());
+  EXPECT_TRUE(d.has_enable_inter_container_traffic_encryption());
+  EXPECT_TRUE(d.algorithm_specification().has_enable_sage_maker_metrics_time_series());
+  // Without a ProfilerConfig (or with DisableProfiler), profiling is Disabled.
+  r.clear_profiler_config();
+  EXPECT_EQ(NewTrainingJobRecord(r, RecordOptions{}, 100).describe().profiling_status(),
+            "Disabled");
+  r.mutable_profiler_config()->set_disable_profiler(true);
+  EXPECT_EQ(NewTrainingJobRecord(r, RecordOptions{}, 100).describe().profiling_status(),
+            "Disabled");
+}
+
 TEST(JobBuilder, ALaunchIsACreateTrainingJobRequestFromTheDefinition) {
   auto t = NewTuningJobRecord(TuningRequest(), {"us-east-1", "123456789012"}, 42, 100);
   ASSERT_TRUE(t.ok());
