@@ -176,11 +176,17 @@ absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(
     const std::vector<v1::TrainingJobSummary>& all, const v1::ListTrainingJobsRequest& r) {
   using S = v1::TrainingJobSummary;
   v1::ListTrainingJobsResponse out;
+  // botocore's documentation of ListTrainingJobs: with StatusEquals and MaxResults, "the
+  // MaxResults number of training jobs are first retrieved ignoring the StatusEquals parameter
+  // and then they are filtered by the StatusEquals parameter": a page can hold fewer jobs than
+  // MaxResults (or none) and still have a NextToken.
+  v1::ListTrainingJobsRequest unfiltered = r;
+  unfiltered.clear_status_equals();
   auto token = ListPage(
-      all, r,
+      all, unfiltered,
       [&](const S& s) {
-        return Matches(r, s.training_job_name(), s.training_job_status(), s.creation_time(),
-                       s.last_modified_time());
+        return Matches(unfiltered, s.training_job_name(), s.training_job_status(),
+                       s.creation_time(), s.last_modified_time());
       },
       {{"CreationTime",
         [](const S& a, const S& b) { return a.creation_time() < b.creation_time(); }},
@@ -191,6 +197,13 @@ absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(
       out.mutable_training_job_summaries());
   if (!token.ok()) return token.status();
   if (!token->empty()) out.set_next_token(*token);
+  if (r.has_status_equals()) {
+    auto* page = out.mutable_training_job_summaries();
+    page->erase(
+        std::remove_if(page->begin(), page->end(),
+                       [&](const S& s) { return s.training_job_status() != r.status_equals(); }),
+        page->end());
+  }
   return out;
 }
 

@@ -50,6 +50,26 @@ TEST(ListTrainingJobs, FiltersByStatusAndTimeWindows) {
   EXPECT_THAT(Names(*ListTrainingJobs(kJobs, by_status)), ElementsAre("alpha-3"));
 }
 
+// botocore's documentation: MaxResults jobs are taken first, ignoring StatusEquals, and then
+// filtered; the token goes on from the page's end.
+TEST(ListTrainingJobs, TakesThePageFirstAndThenFiltersByStatus) {
+  v1::ListTrainingJobsRequest req;
+  req.set_status_equals("InProgress");
+  req.set_max_results(2);
+  auto first = ListTrainingJobs(kJobs, req);
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(Names(*first).empty());  // alpha-1 and Beta-2 taken, neither InProgress
+  ASSERT_TRUE(first->has_next_token());
+  req.set_next_token(first->next_token());
+  auto second = ListTrainingJobs(kJobs, req);
+  ASSERT_TRUE(second.ok());
+  EXPECT_THAT(Names(*second), ElementsAre("alpha-3"));
+  EXPECT_FALSE(second->has_next_token());
+  req.clear_next_token();
+  req.set_status_equals("Completed");
+  EXPECT_THAT(Names(*ListTrainingJobs(kJobs, req)), ElementsAre("alpha-1"));
+}
+
 TEST(ListTrainingJobs, SortsByNameDescending) {
   v1::ListTrainingJobsRequest req;
   req.set_sort_by("Name");
