@@ -246,7 +246,14 @@ bool EndIfDone(v1::TuningJobRecord& tuning, const std::vector<const v1::Training
                           std::to_string(early_failure_attempts) +
                           " attempts. Please take a look at the training job failures to get more "
                           "details.");
-  } else if (cause != EndCause::kNone || tuning.launched() >= tuning.max_jobs()) {
+  } else if (cause != EndCause::kNone) {
+    // A completion criterion (TargetObjectiveMetricValue, BestObjectiveNotImproving, or
+    // ResourceLimits.MaxRuntimeInSeconds, which AWS lists among them) ends the tuning job
+    // Completed, whatever its running jobs had printed when they were stopped: the runtime limit
+    // used to end it Failed "All training jobs failed" when no job had an objective yet, although
+    // none had failed.
+    final_status = kTuningCompleted;
+  } else if (tuning.launched() >= tuning.max_jobs()) {
     final_status = tuning.succeeded() == 0 ? kTuningFailed : kTuningCompleted;
     if (tuning.succeeded() == 0) {
       d->set_failure_reason(

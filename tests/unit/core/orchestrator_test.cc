@@ -148,6 +148,39 @@ TEST_F(OrchestratorTest, AllJobsFailedWithSmallBudget) {
             "more details.");
 }
 
+// Issue 14: the tuning job's MaxRuntimeInSeconds ends it one way, Completed, whether or not its
+// stopped jobs had printed an objective (it used to end Failed "All training jobs failed" when
+// none had).
+class TuningRuntimeTest : public OrchestratorTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(TuningRuntimeTest, ReachingMaxRuntimeStopsTheJobsAndCompletes) {
+  const bool printed_objective = GetParam();
+  auto r = TuningRequest();
+  r.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_runtime_in_seconds(120);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
+  auto link = Connect(2);
+  const auto starts = link->Starts();
+  ASSERT_EQ(starts.size(), 2u);
+  for (const auto& s : starts) Started(s);
+  if (printed_objective) Log(starts[0], {"val_loss=0.42"});
+  timers_.Advance(121);
+  EXPECT_EQ(Describe().hyper_parameter_tuning_job_status(), "InProgress");  // jobs stopping
+  ASSERT_EQ(link->Stops().size(), 2u);
+  for (const auto& s : starts) Exit(s, 0);
+  const auto d = Describe();
+  EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Completed");
+  EXPECT_FALSE(d.has_failure_reason());
+  EXPECT_EQ(d.training_job_status_counters().stopped(), 2);
+  EXPECT_EQ(d.training_job_status_counters().non_retryable_error(), 0);
+  EXPECT_EQ(d.objective_status_counters().succeeded(), printed_objective ? 1 : 0);
+  EXPECT_EQ(d.has_best_training_job(), printed_objective);
+  EXPECT_EQ(link->Starts().size(), 2u);  // nothing launched past the limit
+}
+
+INSTANTIATE_TEST_SUITE_P(WithAndWithoutAnObjective, TuningRuntimeTest, ::testing::Bool());
+
 TEST_F(OrchestratorTest, StopTuningJobStopsRunningJobsThenEndsStopped) {
   ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
   auto link = Connect(2);
