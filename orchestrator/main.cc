@@ -124,6 +124,11 @@ void AddEarlyStoppingFlags(CLI::App& app, Flags& flags) {
       ->transform(CLI::CheckedTransformer(references).description(""))
       ->type_name("finished|completed|all")
       ->default_str("finished");
+  app.add_option("--convergence-jobs", flags.options.orchestrator.convergence_jobs,
+                 "CompleteOnConvergence Enabled: a tuning job has converged, and completes, once "
+                 "this many jobs in a row did not improve its best objective by 1%")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--median-min-jobs",
                  flags.options.orchestrator.early_stopping.median_rule.min_reference_jobs,
                  "AUTO early stopping: reference jobs needed before the rule may stop a job")

@@ -61,6 +61,9 @@ struct OrchestratorOptions {
   // A tuning job fails when its first N finished training jobs all failed ("No training job
   // succeeded after 5 attempts"; the 5 is observed, UNCONFIRMED as a constant).
   int early_failure_attempts = 5;
+  // CompleteOnConvergence: consecutive jobs not improving the best by 1% that count as converged
+  // (AWS's "internal algorithm" is undocumented; tuning_job.h).
+  int convergence_jobs = kDefaultConvergenceJobs;
   // How long a running job may go without its worker (disconnected, or amtd restarted) before
   // it fails as RetryableError (before time_scale).
   double worker_lost_timeout_seconds = 60;

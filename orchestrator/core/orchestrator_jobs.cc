@@ -292,8 +292,8 @@ void Orchestrator::EndJob(v1::TrainingJobRecord& job, const ExitReport& report) 
 void Orchestrator::OnTrainingJobEnded(v1::TrainingJobRecord& job) {
   auto* t = FindTuning(job.tuning_job_name());
   if (t == nullptr) return;
-  const EndCause reached =
-      RecordFinishedJob(*t, job, JobsOf(*t), options_.early_failure_attempts, clock_.Now());
+  const EndCause reached = RecordFinishedJob(*t, job, JobsOf(*t), options_.early_failure_attempts,
+                                             clock_.Now(), options_.convergence_jobs);
   if (reached != EndCause::kNone) {
     BeginEndingTuning(*t, reached);
     return;

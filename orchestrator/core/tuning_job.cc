@@ -118,10 +118,9 @@ struct EndCauseEntry {
   std::string_view name;
 };
 constexpr EndCauseEntry kEndCauses[] = {
-    {EndCause::kEarlyFailure, "failed"},
-    {EndCause::kTarget, "target"},
-    {EndCause::kNotImproving, "not_improving"},
-    {EndCause::kRuntime, "runtime"},
+    {EndCause::kEarlyFailure, "failed"},        {EndCause::kTarget, "target"},
+    {EndCause::kNotImproving, "not_improving"}, {EndCause::kRuntime, "runtime"},
+    {EndCause::kConvergence, "convergence"},
 };
 
 void SetTuningStatus(v1::TuningJobRecord& tuning, std::string_view status, double now) {
@@ -131,7 +130,7 @@ void SetTuningStatus(v1::TuningJobRecord& tuning, std::string_view status, doubl
 
 // The criterion `job`'s end reaches, given the updated counters of `tuning`.
 EndCause CriterionReached(const v1::TuningJobRecord& tuning, const v1::TrainingJobRecord& job,
-                          int early_failure_attempts) {
+                          int early_failure_attempts, int convergence_jobs) {
   const auto& config = tuning.describe().hyper_parameter_tuning_job_config();
   const auto& objective = config.hyper_parameter_tuning_job_objective();
   const auto& criteria = config.tuning_job_completion_criteria();
@@ -148,6 +147,10 @@ EndCause CriterionReached(const v1::TuningJobRecord& tuning, const v1::TrainingJ
       tuning.not_improving() >=
           criteria.best_objective_not_improving().max_number_of_training_jobs_not_improving()) {
     return EndCause::kNotImproving;
+  }
+  if (criteria.convergence_detected().complete_on_convergence() == "Enabled" &&
+      tuning.not_improving() >= convergence_jobs) {
+    return EndCause::kConvergence;
   }
   return EndCause::kNone;
 }
@@ -202,7 +205,7 @@ void RecountFinishedJobs(v1::TuningJobRecord& tuning,
 
 EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRecord& job,
                            const std::vector<const v1::TrainingJobRecord*>& jobs,
-                           int early_failure_attempts, double now) {
+                           int early_failure_attempts, double now, int convergence_jobs) {
   auto* d = tuning.mutable_describe();
   // An infrastructure failure (RetryableError: its worker was lost) says nothing about the
   // training code, so it never counts toward "No training job succeeded after N attempts".
@@ -229,7 +232,11 @@ EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRec
       EndCauseOf(tuning) != EndCause::kNone) {
     return EndCause::kNone;
   }
-  return CriterionReached(tuning, job, early_failure_attempts);
+  const EndCause cause = CriterionReached(tuning, job, early_failure_attempts, convergence_jobs);
+  if (cause == EndCause::kConvergence) {
+    d->mutable_tuning_job_completion_details()->set_convergence_detected_time(now);
+  }
+  return cause;
 }
 
 bool EndIfDone(v1::TuningJobRecord& tuning, const std::vector<const v1::TrainingJobRecord*>& jobs,
@@ -293,6 +300,8 @@ std::string StopReasonOf(const v1::TrainingJobRecord& job, const v1::TuningJobRe
       return "the tuning job's best objective stopped improving";
     case EndCause::kRuntime:
       return "the tuning job reached its MaxRuntimeInSeconds";
+    case EndCause::kConvergence:
+      return "the tuning job converged";
     case EndCause::kEarlyFailure:
       return "the tuning job failed";
     case EndCause::kNone:

@@ -34,7 +34,13 @@ enum class EndCause {
   kTarget,        // TargetObjectiveMetricValue reached ("target")
   kNotImproving,  // BestObjectiveNotImproving ("not_improving")
   kRuntime,       // ResourceLimits.MaxRuntimeInSeconds ("runtime")
+  kConvergence,   // ConvergenceDetected.CompleteOnConvergence Enabled ("convergence")
 };
+
+// CompleteOnConvergence's rule (AWS: "an internal algorithm" decides that an improvement of more
+// than 1% over the best job is unlikely; "no job returns significant improvement"): converged
+// once this many consecutive jobs with an objective have each failed to improve the best by 1%.
+inline constexpr int kDefaultConvergenceJobs = 10;
 EndCause EndCauseOf(const v1::TuningJobRecord& tuning);
 // Records the cause; the caller stops the running training jobs.
 void BeginEnding(v1::TuningJobRecord& tuning, EndCause cause);
@@ -55,10 +61,13 @@ void MarkTuningStopping(v1::TuningJobRecord& tuning, double now);
 // not-improving streak (1% rule), the recomputed view over `jobs` (all its training jobs).
 // Returns the completion criterion this reaches while the tuning job is InProgress and not yet
 // ending (kNone when none): early failure after `early_failure_attempts` finished jobs without a
-// success, TargetObjectiveMetricValue, or BestObjectiveNotImproving.
+// success, TargetObjectiveMetricValue, BestObjectiveNotImproving, or convergence (with
+// CompleteOnConvergence Enabled: `convergence_jobs` jobs in a row not improving by 1%; it sets
+// TuningJobCompletionDetails.ConvergenceDetectedTime).
 EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRecord& job,
                            const std::vector<const v1::TrainingJobRecord*>& jobs,
-                           int early_failure_attempts, double now);
+                           int early_failure_attempts, double now,
+                           int convergence_jobs = kDefaultConvergenceJobs);
 
 // Ends the tuning job when nothing is left to run: Stopped after a stop; Failed after early
 // failure (SageMaker's "No training job succeeded after N attempts" text) or when no job

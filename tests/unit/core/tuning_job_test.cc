@@ -176,6 +176,52 @@ TEST(TuningJobStateMachine, InfrastructureFailuresNeverCountTowardEarlyFailure) 
   EXPECT_EQ(t.describe().training_job_status_counters().retryable_error(), 6);
 }
 
+// Issue 14: CompleteOnConvergence never fired, even over 15 identical results. The rule:
+// converged once kDefaultConvergenceJobs (10) jobs in a row did not improve the best by 1%.
+TEST(TuningJob, ConvergesAfterTenJobsInARowWithoutAOnePercentImprovement) {
+  auto t = Running(20);
+  t.mutable_describe()
+      ->mutable_hyper_parameter_tuning_job_config()
+      ->mutable_tuning_job_completion_criteria()
+      ->mutable_convergence_detected()
+      ->set_complete_on_convergence("Enabled");
+  std::vector<v1::TrainingJobRecord> jobs;
+  jobs.reserve(15);
+  std::vector<const v1::TrainingJobRecord*> all;
+  std::vector<EndCause> causes;
+  for (int i = 0; i < 15; ++i) {
+    jobs.push_back(Ended("j" + std::to_string(i), "Completed", 0.5));
+    all.push_back(&jobs.back());
+    causes.push_back(RecordFinishedJob(t, jobs.back(), all, 5, 100 + i));
+    if (causes.back() != EndCause::kNone) break;
+  }
+  // The first sets the best; the 11th is the 10th in a row not improving it.
+  ASSERT_EQ(causes.size(), 11u);
+  EXPECT_EQ(causes.back(), EndCause::kConvergence);
+  const auto& details = t.describe().tuning_job_completion_details();
+  EXPECT_EQ(details.number_of_training_jobs_objective_not_improving(), 10);
+  EXPECT_EQ(details.convergence_detected_time(), 110);
+  // Disabled (or absent), the same results never converge; a smaller window converges sooner.
+  auto off = Running(20);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_EQ(RecordFinishedJob(off, jobs[i], all, 5, 100 + i), EndCause::kNone);
+  }
+  EXPECT_FALSE(off.describe().tuning_job_completion_details().has_convergence_detected_time());
+  auto quick = Running(20);
+  quick.mutable_describe()
+      ->mutable_hyper_parameter_tuning_job_config()
+      ->mutable_tuning_job_completion_criteria()
+      ->mutable_convergence_detected()
+      ->set_complete_on_convergence("Enabled");
+  EXPECT_EQ(RecordFinishedJob(quick, jobs[0], all, 5, 1, 2), EndCause::kNone);
+  EXPECT_EQ(RecordFinishedJob(quick, jobs[1], all, 5, 2, 2), EndCause::kNone);
+  EXPECT_EQ(RecordFinishedJob(quick, jobs[2], all, 5, 3, 2), EndCause::kConvergence);
+  BeginEnding(quick, EndCause::kConvergence);
+  EXPECT_EQ(EndCauseOf(quick), EndCause::kConvergence);
+  ASSERT_TRUE(EndIfDone(quick, {&jobs[0]}, 5, 4));
+  EXPECT_EQ(quick.describe().hyper_parameter_tuning_job_status(), "Completed");
+}
+
 TEST(TuningJobStateMachine, TargetAndNotImprovingAreReachedByTheJobThatMeetsThem) {
   auto t = Running(10);
   auto* criteria = t.mutable_describe()
