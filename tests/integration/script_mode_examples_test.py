@@ -11,8 +11,6 @@ trainers' interpreter); prints SKIPPED and exits 0 when one does not import.
 """
 import argparse
 import glob
-import io
-import json
 import os
 import re
 import subprocess
