@@ -248,8 +248,35 @@ class ReplyShapesTest(unittest.TestCase):
     def test_training_jobs_completed_spot_failed_and_stopped(self):
         plain = example("training-job.json")
         plain["TrainingJobName"] = "shape-plain"
+        # The members the SageMaker SDK sends by default, and the other Debugger, Profiler,
+        # TensorBoard and Experiments ones: echoed in Describe, with rule statuses.
+        plain["DebugHookConfig"] = {
+            "S3OutputPath": "s3://amt-local-examples/debug",
+            "CollectionConfigurations": [
+                {"CollectionName": "losses", "CollectionParameters": {"save_interval": "5"}}]}
+        plain["DebugRuleConfigurations"] = [{
+            "RuleConfigurationName": "LossNotDecreasing", "RuleEvaluatorImage": "rules:latest",
+            "RuleParameters": {"rule_to_invoke": "LossNotDecreasing"}}]
+        plain["ProfilerConfig"] = {"S3OutputPath": "s3://amt-local-examples/profiler",
+                                   "ProfilingIntervalInMilliseconds": 500}
+        plain["ProfilerRuleConfigurations"] = [{
+            "RuleConfigurationName": "ProfilerReport", "RuleEvaluatorImage": "rules:latest"}]
+        plain["TensorBoardOutputConfig"] = {"S3OutputPath": "s3://amt-local-examples/tb"}
+        plain["ExperimentConfig"] = {"ExperimentName": "shapes", "TrialName": "plain"}
+        plain["RemoteDebugConfig"] = {"EnableRemoteDebug": False}
+        plain["InfraCheckConfig"] = {"EnableInfraCheck": False}
         self.call("CreateTrainingJob", plain)
-        self.wait_training("shape-plain")
+        described = self.wait_training("shape-plain")
+        for member in ("DebugHookConfig", "DebugRuleConfigurations", "ProfilerConfig",
+                       "ProfilerRuleConfigurations", "TensorBoardOutputConfig",
+                       "ExperimentConfig", "RemoteDebugConfig", "InfraCheckConfig"):
+            self.assertEqual(described[member], plain[member], member)
+        self.assertEqual(described["ProfilingStatus"], "Enabled")
+        self.assertEqual(
+            [(s["RuleConfigurationName"], s["RuleEvaluationStatus"])
+             for s in described["DebugRuleEvaluationStatuses"]
+             + described["ProfilerRuleEvaluationStatuses"]],
+            [("LossNotDecreasing", "Stopped"), ("ProfilerReport", "Stopped")])
         spot = example("spot-training.json")
         spot["TrainingJobName"] = "shape-spot"
         self.call("CreateTrainingJob", spot)
