@@ -156,8 +156,6 @@ absl::Status CheckField(const Json& value, const FieldDescriptor* field, const s
     const FieldDescriptor* entry = field->message_type()->map_value();
     for (const auto& item : value.items()) {
       const std::string item_path = absl::StrCat(path, ".", item.key());
-      if (item.value().is_null())
-        return TypeMismatch(item.value(), ShapeTypeName(entry), item_path);
       if (absl::Status s = CheckSingleValue(item.value(), entry, item_path); !s.ok()) return s;
     }
     return absl::OkStatus();
