@@ -86,9 +86,16 @@ std::string ObjectiveCounters(const DescribeHyperParameterTuningJobResponse& job
 }
 
 // "demo-001-a1b2c3d4, val:loss=0.25" (the objective part only when there is one).
+// "<job> (<definition>)" when the job has a TrainingJobDefinitionName (multi-algorithm tuning).
+std::string JobName(const HyperParameterTrainingJobSummary& job) {
+  return job.training_job_name() + (job.has_training_job_definition_name()
+                                        ? " (" + job.training_job_definition_name() + ")"
+                                        : "");
+}
+
 std::string JobWithObjective(const HyperParameterTrainingJobSummary& job) {
   const std::string objective = Objective(job);
-  return job.training_job_name() + (objective.empty() ? "" : ", " + objective);
+  return JobName(job) + (objective.empty() ? "" : ", " + objective);
 }
 
 std::vector<HyperParameterTrainingJobSummary> SortedJobs(
@@ -198,7 +205,7 @@ std::vector<std::string> ProgressRenderer::TableLines(
   size_t name_width = head.name.size(), status_width = head.status.size();
   size_t objective_width = head.objective.size();
   for (const HyperParameterTrainingJobSummary& job : jobs) {
-    Row row{job.training_job_name(), job.training_job_status(),
+    Row row{JobName(job), job.training_job_status(),
             HasObjective(job)
                 ? FormatValue(job.final_hyper_parameter_tuning_job_objective_metric().value())
                 : "-",
@@ -265,7 +272,7 @@ void ProgressRenderer::PrintChanges(const WatchHyperParameterTuningJobResponse& 
     std::string& last = job_statuses_[job.training_job_name()];
     if (last == job.training_job_status()) continue;
     last = job.training_job_status();
-    std::string line = "Training job " + job.training_job_name() + ": " + last;
+    std::string line = "Training job " + JobName(job) + ": " + last;
     if (last == "Failed") {
       if (job.has_failure_reason()) line += ": " + job.failure_reason();
     } else if (IsTerminal(last)) {

@@ -29,6 +29,24 @@ namespace fs = std::filesystem;
 
 constexpr int kMaxNameTries = 1000;
 
+// "objective Minimize val:loss", or with TrainingJobDefinitions each definition's:
+// "objectives Minimize a: val:loss, b: rmse".
+std::string ObjectiveText(const v1::CreateHyperParameterTuningJobRequest& request) {
+  if (request.training_job_definitions_size() == 0) {
+    const auto& objective =
+        request.hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective();
+    return "objective " + objective.type() + " " + objective.metric_name();
+  }
+  std::string text =
+      "objectives " + request.training_job_definitions(0).tuning_objective().type() + " ";
+  for (int i = 0; i < request.training_job_definitions_size(); ++i) {
+    const auto& definition = request.training_job_definitions(i);
+    text += (i > 0 ? ", " : "") + definition.definition_name() + ": " +
+            definition.tuning_objective().metric_name();
+  }
+  return text;
+}
+
 // A free variant of `name` (name, name-2, name-3, ...) within `max_length`, given an exists check.
 std::string FreeName(const std::string& name, size_t max_length,
                      const std::function<bool(const std::string&)>& exists) {
@@ -161,15 +179,10 @@ int RunTuning(v1::TuningService::Stub& stub, const std::string& endpoint,
     return error.exit_code;
   }
   const std::string name = request.hyper_parameter_tuning_job_name();
-  std::cout
-      << "Tuning job " << name << " (" << created.hyper_parameter_tuning_job_arn() << ")\n"
-      << "Strategy " << request.hyper_parameter_tuning_job_config().strategy() << ", objective "
-      << request.hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective().type()
-      << " "
-      << request.hyper_parameter_tuning_job_config()
-             .hyper_parameter_tuning_job_objective()
-             .metric_name()
-      << "; state in " << fs::absolute(options.data_dir).string() << "\n\n";
+  std::cout << "Tuning job " << name << " (" << created.hyper_parameter_tuning_job_arn() << ")\n"
+            << "Strategy " << request.hyper_parameter_tuning_job_config().strategy() << ", "
+            << ObjectiveText(request) << "; state in " << fs::absolute(options.data_dir).string()
+            << "\n\n";
   InterruptStopper stopper([&stub, name] {
     grpc::ClientContext c;
     v1::StopHyperParameterTuningJobRequest r;

@@ -129,6 +129,17 @@ void AddEarlyStoppingFlags(CLI::App& app, Flags& flags) {
                  "this many jobs in a row did not improve its best objective by 1%")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  static const std::map<std::string, amt::search::Allocation> allocations = {
+      {"round-robin", amt::search::Allocation::kRoundRobin},
+      {"random", amt::search::Allocation::kRandom}};
+  app.add_option("--multi-algorithm-allocation",
+                 flags.options.orchestrator.multi_algorithm_allocation,
+                 "Multi-algorithm tuning (TrainingJobDefinitions): how trials are dealt over the "
+                 "definitions: round-robin (equal shares, in request order) or random (uniform, "
+                 "from the tuning job's seed); fixed per tuning job at its creation")
+      ->transform(CLI::CheckedTransformer(allocations).description(""))
+      ->type_name("round-robin|random")
+      ->default_str("round-robin");
   app.add_option("--median-min-jobs",
                  flags.options.orchestrator.early_stopping.median_rule.min_reference_jobs,
                  "AUTO early stopping: reference jobs needed before the rule may stop a job")

@@ -3,12 +3,12 @@
 source_dir), interrupted and resumed from its checkpoint, run against amtd with the SageMaker
 Python SDK, unchanged.
 
-    amtd --python pytorch=/usr/bin/python3 --spot-interrupt-after 4 --spot-max-interruptions 1 &
+    amtd --python pytorch=/usr/bin/python3 --spot-interrupt-after 2 --spot-max-interruptions 1 &
     AWS_ENDPOINT_URL=http://127.0.0.1:7071 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
         AWS_DEFAULT_REGION=us-east-1 python3 examples/sdk/pytorch_spot.py
 
-/usr/bin/python3 is the interpreter with Debian's python3-torch (CPU). `--spot-interrupt-after 4`
-makes amtd's simulated spot market take the instances back 4 s into training, once per job
+/usr/bin/python3 is the interpreter with Debian's python3-torch (CPU). `--spot-interrupt-after 2`
+makes amtd's simulated spot market take the instances back 2 s into training, once per job
 (without it, interruptions come at seeded random times, about one per 600 training seconds:
 `--spot-mean-seconds`). The data is scikit-learn's bundled digits set (no download).
 

@@ -4,6 +4,7 @@
 
 #include "orchestrator/core/training_job.h"
 #include "orchestrator/stopping/asha.h"
+#include "orchestrator/validation/definitions.h"
 #include "orchestrator/validation/validation.h"
 
 namespace amt::core {
@@ -61,10 +62,10 @@ std::optional<v1::StoppingDecision> EvaluateEarlyStopping(
   const EarlyStoppingMode mode = EarlyStoppingModeOf(tuning);
   if (mode == EarlyStoppingMode::kOff) return std::nullopt;
   const bool hyperband = mode == EarlyStoppingMode::kHyperband;
-  const auto& config = tuning.describe().hyper_parameter_tuning_job_config();
+  const auto& definition = validation::DefinitionAt(tuning.describe(), job.definition());
   stopping::Objective objective;
-  objective.metric_name = config.hyper_parameter_tuning_job_objective().metric_name();
-  objective.minimize = config.hyper_parameter_tuning_job_objective().type() != "Maximize";
+  objective.metric_name = definition.objective.metric_name();
+  objective.minimize = definition.objective.type() != "Maximize";
   std::vector<stopping::JobCurve> others;
   for (const auto* other : jobs) {
     // Failed jobs' curves say nothing about what a configuration reaches: left out.

@@ -3,6 +3,7 @@
 #include "orchestrator/core/launch_plan.h"
 #include "orchestrator/core/training_job.h"
 #include "orchestrator/core/tuning_job.h"
+#include "orchestrator/validation/definitions.h"
 #include "orchestrator/validation/validation.h"
 
 namespace amt::core {
@@ -123,8 +124,9 @@ v1::TrainingJobRecord NewTrainingJobRecord(const v1::CreateTrainingJobRequest& r
 }
 
 v1::CreateTrainingJobRequest TrainingJobRequestFor(const v1::TuningJobRecord& tuning, int index,
+                                                   int definition,
                                                    const search::Assignment& suggestion) {
-  const auto& def = tuning.describe().training_job_definition();
+  const auto& def = validation::DefinitionAt(tuning.describe(), definition).definition;
   v1::CreateTrainingJobRequest r;
   r.set_training_job_name(TrainingJobNameFor(tuning, index));
   *r.mutable_hyper_parameters() = def.static_hyper_parameters();
@@ -154,10 +156,11 @@ v1::CreateTrainingJobRequest TrainingJobRequestFor(const v1::TuningJobRecord& tu
 }
 
 v1::TrainingJobRecord NewTuningTrainingJob(const v1::TuningJobRecord& tuning, int index,
-                                           const search::Assignment& suggestion,
+                                           int definition, const search::Assignment& suggestion,
                                            const RecordOptions& options, double now) {
-  v1::TrainingJobRecord job =
-      NewTrainingJobRecord(TrainingJobRequestFor(tuning, index, suggestion), options, now);
+  v1::TrainingJobRecord job = NewTrainingJobRecord(
+      TrainingJobRequestFor(tuning, index, definition, suggestion), options, now);
+  job.set_definition(definition);
   const auto& td = tuning.describe();
   job.mutable_describe()->set_tuning_job_arn(td.hyper_parameter_tuning_job_arn());
   job.set_tuning_job_name(td.hyper_parameter_tuning_job_name());
@@ -176,17 +179,27 @@ absl::StatusOr<v1::TuningJobRecord> NewTuningJobRecord(
   d->set_hyper_parameter_tuning_job_name(name);
   d->set_hyper_parameter_tuning_job_arn(TuningJobArn(arn, name));
   *d->mutable_hyper_parameter_tuning_job_config() = config;
-  *d->mutable_training_job_definition() = request.training_job_definition();
-  // A definition with HyperParameterTuningResourceConfig (what the SDK's tuner sends) is
-  // described with the ResourceConfig its training jobs get as well: the SDK's
-  // HyperparameterTuner.attach reads TrainingJobDefinition.ResourceConfig.
-  if (!request.training_job_definition().has_resource_config()) {
-    *d->mutable_training_job_definition()->mutable_resource_config() =
-        ResourceConfigOf(request.training_job_definition());
+  if (request.has_training_job_definition()) {
+    *d->mutable_training_job_definition() = request.training_job_definition();
   }
-  // SageMaker adds the objective to the static hyperparameters it echoes and passes on.
-  (*d->mutable_training_job_definition()->mutable_static_hyper_parameters())[kTuningObjectiveKey] =
-      config.hyper_parameter_tuning_job_objective().metric_name();
+  *d->mutable_training_job_definitions() = request.training_job_definitions();
+  std::vector<v1::HyperParameterTrainingJobDefinition*> definitions;
+  if (d->has_training_job_definition()) definitions.push_back(d->mutable_training_job_definition());
+  for (auto& definition : *d->mutable_training_job_definitions())
+    definitions.push_back(&definition);
+  for (v1::HyperParameterTrainingJobDefinition* definition : definitions) {
+    // A definition with HyperParameterTuningResourceConfig (what the SDK's tuner sends) is
+    // described with the ResourceConfig its training jobs get as well: the SDK's
+    // HyperparameterTuner.attach reads TrainingJobDefinition.ResourceConfig.
+    if (!definition->has_resource_config()) {
+      *definition->mutable_resource_config() = ResourceConfigOf(*definition);
+    }
+    // SageMaker adds the objective to the static hyperparameters it echoes and passes on.
+    (*definition->mutable_static_hyper_parameters())[kTuningObjectiveKey] =
+        definition->has_tuning_objective()
+            ? definition->tuning_objective().metric_name()
+            : config.hyper_parameter_tuning_job_objective().metric_name();
+  }
   if (request.has_warm_start_config()) {
     *d->mutable_warm_start_config() = request.warm_start_config();
   }

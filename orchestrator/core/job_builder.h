@@ -24,23 +24,26 @@ struct RecordOptions {
 v1::TrainingJobRecord NewTrainingJobRecord(const v1::CreateTrainingJobRequest& request,
                                            const RecordOptions& options, double now);
 
-// The CreateTrainingJob request of `tuning`'s `index`-th (1-based) training job: the definition's
-// members, its static hyperparameters with `suggestion` over them, the tuning job's tags (SageMaker
-// copies them onto every training job), the ResourceConfig (or the first instance configuration of
-// HyperParameterTuningResourceConfig), and the name TrainingJobNameFor gives.
+// The CreateTrainingJob request of `tuning`'s `index`-th (1-based) training job, launched from
+// its `definition`-th (0-based) training-job definition (0 for TrainingJobDefinition): the
+// definition's members, its static hyperparameters with `suggestion` over them, the tuning job's
+// tags (SageMaker copies them onto every training job), the ResourceConfig (or the first instance
+// configuration of HyperParameterTuningResourceConfig), and the name TrainingJobNameFor gives.
 v1::CreateTrainingJobRequest TrainingJobRequestFor(const v1::TuningJobRecord& tuning, int index,
+                                                   int definition,
                                                    const search::Assignment& suggestion);
 
 // The record of `tuning`'s `index`-th training job: NewTrainingJobRecord of
-// TrainingJobRequestFor, linked to its tuning job (TuningJobArn, index, TunedHyperParameters).
+// TrainingJobRequestFor, linked to its tuning job (TuningJobArn, index, definition,
+// TunedHyperParameters).
 v1::TrainingJobRecord NewTuningTrainingJob(const v1::TuningJobRecord& tuning, int index,
-                                           const search::Assignment& suggestion,
+                                           int definition, const search::Assignment& suggestion,
                                            const RecordOptions& options, double now);
 
 // A new tuning job's record, InProgress at `now`: the request echoed with the objective added to
-// the static hyperparameters (as SageMaker does), `seed`, and for Hyperband its resource bounds.
-// The budget (max_jobs) is left to the caller, which knows the strategy. ValidationException when
-// Hyperband's MaxResource cannot be found.
+// the static hyperparameters of each definition (as SageMaker does), `seed`, and for Hyperband its
+// resource bounds. The budget (max_jobs) is left to the caller, which knows the strategy.
+// ValidationException when Hyperband's MaxResource cannot be found.
 absl::StatusOr<v1::TuningJobRecord> NewTuningJobRecord(
     const v1::CreateHyperParameterTuningJobRequest& request, const ArnContext& arn, uint64_t seed,
     double now);

@@ -8,6 +8,8 @@
 #include "orchestrator/core/job_builder.h"
 #include "orchestrator/core/listing.h"
 #include "orchestrator/core/warm_start.h"
+#include "orchestrator/search/random.h"
+#include "orchestrator/validation/definitions.h"
 
 namespace amt::core {
 namespace {
@@ -80,10 +82,8 @@ Orchestrator::JobRuntime& Orchestrator::Rt(const v1::TrainingJobRecord& job) {
                           : *metrics::MetricParser::Create(
                                 google::protobuf::RepeatedPtrField<v1::MetricDefinition>());
   if (const auto* t = FindTuning(job.tuning_job_name())) {
-    rt.objective_metric = t->describe()
-                              .hyper_parameter_tuning_job_config()
-                              .hyper_parameter_tuning_job_objective()
-                              .metric_name();
+    rt.objective_metric =
+        validation::DefinitionAt(t->describe(), job.definition()).objective.metric_name();
   }
   return rt;
 }
@@ -94,13 +94,32 @@ Orchestrator::TuningRuntime& Orchestrator::TuningRt(const v1::TuningJobRecord& t
 
 absl::Status Orchestrator::EnsureStrategy(const v1::TuningJobRecord& tuning) {
   auto& rt = TuningRt(tuning);
-  if (rt.strategy) return absl::OkStatus();
-  const auto& config = tuning.describe().hyper_parameter_tuning_job_config();
-  auto space = search::SearchSpace::FromProto(config.parameter_ranges());
-  if (!space.ok()) return ValidationError(std::string(space.status().message()));
-  ASSIGN_OR_RETURN(rt.strategy, search::MakeStrategy(config.strategy(), std::move(*space),
-                                                     tuning.seed(), PriorObservations(tuning)));
+  if (!rt.strategies.empty()) return absl::OkStatus();
+  const auto& d = tuning.describe();
+  const std::string& strategy = d.hyper_parameter_tuning_job_config().strategy();
+  std::vector<std::unique_ptr<search::Strategy>> strategies;
+  for (int i = 0; i < validation::DefinitionCount(d); ++i) {
+    auto space = search::SearchSpace::FromProto(validation::DefinitionAt(d, i).ranges);
+    if (!space.ok()) return ValidationError(std::string(space.status().message()));
+    // The first definition keeps the tuning job's seed (a single definition searches as before);
+    // the others get seeds of their own. Warm start is for a single definition only.
+    const uint64_t seed = i == 0 ? tuning.seed() : search::TrialSeed(tuning.seed(), -i);
+    ASSIGN_OR_RETURN(
+        auto s, search::MakeStrategy(
+                    strategy, std::move(*space), seed,
+                    i == 0 ? PriorObservations(tuning) : std::vector<search::PriorObservation>{}));
+    strategies.push_back(std::move(s));
+  }
+  rt.strategies = std::move(strategies);
   return absl::OkStatus();
+}
+
+std::vector<std::optional<int64_t>> Orchestrator::TrialCapacities(
+    const v1::TuningJobRecord& tuning) {
+  std::vector<std::optional<int64_t>> capacity;
+  for (const auto& strategy : TuningRt(tuning).strategies)
+    capacity.push_back(strategy->MaxTrials());
+  return capacity;
 }
 
 void Orchestrator::Notify(const std::string& tuning_job, const std::string& training_job) {
@@ -292,6 +311,9 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTu
                         : options_.seed_source   ? options_.seed_source()
                                                  : static_cast<uint64_t>(now * 1000);
   ASSIGN_OR_RETURN(v1::TuningJobRecord t, NewTuningJobRecord(request, options_.arn, seed, now));
+  if (validation::IsMultiAlgorithm(request)) {
+    t.set_multi_algorithm_allocation(search::AllocationName(options_.multi_algorithm_allocation));
+  }
   const std::string key = Key(name);
   if (auto status = EnsureStrategy(t); !status.ok()) {
     tuning_rt_.erase(key);
@@ -299,8 +321,11 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTu
   }
   if (config.resource_limits().has_max_number_of_training_jobs()) {
     t.set_max_jobs(config.resource_limits().max_number_of_training_jobs());
-  } else if (auto max = TuningRt(t).strategy->MaxTrials(); max.has_value()) {
-    t.set_max_jobs(static_cast<int>(*max));
+  } else if (const auto capacity = TrialCapacities(t);
+             std::all_of(capacity.begin(), capacity.end(), [](auto c) { return c.has_value(); })) {
+    int64_t max = 0;
+    for (const auto& c : capacity) max += *c;
+    t.set_max_jobs(static_cast<int>(max));
   } else {
     tuning_rt_.erase(key);
     return ValidationError("ResourceLimits.MaxNumberOfTrainingJobs is required for the " +
@@ -351,10 +376,8 @@ Orchestrator::ListTrainingJobsForTuningJob(
     const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request) {
   const auto* t = FindTuning(request.hyper_parameter_tuning_job_name());
   if (t == nullptr) return TuningJobNotFound(request.hyper_parameter_tuning_job_name());
-  const auto& objective =
-      t->describe().hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective();
   std::vector<v1::HyperParameterTrainingJobSummary> all;
-  for (const auto* job : JobsOf(*t)) all.push_back(SummaryOf(*job, objective));
+  for (const auto* job : JobsOf(*t)) all.push_back(SummaryOf(*job, *t));
   return core::ListTuningTrainingJobs(all, request);
 }
 
@@ -364,11 +387,9 @@ absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> Orchestrator::Snapshot(
   const auto* t = FindTuning(tuning_job_name);
   v1::WatchHyperParameterTuningJobResponse out;
   *out.mutable_tuning_job() = std::move(describe);
-  const auto& objective =
-      t->describe().hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective();
   out.set_warm_start_observations(static_cast<int32_t>(PriorObservations(*t).size()));
   for (const auto* job : JobsOf(*t)) {
-    *out.add_training_jobs() = SummaryOf(*job, objective);
+    *out.add_training_jobs() = SummaryOf(*job, *t);
     if (std::string reason = StopReasonOf(*job, *t); !reason.empty()) {
       (*out.mutable_stop_reasons())[job->describe().training_job_name()] = std::move(reason);
     }

@@ -44,6 +44,7 @@
 #include "orchestrator/core/tuning_job.h"
 #include "orchestrator/core/worker_pool.h"
 #include "orchestrator/metrics/metric_parser.h"
+#include "orchestrator/search/allocation.h"
 #include "orchestrator/search/strategy.h"
 #include "orchestrator/spot/spot.h"
 #include "orchestrator/store/store.h"
@@ -64,6 +65,8 @@ struct OrchestratorOptions {
   // CompleteOnConvergence: consecutive jobs not improving the best by 1% that count as converged
   // (AWS's "internal algorithm" is undocumented; tuning_job.h).
   int convergence_jobs = kDefaultConvergenceJobs;
+  // Multi-algorithm tuning: how trials are dealt over TrainingJobDefinitions (search/allocation.h).
+  search::Allocation multi_algorithm_allocation = search::Allocation::kRoundRobin;
   // How long a running job may go without its worker (disconnected, or amtd restarted) before
   // it fails as RetryableError (before time_scale).
   double worker_lost_timeout_seconds = 60;
@@ -176,7 +179,8 @@ class Orchestrator {
     ScopedTimer max_wait_timer;    // StoppingCondition.MaxWaitTimeInSeconds
   };
   struct TuningRuntime {
-    std::unique_ptr<search::Strategy> strategy;
+    // One per training-job definition, each over its definition's ranges.
+    std::vector<std::unique_ptr<search::Strategy>> strategies;
     ScopedTimer runtime_timer;  // ResourceLimits.MaxRuntimeInSeconds
   };
   // Log lines and metric points not yet written, per training job (persistence).
@@ -245,6 +249,9 @@ class Orchestrator {
   void BeginEndingTuning(v1::TuningJobRecord& tuning, EndCause cause);
   void EndTuningIfDone(v1::TuningJobRecord& tuning);
   absl::Status EnsureStrategy(const v1::TuningJobRecord& tuning);
+  // How many trials each definition's strategy can produce (nullopt: unbounded); EnsureStrategy
+  // first.
+  std::vector<std::optional<int64_t>> TrialCapacities(const v1::TuningJobRecord& tuning);
   TuningRuntime& TuningRt(const v1::TuningJobRecord& tuning);
   JobRuntime& Rt(const v1::TrainingJobRecord& job);
 

@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "orchestrator/core/job_builder.h"
 #include "orchestrator/core/orchestrator.h"
+#include "orchestrator/validation/definitions.h"
 
 namespace amt::core {
 namespace {
@@ -16,14 +17,11 @@ constexpr double kDefaultMaxRuntimeSeconds = 86400;  // SageMaker's default: one
 
 std::string Key(const std::string& name) { return absl::AsciiStrToLower(name); }
 
-// What the strategy sees of a tuning job's training jobs.
+// What a strategy sees of `jobs`, training jobs of `tuning` (one definition's, in launch order).
 search::History HistoryOf(const v1::TuningJobRecord& tuning,
                           const std::vector<const v1::TrainingJobRecord*>& jobs) {
   search::History history;
-  history.minimize = tuning.describe()
-                         .hyper_parameter_tuning_job_config()
-                         .hyper_parameter_tuning_job_objective()
-                         .type() != "Maximize";
+  history.minimize = validation::ObjectiveTypeOf(tuning.describe()) != "Maximize";
   for (const auto* job : jobs) {
     search::Trial trial;
     trial.params.insert(job->tuned_hyperparameters().begin(), job->tuned_hyperparameters().end());
@@ -75,8 +73,21 @@ void Orchestrator::Schedule() {
 absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
                                            const std::string& worker_id) {
   const int index = tuning.launched() + 1;
+  // The definition this trial runs (multi-algorithm tuning deals them; a single one is 0), and
+  // what its strategy has seen: that definition's trials only.
+  const auto allocation = search::ParseAllocation(tuning.multi_algorithm_allocation());
+  const std::optional<int> definition =
+      search::DefinitionOfTrial(allocation.ok() ? *allocation : search::Allocation::kRoundRobin,
+                                TrialCapacities(tuning), tuning.seed(), index - 1);
+  std::vector<const v1::TrainingJobRecord*> trials;
+  for (const auto* job : JobsOf(tuning)) {
+    if (job->definition() == definition.value_or(0)) trials.push_back(job);
+  }
   auto suggestion =
-      TuningRt(tuning).strategy->Suggest(HistoryOf(tuning, JobsOf(tuning)), index - 1);
+      definition.has_value()
+          ? TuningRt(tuning).strategies[*definition]->Suggest(HistoryOf(tuning, trials),
+                                                              static_cast<int64_t>(trials.size()))
+          : absl::OutOfRangeError("every definition's strategy has run all its trials");
   if (!suggestion.ok()) {
     // The strategy has nothing more (Grid exhausted): the budget is what was launched.
     tuning.set_max_jobs(tuning.launched());
@@ -86,7 +97,8 @@ absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
   }
   const double now = clock_.Now();
   const RecordOptions record{options_.arn, options_.spot.discount};
-  v1::TrainingJobRecord job = NewTuningTrainingJob(tuning, index, *suggestion, record, now);
+  v1::TrainingJobRecord job =
+      NewTuningTrainingJob(tuning, index, *definition, *suggestion, record, now);
   // The tuning record changes only once the launch is written (a failed write keeps nothing).
   v1::TuningJobRecord next = tuning;
   next.set_launched(index);

@@ -7,13 +7,20 @@
 #include "absl/strings/match.h"
 #include "common/errors.h"
 #include "orchestrator/core/training_job.h"
+#include "orchestrator/validation/definitions.h"
 
 namespace amt::core {
 
-v1::HyperParameterTrainingJobSummary SummaryOf(
-    const v1::TrainingJobRecord& job, const v1::HyperParameterTuningJobObjective& objective) {
+v1::HyperParameterTrainingJobSummary SummaryOf(const v1::TrainingJobRecord& job,
+                                               const v1::TuningJobRecord& tuning) {
   const auto& d = job.describe();
+  const validation::DefinitionView definition =
+      validation::DefinitionAt(tuning.describe(), job.definition());
+  const v1::HyperParameterTuningJobObjective& objective = definition.objective;
   v1::HyperParameterTrainingJobSummary s;
+  if (definition.definition.has_definition_name()) {
+    s.set_training_job_definition_name(definition.definition.definition_name());
+  }
   s.set_training_job_name(d.training_job_name());
   s.set_training_job_arn(d.training_job_arn());
   s.set_tuning_job_name(job.tuning_job_name());
@@ -48,7 +55,7 @@ void RecomputeTuningView(v1::TuningJobRecord& tuning,
   v1::TrainingJobStatusCounters status;
   v1::ObjectiveStatusCounters objective;
   const v1::TrainingJobRecord* best = nullptr;
-  const auto& obj = d->hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective();
+  const std::string& type = validation::ObjectiveTypeOf(*d);
   for (const auto* job : jobs) {
     const auto& s = job->describe().training_job_status();
     if (s == kCompleted) {
@@ -67,7 +74,7 @@ void RecomputeTuningView(v1::TuningJobRecord& tuning,
     if (job->objective_status() == "Succeeded") {
       objective.set_succeeded(objective.succeeded() + 1);
       if (job->has_objective() &&
-          (best == nullptr || Better(job->objective(), best->objective(), obj.type()))) {
+          (best == nullptr || Better(job->objective(), best->objective(), type))) {
         best = job;
       }
     } else if (job->objective_status() == "Failed") {
@@ -79,7 +86,7 @@ void RecomputeTuningView(v1::TuningJobRecord& tuning,
   *d->mutable_training_job_status_counters() = status;
   *d->mutable_objective_status_counters() = objective;
   if (best != nullptr) {
-    *d->mutable_best_training_job() = SummaryOf(*best, obj);
+    *d->mutable_best_training_job() = SummaryOf(*best, tuning);
   } else {
     d->clear_best_training_job();
   }
@@ -132,15 +139,14 @@ void SetTuningStatus(v1::TuningJobRecord& tuning, std::string_view status, doubl
 EndCause CriterionReached(const v1::TuningJobRecord& tuning, const v1::TrainingJobRecord& job,
                           int early_failure_attempts, int convergence_jobs) {
   const auto& config = tuning.describe().hyper_parameter_tuning_job_config();
-  const auto& objective = config.hyper_parameter_tuning_job_objective();
+  const std::string& type = validation::ObjectiveTypeOf(tuning.describe());
   const auto& criteria = config.tuning_job_completion_criteria();
   if (tuning.succeeded() == 0 && tuning.finished() >= early_failure_attempts) {
     return EndCause::kEarlyFailure;
   }
   if (job.objective_status() == "Succeeded" && criteria.has_target_objective_metric_value() &&
-      (objective.type() == "Maximize"
-           ? job.objective() >= criteria.target_objective_metric_value()
-           : job.objective() <= criteria.target_objective_metric_value())) {
+      (type == "Maximize" ? job.objective() >= criteria.target_objective_metric_value()
+                          : job.objective() <= criteria.target_objective_metric_value())) {
     return EndCause::kTarget;
   }
   if (criteria.has_best_objective_not_improving() &&
@@ -218,8 +224,7 @@ EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRec
         had_best
             ? d->best_training_job().final_hyper_parameter_tuning_job_objective_metric().value()
             : 0;
-    const std::string& type =
-        d->hyper_parameter_tuning_job_config().hyper_parameter_tuning_job_objective().type();
+    const std::string& type = validation::ObjectiveTypeOf(*d);
     tuning.set_not_improving(!had_best || ImprovesByOnePercent(job.objective(), best, type)
                                  ? 0
                                  : tuning.not_improving() + 1);

@@ -81,9 +81,11 @@ bool EndIfDone(v1::TuningJobRecord& tuning, const std::vector<const v1::Training
 // StopReasons); "" when it was not. An early stop quotes the decision that took it.
 std::string StopReasonOf(const v1::TrainingJobRecord& job, const v1::TuningJobRecord& tuning);
 
-// HyperParameterTrainingJobSummary of a tuning-launched training job.
-v1::HyperParameterTrainingJobSummary SummaryOf(
-    const v1::TrainingJobRecord& job, const v1::HyperParameterTuningJobObjective& objective);
+// HyperParameterTrainingJobSummary of a training job `tuning` launched: the objective metric of
+// the definition it was launched from, and that definition's name (TrainingJobDefinitionName)
+// when it has one.
+v1::HyperParameterTrainingJobSummary SummaryOf(const v1::TrainingJobRecord& job,
+                                               const v1::TuningJobRecord& tuning);
 
 // True when `candidate` beats `best` for the objective type (Minimize unless "Maximize").
 bool Better(double candidate, double best, const std::string& objective_type);

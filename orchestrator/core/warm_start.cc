@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "orchestrator/core/tuning_job.h"
+#include "orchestrator/validation/definitions.h"
 
 namespace amt::core {
 namespace {
@@ -65,6 +66,11 @@ absl::Status CheckParent(const v1::CreateHyperParameterTuningJobRequest& request
     return ValidationError("The parent tuning job " + name + " is " + status +
                            "; warm start needs parent tuning jobs that are Completed, Stopped "
                            "or Failed.");
+  }
+  if (validation::IsMultiAlgorithm(pd)) {  // ours
+    return ValidationError("The parent tuning job " + name +
+                           " has TrainingJobDefinitions; warm start is available only from and "
+                           "for tuning jobs of a single algorithm (TrainingJobDefinition).");
   }
   const auto& pconfig = pd.hyper_parameter_tuning_job_config();
   const auto& pobjective = pconfig.hyper_parameter_tuning_job_objective();

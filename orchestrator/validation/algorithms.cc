@@ -70,17 +70,15 @@ std::vector<v1::MetricDefinition> BuiltInXgboostMetricDefinitions() {
   return definitions;
 }
 
-void AddBuiltInMetricDefinitions(v1::CreateHyperParameterTuningJobRequest& request) {
-  if (!request.has_training_job_definition()) return;
-  v1::HyperParameterTrainingJobDefinition& definition = *request.mutable_training_job_definition();
+namespace {
+
+void AddBuiltInMetricDefinitions(v1::HyperParameterTrainingJobDefinition& definition,
+                                 const std::string& objective) {
   v1::HyperParameterAlgorithmSpecification& spec = *definition.mutable_algorithm_specification();
   if (spec.metric_definitions_size() > 0 ||
       !IsBuiltInXgboost(spec.training_image(), definition.static_hyper_parameters())) {
     return;
   }
-  const std::string& objective = request.hyper_parameter_tuning_job_config()
-                                     .hyper_parameter_tuning_job_objective()
-                                     .metric_name();
   std::string objective_regex;
   for (const v1::MetricDefinition& metric : BuiltInXgboostMetricDefinitions()) {
     *spec.add_metric_definitions() = metric;
@@ -90,6 +88,22 @@ void AddBuiltInMetricDefinitions(v1::CreateHyperParameterTuningJobRequest& reque
     v1::MetricDefinition* repeat = spec.add_metric_definitions();
     repeat->set_name("ObjectiveMetric");
     repeat->set_regex(objective_regex);
+  }
+}
+
+}  // namespace
+
+void AddBuiltInMetricDefinitions(v1::CreateHyperParameterTuningJobRequest& request) {
+  if (request.has_training_job_definition()) {
+    AddBuiltInMetricDefinitions(*request.mutable_training_job_definition(),
+                                request.hyper_parameter_tuning_job_config()
+                                    .hyper_parameter_tuning_job_objective()
+                                    .metric_name());
+  }
+  for (v1::HyperParameterTrainingJobDefinition& definition :
+       *request.mutable_training_job_definitions()) {
+    const std::string objective = definition.tuning_objective().metric_name();
+    AddBuiltInMetricDefinitions(definition, objective);
   }
 }
 

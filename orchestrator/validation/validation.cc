@@ -1,5 +1,6 @@
 #include "orchestrator/validation/validation.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -13,6 +14,7 @@
 #include "common/errors.h"
 #include "common/status_macros.h"
 #include "orchestrator/validation/algorithms.h"
+#include "orchestrator/validation/definitions.h"
 #include "orchestrator/validation/member_constraints.h"
 #include "re2/re2.h"
 
@@ -283,27 +285,33 @@ absl::Status CheckRanges(const v1::ParameterRanges& ranges,
   return absl::OkStatus();
 }
 
-// Ours (spec section 3 and the limits table): Grid is categorical-only and sizes itself;
-// every other strategy needs MaxNumberOfTrainingJobs (SageMaker answers a missing one for
-// non-Grid strategies with a ValidationException); both stay within the per-strategy limit.
-absl::Status CheckStrategyAndLimits(const v1::HyperParameterTuningJobConfig& config,
+// Ours (spec section 3 and the limits table): Grid is categorical-only and sizes itself (the
+// sum over the definitions of each one's combinations); every other strategy needs
+// MaxNumberOfTrainingJobs (SageMaker answers a missing one for non-Grid strategies with a
+// ValidationException); both stay within the per-strategy limit.
+absl::Status CheckStrategyAndLimits(const v1::CreateHyperParameterTuningJobRequest& r,
                                     const Limits& limits) {
+  const v1::HyperParameterTuningJobConfig& config = r.hyper_parameter_tuning_job_config();
   const std::string& strategy = config.strategy();
   const v1::ResourceLimits& resource_limits = config.resource_limits();
   const int job_limit =
       strategy == "Random" ? limits.max_training_jobs_random : limits.max_training_jobs_other;
   if (strategy == "Grid") {
-    const v1::ParameterRanges& ranges = config.parameter_ranges();
-    if (ranges.integer_parameter_ranges_size() > 0 ||
-        ranges.continuous_parameter_ranges_size() > 0) {
-      return ValidationError(
-          "The Grid strategy supports only CategoricalParameterRanges; IntegerParameterRanges and "
-          "ContinuousParameterRanges must be empty.");
+    int64_t combinations = 0;
+    for (int i = 0; i < DefinitionCount(r); ++i) {
+      const v1::ParameterRanges& ranges = DefinitionAt(r, i).ranges;
+      if (ranges.integer_parameter_ranges_size() > 0 ||
+          ranges.continuous_parameter_ranges_size() > 0) {
+        return ValidationError(
+            "The Grid strategy supports only CategoricalParameterRanges; IntegerParameterRanges "
+            "and ContinuousParameterRanges must be empty.");
+      }
+      if (ranges.categorical_parameter_ranges_size() == 0) {
+        return ValidationError("The Grid strategy needs at least one CategoricalParameterRange.");
+      }
+      combinations = std::min<int64_t>(combinations + GridCombinations(ranges),
+                                       std::numeric_limits<int32_t>::max());
     }
-    if (ranges.categorical_parameter_ranges_size() == 0) {
-      return ValidationError("The Grid strategy needs at least one CategoricalParameterRange.");
-    }
-    const int64_t combinations = GridCombinations(ranges);
     if (resource_limits.has_max_number_of_training_jobs() &&
         resource_limits.max_number_of_training_jobs() != combinations) {
       return ValidationError(
@@ -370,37 +378,15 @@ absl::Status CheckHyperband(const v1::CreateHyperParameterTuningJobRequest& r) {
   return absl::OkStatus();
 }
 
-absl::Status CheckTuningRules(const v1::CreateHyperParameterTuningJobRequest& r,
-                              const Limits& limits) {
-  if (r.has_autotune()) {  // ours (spec Appendix D: an emulator may reject it)
-    return ValidationError(
-        "amt-local does not support Autotune; give Strategy, ResourceLimits and ParameterRanges "
-        "explicitly.");
-  }
-  const bool single = r.has_training_job_definition();
-  const bool multi = r.training_job_definitions_size() > 0;
-  if (single && multi) {  // ours
-    return ValidationError(
-        "Provide either TrainingJobDefinition or TrainingJobDefinitions, not both.");
-  }
-  if (!single && !multi) {  // ours
-    return ValidationError("Provide either TrainingJobDefinition or TrainingJobDefinitions.");
-  }
-  if (multi) {  // ours
-    return ValidationError(
-        "amt-local does not support multi-algorithm tuning jobs (TrainingJobDefinitions) yet; use "
-        "TrainingJobDefinition.");
-  }
-  const v1::HyperParameterTuningJobConfig& config = r.hyper_parameter_tuning_job_config();
-  const v1::HyperParameterTrainingJobDefinition& definition = r.training_job_definition();
-  if (!config.has_hyper_parameter_tuning_job_objective()) {  // ours
-    return ValidationError(
-        "HyperParameterTuningJobObjective is required in HyperParameterTuningJobConfig when "
-        "TrainingJobDefinition is provided.");
-  }
+// One training-job definition's own rules (the objective and ranges that apply to it): what to
+// run, the objective among its metrics, its resources, channels, ranges, S3 paths and spot.
+// `where` names the definition in the texts about its members.
+absl::Status CheckDefinition(const DefinitionView& view, const std::string& where,
+                             const Limits& limits) {
+  const v1::HyperParameterTrainingJobDefinition& definition = view.definition;
   const v1::HyperParameterAlgorithmSpecification& spec = definition.algorithm_specification();
   RETURN_IF_ERROR(CheckAlgorithmSpecification(spec, limits.max_metric_definitions));
-  const std::string& objective = config.hyper_parameter_tuning_job_objective().metric_name();
+  const std::string& objective = view.objective.metric_name();
   bool objective_defined = false;
   for (const v1::MetricDefinition& metric : spec.metric_definitions()) {
     objective_defined = objective_defined || metric.name() == objective;
@@ -417,21 +403,113 @@ absl::Status CheckTuningRules(const v1::CreateHyperParameterTuningJobRequest& r,
   const bool tuning_resource_config = definition.has_hyper_parameter_tuning_resource_config();
   if (resource_config && tuning_resource_config) {  // ours
     return ValidationError(
-        "Provide either ResourceConfig or HyperParameterTuningResourceConfig in "
-        "TrainingJobDefinition, not both.");
+        absl::StrCat("Provide either ResourceConfig or HyperParameterTuningResourceConfig in ",
+                     where, ", not both."));
   }
   if (!resource_config && !tuning_resource_config) {  // ours
-    return ValidationError(
-        "Provide either ResourceConfig or HyperParameterTuningResourceConfig in "
-        "TrainingJobDefinition.");
+    return ValidationError(absl::StrCat(
+        "Provide either ResourceConfig or HyperParameterTuningResourceConfig in ", where, "."));
   }
   RETURN_IF_ERROR(CheckChannels(definition.input_data_config()));
-  RETURN_IF_ERROR(
-      CheckRanges(config.parameter_ranges(), definition.static_hyper_parameters(), limits));
-  RETURN_IF_ERROR(CheckStrategyAndLimits(config, limits));
-  RETURN_IF_ERROR(CheckHyperband(r));
+  RETURN_IF_ERROR(CheckRanges(view.ranges, definition.static_hyper_parameters(), limits));
   RETURN_IF_ERROR(CheckS3Paths(definition));
   return CheckManagedSpot(definition);
+}
+
+// Multi-algorithm tuning (TrainingJobDefinitions): the rules of the spec (no early stopping, no
+// warm start, objective and ranges inside each definition) and amt-local's, all texts ours:
+// every definition named, names unique; one objective direction for all, as BestTrainingJob
+// compares their jobs (the SDK's HyperparameterTuner.create takes one objective_type too); no
+// Hyperband, whose rungs are early stopping; the Environment maps at most 48 entries together.
+absl::Status CheckMultiAlgorithm(const v1::CreateHyperParameterTuningJobRequest& r) {
+  const v1::HyperParameterTuningJobConfig& config = r.hyper_parameter_tuning_job_config();
+  if (config.has_hyper_parameter_tuning_job_objective() || config.has_parameter_ranges()) {
+    return ValidationError(
+        "With TrainingJobDefinitions, give each definition its TuningObjective and "
+        "HyperParameterRanges; HyperParameterTuningJobConfig must not contain "
+        "HyperParameterTuningJobObjective or ParameterRanges.");
+  }
+  if (config.training_job_early_stopping_type() == "Auto") {
+    return ValidationError(
+        "TrainingJobEarlyStoppingType must be Off with TrainingJobDefinitions: early stopping is "
+        "available only when tuning a single algorithm (TrainingJobDefinition).");
+  }
+  if (config.strategy() == "Hyperband") {
+    return ValidationError(
+        "The Hyperband strategy needs a single TrainingJobDefinition: Hyperband stops training "
+        "jobs early, and early stopping is available only when tuning a single algorithm.");
+  }
+  if (r.has_warm_start_config()) {
+    return ValidationError(
+        "WarmStartConfig is not supported with TrainingJobDefinitions: warm start is available "
+        "only when tuning a single algorithm (TrainingJobDefinition).");
+  }
+  std::set<std::string> names;
+  int environment_entries = 0;
+  for (const v1::HyperParameterTrainingJobDefinition& d : r.training_job_definitions()) {
+    if (!d.has_definition_name()) {
+      return ValidationError(
+          "Every item of TrainingJobDefinitions needs a DefinitionName when the tuning job has "
+          "TrainingJobDefinitions.");
+    }
+    if (!names.insert(d.definition_name()).second) {
+      return ValidationError(absl::StrCat("DefinitionName '", d.definition_name(),
+                                          "' is used by more than one TrainingJobDefinitions "
+                                          "item; definition names must be unique."));
+    }
+    if (!d.has_tuning_objective()) {
+      return ValidationError(absl::StrCat("TrainingJobDefinitions item '", d.definition_name(),
+                                          "' needs a TuningObjective."));
+    }
+    if (d.tuning_objective().type() != r.training_job_definitions(0).tuning_objective().type()) {
+      return ValidationError(
+          absl::StrCat("Every TuningObjective of TrainingJobDefinitions must have the same Type: '",
+                       r.training_job_definitions(0).definition_name(), "' has ",
+                       r.training_job_definitions(0).tuning_objective().type(), ", '",
+                       d.definition_name(), "' has ", d.tuning_objective().type(), "."));
+    }
+    environment_entries += static_cast<int>(d.environment_size());
+  }
+  if (environment_entries > 48) {
+    return ValidationError(absl::StrCat("The Environment maps of TrainingJobDefinitions have ",
+                                        environment_entries,
+                                        " entries together; the limit is 48 for all definitions."));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTuningRules(const v1::CreateHyperParameterTuningJobRequest& r,
+                              const Limits& limits) {
+  if (r.has_autotune()) {  // ours (spec Appendix D: an emulator may reject it)
+    return ValidationError(
+        "amt-local does not support Autotune; give Strategy, ResourceLimits and ParameterRanges "
+        "explicitly.");
+  }
+  const bool single = r.has_training_job_definition();
+  const bool multi = IsMultiAlgorithm(r);
+  if (single && multi) {  // ours
+    return ValidationError(
+        "Provide either TrainingJobDefinition or TrainingJobDefinitions, not both.");
+  }
+  if (!single && !multi) {  // ours
+    return ValidationError("Provide either TrainingJobDefinition or TrainingJobDefinitions.");
+  }
+  if (multi) {
+    RETURN_IF_ERROR(CheckMultiAlgorithm(r));
+  } else if (!r.hyper_parameter_tuning_job_config().has_hyper_parameter_tuning_job_objective()) {
+    return ValidationError(  // ours
+        "HyperParameterTuningJobObjective is required in HyperParameterTuningJobConfig when "
+        "TrainingJobDefinition is provided.");
+  }
+  for (int i = 0; i < DefinitionCount(r); ++i) {
+    const std::string where =
+        multi ? absl::StrCat("TrainingJobDefinitions item '",
+                             r.training_job_definitions(i).definition_name(), "'")
+              : "TrainingJobDefinition";
+    RETURN_IF_ERROR(CheckDefinition(DefinitionAt(r, i), where, limits));
+  }
+  RETURN_IF_ERROR(CheckStrategyAndLimits(r, limits));
+  return CheckHyperband(r);
 }
 
 absl::Status CheckTrainingRules(const v1::CreateTrainingJobRequest& r) {

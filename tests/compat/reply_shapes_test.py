@@ -198,7 +198,8 @@ class ReplyShapesTest(unittest.TestCase):
                            ("auto-early-stopping.json", "shape-auto"),
                            ("bayesian-tuning.json", "shape-bayes"),
                            ("hyperband.json", "shape-hyperband"),
-                           ("grid-tuning.json", "shape-grid")):
+                           ("grid-tuning.json", "shape-grid"),
+                           ("multi-algorithm.json", "shape-multi")):
             job = example(file)
             job["HyperParameterTuningJobName"] = name
             limits = job["HyperParameterTuningJobConfig"].setdefault("ResourceLimits", {})

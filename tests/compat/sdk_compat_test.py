@@ -378,12 +378,75 @@ class SdkCompatTest(SdkSuite):
         print("built-in XGBoost: best validation:auc %.4f (%s)" % (
             objective["Value"], best["TrainingJobName"]))
 
+    def test_9b_multi_algorithm_tuner_from_an_estimator_dict(self):
+        # HyperparameterTuner.create(estimator_dict=...): one tuning job over two algorithms, the
+        # toy trainer and a scikit-learn script, each with its own objective metric and ranges.
+        from sagemaker.sklearn import SKLearn
+        from sagemaker.tuner import ContinuousParameter, HyperparameterTuner
+        source = self.write_source("multi-src", SCRIPT_MODE_TRAIN_PY, {
+            "helpers.py": "def loss(lr, epoch):\n    return abs(lr - 0.1) + 1.0 / epoch\n"})
+        data = os.path.join(self.work.name, "multi-data")
+        os.makedirs(data, exist_ok=True)
+        with open(os.path.join(data, "train.csv"), "w") as f:
+            f.write("1,2\n")
+        train_uri = self.session.upload_data(data, key_prefix="multi/train")
+        script = SKLearn(entry_point="train.py", source_dir=source, framework_version="1.2-1",
+                         role=ROLE, instance_type="ml.m5.large", instance_count=1,
+                         hyperparameters={"epochs": 2}, output_path="s3://%s/multi" % BUCKET,
+                         sagemaker_session=self.session)
+        tuner = HyperparameterTuner.create(
+            estimator_dict={"toy": self.estimator(), "script": script},
+            objective_metric_name_dict={"toy": "val_loss", "script": "script_loss"},
+            hyperparameter_ranges_dict={
+                "toy": self.ranges(),
+                "script": {"learning-rate": ContinuousParameter(0.001, 1.0)}},
+            metric_definitions_dict={
+                "toy": METRICS,
+                "script": [{"Name": "script_loss", "Regex": "val_loss=([0-9.]+)"}]},
+            strategy="Random", objective_type="Minimize", max_jobs=4, max_parallel_jobs=2,
+            base_tuning_job_name="sdk-multi")
+        tuner.fit(inputs={"script": {"train": train_uri}}, include_cls_metadata={}, wait=True)
+        described = tuner.describe()
+        self.assertEqual(described["HyperParameterTuningJobStatus"], "Completed")
+        self.assertNotIn("TrainingJobDefinition", described)
+        self.assertEqual([d["DefinitionName"] for d in described["TrainingJobDefinitions"]],
+                         ["script", "toy"])  # the SDK sends them sorted by name
+        self.assertEqual(described["TrainingJobStatusCounters"]["Completed"], 4)
+        # Two trials each (round-robin), every summary naming its definition and its metric.
+        frame = tuner.analytics().dataframe()
+        self.assertEqual(sorted(frame["TrainingJobDefinitionName"]),
+                         ["script", "script", "toy", "toy"])
+        summaries = self.session.sagemaker_client.list_training_jobs_for_hyper_parameter_tuning_job(
+            HyperParameterTuningJobName=tuner.latest_tuning_job.name)["TrainingJobSummaries"]
+        for summary in summaries:
+            self.assertEqual(
+                summary["FinalHyperParameterTuningJobObjectiveMetric"]["MetricName"],
+                {"toy": "val_loss", "script": "script_loss"}[summary["TrainingJobDefinitionName"]])
+            self.assertEqual(set(summary["TunedHyperParameters"]),
+                             {"toy": {"learning_rate", "num_layers"},
+                              "script": {"learning-rate"}}[summary["TrainingJobDefinitionName"]])
+        # The best job across both algorithms, and the estimator of its definition.
+        best = described["BestTrainingJob"]
+        values = [s["FinalHyperParameterTuningJobObjectiveMetric"]["Value"] for s in summaries]
+        self.assertEqual(best["FinalHyperParameterTuningJobObjectiveMetric"]["Value"], min(values))
+        estimator = tuner.best_estimator()
+        self.assertEqual(estimator.latest_training_job.name, tuner.best_training_job())
+        self.assertIsInstance(estimator, SKLearn if best["TrainingJobDefinitionName"] == "script"
+                              else type(self.estimator()))
+        attached = HyperparameterTuner.attach(
+            tuner.latest_tuning_job.name, sagemaker_session=self.session,
+            estimator_cls={"toy": "sagemaker.estimator.Estimator",
+                           "script": "sagemaker.sklearn.estimator.SKLearn"})
+        self.assertEqual(sorted(attached.estimator_dict), ["script", "toy"])
+        self.assertEqual(attached.objective_metric_name_dict,
+                         {"toy": "val_loss", "script": "script_loss"})
+        self.assertIsInstance(attached.estimator_dict["script"], SKLearn)
 
 class SdkExamplesTest(SdkSuite):
     """examples/sdk/'s scripts with real training code, run as written against an amtd started as
     their docstrings say (the time scale of SageMaker itself; a spot interruption 4 s into
     training, once per job)."""
-    AMTD_FLAGS = ["--spot-interrupt-after", "4", "--spot-max-interruptions", "1"]
+    AMTD_FLAGS = ["--spot-interrupt-after", "2", "--spot-max-interruptions", "1"]
 
     def test_10_the_script_mode_examples_run_as_written(self):
         out = self.run_example("sklearn_tuning.py")

@@ -88,8 +88,8 @@ class ScriptModeJobFilesTest(unittest.TestCase):
         self.assertEqual(self.model_members(job), ["xgboost-model"])
 
     def test_3_pytorch_spot_training_resumes_from_its_checkpoint(self):
-        # Interrupted 4 s into training, once; the restart copies the checkpoints back.
-        out = self.amt_run("pytorch-spot-training.json", "--spot-interrupt-after", "4",
+        # Interrupted 2 s into training (it trains about 5 s), once; the restart copies the checkpoints back.
+        out = self.amt_run("pytorch-spot-training.json", "--spot-interrupt-after", "2",
                            "--spot-max-interruptions", "1")
         self.assertIn("Interrupted", out)
         lines = self.amt_logs("pytorch-spot").splitlines()

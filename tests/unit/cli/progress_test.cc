@@ -210,6 +210,32 @@ TEST(ProgressRendererTable, DrawsHeaderCountersAndOneRowPerJob) {
             "demo-002-bbbb  InProgress  -          batch=64 lr=0.1\n");
 }
 
+TEST(ProgressRendererTable, NamesTheDefinitionOfEveryJobOfAMultiAlgorithmTuningJob) {
+  HyperParameterTrainingJobSummary linear = kJob1Done;
+  linear.set_training_job_definition_name("linear");
+  HyperParameterTrainingJobSummary forest =
+      Job("demo-002-bbbb", 11, "InProgress", {{"depth", "3"}});
+  forest.set_training_job_definition_name("forest");
+  DescribeHyperParameterTuningJobResponse tuning = Tuning("InProgress", 1, 1);
+  *tuning.mutable_best_training_job() = linear;
+  std::ostringstream out;
+  ProgressRenderer renderer(out, /*tty=*/true);
+  renderer.Update(Snapshot(tuning, {linear, forest}));
+  EXPECT_EQ(out.str(),
+            "Tuning job demo: InProgress (2 of 3 training jobs)\n"
+            "Completed 1, InProgress 1, RetryableError 0, NonRetryableError 0, Stopped 0\n"
+            "Best: demo-001-aaaa (linear), val:loss=0.25\n"
+            "TRAINING JOB            STATUS      OBJECTIVE  HYPERPARAMETERS\n"
+            "demo-001-aaaa (linear)  Completed   0.25       batch=32 lr=0.01\n"
+            "demo-002-bbbb (forest)  InProgress  -          depth=3\n");
+  std::ostringstream lines;
+  ProgressRenderer line_renderer(lines, /*tty=*/false);
+  line_renderer.Update(Snapshot(Tuning("InProgress", 0, 1), {forest}));
+  EXPECT_NE(lines.str().find("Training job demo-002-bbbb (forest): InProgress [depth=3]\n"),
+            std::string::npos)
+      << lines.str();
+}
+
 TEST(ProgressRendererTable, RedrawsInPlaceByMovingUpOverThePreviousTable) {
   std::ostringstream out;
   ProgressRenderer renderer(out, /*tty=*/true);

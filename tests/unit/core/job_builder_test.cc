@@ -111,7 +111,7 @@ TEST(JobBuilder, ATrainingJobRecordEchoesDebuggingMembersAndSageMakersDefaults) 
 TEST(JobBuilder, ALaunchIsACreateTrainingJobRequestFromTheDefinition) {
   auto t = NewTuningJobRecord(TuningRequest(), {"us-east-1", "123456789012"}, 42, 100);
   ASSERT_TRUE(t.ok());
-  const auto request = TrainingJobRequestFor(*t, 3, {{"lr", "0.05"}});
+  const auto request = TrainingJobRequestFor(*t, 3, 0, {{"lr", "0.05"}});
   EXPECT_EQ(request.training_job_name(), TrainingJobNameFor(*t, 3));
   EXPECT_THAT(request.hyper_parameters(),
               UnorderedElementsAre(Pair("epochs", "3"), Pair("lr", "0.05"),
@@ -129,8 +129,9 @@ TEST(JobBuilder, ATuningLaunchAndACreateTrainingJobMakeTheSameRecord) {
   auto t = NewTuningJobRecord(TuningRequest(), {"us-east-1", "123456789012"}, 42, 100);
   ASSERT_TRUE(t.ok());
   const RecordOptions options{{"us-east-1", "123456789012"}, 0.7};
-  auto launched = NewTuningTrainingJob(*t, 1, {{"lr", "0.05"}}, options, 200);
-  auto created = NewTrainingJobRecord(TrainingJobRequestFor(*t, 1, {{"lr", "0.05"}}), options, 200);
+  auto launched = NewTuningTrainingJob(*t, 1, 0, {{"lr", "0.05"}}, options, 200);
+  auto created =
+      NewTrainingJobRecord(TrainingJobRequestFor(*t, 1, 0, {{"lr", "0.05"}}), options, 200);
   EXPECT_EQ(launched.describe().tuning_job_arn(), t->describe().hyper_parameter_tuning_job_arn());
   EXPECT_EQ(launched.tuning_job_name(), "demo");
   EXPECT_EQ(launched.index(), 1);

@@ -678,13 +678,149 @@ TEST(ValidateCreateHyperParameterTuningJob, RejectsMissingDefinition) {
               IsValidationError("Provide either TrainingJobDefinition or TrainingJobDefinitions."));
 }
 
-TEST(ValidateCreateHyperParameterTuningJob, RejectsMultiAlgorithmTuningAsUnsupported) {
+// Appendix A as a multi-algorithm request: definitions "algo-a" and "algo-b", each with the
+// objective and ranges that Appendix A has in HyperParameterTuningJobConfig.
+v1::CreateHyperParameterTuningJobRequest MultiAlgorithm() {
   auto r = Tuning();
-  *r.add_training_job_definitions() = r.training_job_definition();
+  v1::HyperParameterTrainingJobDefinition definition = r.training_job_definition();
+  *definition.mutable_tuning_objective() = Config(&r)->hyper_parameter_tuning_job_objective();
+  *definition.mutable_hyper_parameter_ranges() = Config(&r)->parameter_ranges();
   r.clear_training_job_definition();
+  Config(&r)->clear_hyper_parameter_tuning_job_objective();
+  Config(&r)->clear_parameter_ranges();
+  for (const char* name : {"algo-a", "algo-b"}) {
+    definition.set_definition_name(name);
+    *r.add_training_job_definitions() = definition;
+  }
+  return r;
+}
+
+TEST(ValidateCreateHyperParameterTuningJob, AcceptsMultiAlgorithmTuning) {
+  EXPECT_THAT(Validate(MultiAlgorithm()), IsOk());
+}
+
+TEST(ValidateCreateHyperParameterTuningJob, MultiAlgorithmObjectiveAndRangesAreInEachDefinition) {
+  auto r = MultiAlgorithm();
+  *Config(&r)->mutable_hyper_parameter_tuning_job_objective() =
+      r.training_job_definitions(0).tuning_objective();
+  constexpr char kInsideEachDefinition[] =
+      "With TrainingJobDefinitions, give each definition its TuningObjective and "
+      "HyperParameterRanges; HyperParameterTuningJobConfig must not contain "
+      "HyperParameterTuningJobObjective or ParameterRanges.";
+  EXPECT_THAT(Validate(r), IsValidationError(kInsideEachDefinition));
+  r = MultiAlgorithm();
+  *Config(&r)->mutable_parameter_ranges() = r.training_job_definitions(0).hyper_parameter_ranges();
+  EXPECT_THAT(Validate(r), IsValidationError(kInsideEachDefinition));
+  r = MultiAlgorithm();
+  r.mutable_training_job_definitions(1)->clear_tuning_objective();
   EXPECT_THAT(Validate(r),
-              IsValidationError("amt-local does not support multi-algorithm tuning jobs "
-                                "(TrainingJobDefinitions) yet; use TrainingJobDefinition."));
+              IsValidationError("TrainingJobDefinitions item 'algo-b' needs a TuningObjective."));
+}
+
+TEST(ValidateCreateHyperParameterTuningJob, MultiAlgorithmRefusesEarlyStoppingWarmStartHyperband) {
+  auto r = MultiAlgorithm();
+  Config(&r)->set_training_job_early_stopping_type("Auto");
+  EXPECT_THAT(Validate(r),
+              IsValidationError("TrainingJobEarlyStoppingType must be Off with "
+                                "TrainingJobDefinitions: early stopping is available only when "
+                                "tuning a single algorithm (TrainingJobDefinition)."));
+  r = MultiAlgorithm();
+  auto* warm = r.mutable_warm_start_config();
+  warm->add_parent_hyper_parameter_tuning_jobs()->set_hyper_parameter_tuning_job_name("parent");
+  warm->set_warm_start_type("TransferLearning");
+  EXPECT_THAT(Validate(r),
+              IsValidationError("WarmStartConfig is not supported with TrainingJobDefinitions: "
+                                "warm start is available only when tuning a single algorithm "
+                                "(TrainingJobDefinition)."));
+  r = MultiAlgorithm();
+  Config(&r)->set_strategy("Hyperband");
+  EXPECT_THAT(Validate(r),
+              IsValidationError("The Hyperband strategy needs a single TrainingJobDefinition: "
+                                "Hyperband stops training jobs early, and early stopping is "
+                                "available only when tuning a single algorithm."));
+}
+
+TEST(ValidateCreateHyperParameterTuningJob, MultiAlgorithmDefinitionsAreNamedUniquely) {
+  auto r = MultiAlgorithm();
+  r.mutable_training_job_definitions(1)->clear_definition_name();
+  EXPECT_THAT(Validate(r),
+              IsValidationError("Every item of TrainingJobDefinitions needs a DefinitionName when "
+                                "the tuning job has TrainingJobDefinitions."));
+  r = MultiAlgorithm();
+  r.mutable_training_job_definitions(1)->set_definition_name("algo-a");
+  EXPECT_THAT(Validate(r), IsValidationError("DefinitionName 'algo-a' is used by more than one "
+                                             "TrainingJobDefinitions item; definition names must "
+                                             "be unique."));
+  r = MultiAlgorithm();
+  r.mutable_training_job_definitions(1)->set_definition_name("algo_b");
+  EXPECT_THAT(std::string(Validate(r).message()),
+              ::testing::HasSubstr("Value 'algo_b' at 'trainingJobDefinitions.2.member."
+                                   "definitionName' failed to satisfy constraint: Member must "
+                                   "satisfy regular expression pattern"));
+}
+
+TEST(ValidateCreateHyperParameterTuningJob, MultiAlgorithmObjectivesShareOneDirection) {
+  auto r = MultiAlgorithm();
+  r.mutable_training_job_definitions(1)->mutable_tuning_objective()->set_type("Maximize");
+  EXPECT_THAT(Validate(r), IsValidationError("Every TuningObjective of TrainingJobDefinitions must "
+                                             "have the same Type: 'algo-a' has Minimize, 'algo-b' "
+                                             "has Maximize."));
+  // Different metric names are fine: each algorithm reports its own.
+  r = MultiAlgorithm();
+  auto* b = r.mutable_training_job_definitions(1);
+  b->mutable_tuning_objective()->set_metric_name("rmse");
+  b->mutable_algorithm_specification()->mutable_metric_definitions(0)->set_name("rmse");
+  EXPECT_THAT(Validate(r), IsOk());
+}
+
+TEST(ValidateCreateHyperParameterTuningJob, MultiAlgorithmChecksEachDefinitionsOwnRules) {
+  auto r = MultiAlgorithm();
+  // Its objective must be one of its own metrics.
+  r.mutable_training_job_definitions(1)->mutable_tuning_objective()->set_metric_name("rmse");
+  EXPECT_THAT(Validate(r), IsValidationError("A metric is required for this hyperparameter tuning "
+                                             "job objective. Provide a metric in the metric "
+                                             "definitions."));
+  r = MultiAlgorithm();
+  r.mutable_training_job_definitions(1)->clear_resource_config();
+  EXPECT_THAT(Validate(r), IsValidationError("Provide either ResourceConfig or "
+                                             "HyperParameterTuningResourceConfig in "
+                                             "TrainingJobDefinitions item 'algo-b'."));
+  r = MultiAlgorithm();
+  (*r.mutable_training_job_definitions(1)->mutable_static_hyper_parameters())["lr"] = "0.1";
+  EXPECT_THAT(Validate(r), IsValidationError("Hyperparameter 'lr' cannot be both a static "
+                                             "hyperparameter and a tunable parameter range."));
+}
+
+TEST(ValidateCreateHyperParameterTuningJob, MultiAlgorithmEnvironmentsShareFortyEightEntries) {
+  auto r = MultiAlgorithm();
+  for (int i = 0; i < 25; ++i) {
+    (*r.mutable_training_job_definitions(0)->mutable_environment())["A" + std::to_string(i)] = "x";
+    (*r.mutable_training_job_definitions(1)->mutable_environment())["B" + std::to_string(i)] = "x";
+  }
+  EXPECT_THAT(Validate(r), IsValidationError("The Environment maps of TrainingJobDefinitions have "
+                                             "50 entries together; the limit is 48 for all "
+                                             "definitions."));
+  r.mutable_training_job_definitions(1)->mutable_environment()->erase("B0");
+  r.mutable_training_job_definitions(1)->mutable_environment()->erase("B1");
+  EXPECT_THAT(Validate(r), IsOk());
+}
+
+TEST(ValidateCreateHyperParameterTuningJob, MultiAlgorithmGridRunsEveryDefinitionsCombinations) {
+  auto r = MultiAlgorithm();
+  Config(&r)->set_strategy("Grid");
+  Config(&r)->mutable_resource_limits()->clear_max_number_of_training_jobs();
+  for (int d = 0; d < 2; ++d) {
+    auto* ranges = r.mutable_training_job_definitions(d)->mutable_hyper_parameter_ranges();
+    ranges->clear_continuous_parameter_ranges();
+    auto* range = ranges->add_categorical_parameter_ranges();
+    range->set_name("lr");
+    for (int v = 0; v < 2 + d; ++v) range->add_values(std::to_string(v));
+  }
+  EXPECT_THAT(Validate(r), IsOk());
+  Config(&r)->mutable_resource_limits()->set_max_number_of_training_jobs(3);
+  EXPECT_THAT(Validate(r), IsValidationError("For the Grid strategy, MaxNumberOfTrainingJobs (3) "
+                                             "must equal the number of hyperparameter "
+                                             "combinations (5) or be omitted."));
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, RequiresObjectiveForSingleDefinition) {
