@@ -218,6 +218,12 @@ int Commands::StopHyperParameterTuningJob(const std::string& hyper_parameter_tun
   return Unary("StopHyperParameterTuningJob", &Stub::StopHyperParameterTuningJob, request);
 }
 
+int Commands::DeleteHyperParameterTuningJob(const std::string& hyper_parameter_tuning_job_name) {
+  v1::DeleteHyperParameterTuningJobRequest request;
+  request.set_hyper_parameter_tuning_job_name(hyper_parameter_tuning_job_name);
+  return Unary("DeleteHyperParameterTuningJob", &Stub::DeleteHyperParameterTuningJob, request);
+}
+
 int Commands::CreateTrainingJob(const CreateTrainingJobOptions& options) {
   absl::StatusOr<v1::CreateTrainingJobRequest> request = BuildCreateTrainingJobRequest(options);
   if (!request.ok()) return FailUsage(request.status());
@@ -240,6 +246,12 @@ int Commands::StopTrainingJob(const std::string& training_job_name) {
   v1::StopTrainingJobRequest request;
   request.set_training_job_name(training_job_name);
   return Unary("StopTrainingJob", &Stub::StopTrainingJob, request);
+}
+
+int Commands::DeleteTrainingJob(const std::string& training_job_name) {
+  v1::DeleteTrainingJobRequest request;
+  request.set_training_job_name(training_job_name);
+  return Unary("DeleteTrainingJob", &Stub::DeleteTrainingJob, request);
 }
 
 int Commands::Logs(const LogsOptions& options) {

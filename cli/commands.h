@@ -130,10 +130,12 @@ class Commands {
   int ListTrainingJobsForHyperParameterTuningJob(
       const ListTrainingJobsForHyperParameterTuningJobOptions& options);
   int StopHyperParameterTuningJob(const std::string& hyper_parameter_tuning_job_name);
+  int DeleteHyperParameterTuningJob(const std::string& hyper_parameter_tuning_job_name);
   int CreateTrainingJob(const CreateTrainingJobOptions& options);
   int DescribeTrainingJob(const std::string& training_job_name);
   int ListTrainingJobs(const ListTrainingJobsOptions& options);
   int StopTrainingJob(const std::string& training_job_name);
+  int DeleteTrainingJob(const std::string& training_job_name);
 
   // Prints the Message of every log line, one per line, as the trainer printed it.
   int Logs(const LogsOptions& options);

@@ -181,6 +181,16 @@ int main(int argc, char** argv) {
     command = [&](Commands& c) { return c.StopHyperParameterTuningJob(stop_tuning_name); };
   });
 
+  std::string delete_tuning_name;
+  sub = app.add_subcommand("delete-hyper-parameter-tuning-job",
+                           "Delete an ended tuning job's entry; its training jobs stay "
+                           "(DeleteHyperParameterTuningJob); prints nothing");
+  sub->add_option("--hyper-parameter-tuning-job-name", delete_tuning_name, "The tuning job's name")
+      ->required();
+  sub->callback([&] {
+    command = [&](Commands& c) { return c.DeleteHyperParameterTuningJob(delete_tuning_name); };
+  });
+
   // --- training jobs ---
   amt::cli::CreateTrainingJobOptions create_training;
   sub = app.add_subcommand("create-training-job", "Start a training job (CreateTrainingJob)");
@@ -222,6 +232,15 @@ int main(int argc, char** argv) {
   sub->add_option("--training-job-name", stop_training_name, "The training job's name")->required();
   sub->callback(
       [&] { command = [&](Commands& c) { return c.StopTrainingJob(stop_training_name); }; });
+
+  std::string delete_training_name;
+  sub = app.add_subcommand("delete-training-job",
+                           "Delete an ended training job with its logs and metrics "
+                           "(DeleteTrainingJob); prints nothing");
+  sub->add_option("--training-job-name", delete_training_name, "The training job's name")
+      ->required();
+  sub->callback(
+      [&] { command = [&](Commands& c) { return c.DeleteTrainingJob(delete_training_name); }; });
 
   // --- amt-local extras ---
   amt::cli::LogsOptions logs;

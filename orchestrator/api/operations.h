@@ -21,10 +21,13 @@
   X(ListHyperParameterTuningJobs)               \
   X(ListTrainingJobsForHyperParameterTuningJob) \
   X(StopHyperParameterTuningJob)                \
+  X(DeleteHyperParameterTuningJob)              \
   X(CreateTrainingJob)                          \
   X(DescribeTrainingJob)                        \
   X(ListTrainingJobs)                           \
   X(StopTrainingJob)                            \
+  X(DeleteTrainingJob)                          \
+  X(UpdateTrainingJob)                          \
   X(AddTags)                                    \
   X(ListTags)                                   \
   X(DeleteTags)

@@ -112,6 +112,15 @@ absl::StatusOr<v1::StopHyperParameterTuningJobResponse> SageMakerApi::StopHyperP
       [&] { return orchestrator_.StopTuningJob(request.hyper_parameter_tuning_job_name()); }));
 }
 
+absl::StatusOr<v1::DeleteHyperParameterTuningJobResponse>
+SageMakerApi::DeleteHyperParameterTuningJob(
+    const v1::DeleteHyperParameterTuningJobRequest& request) const {
+  RETURN_IF_ERROR(ValidateTuningName(request.has_hyper_parameter_tuning_job_name(),
+                                     request.hyper_parameter_tuning_job_name()));
+  return Empty<v1::DeleteHyperParameterTuningJobResponse>(loop_.Call(
+      [&] { return orchestrator_.DeleteTuningJob(request.hyper_parameter_tuning_job_name()); }));
+}
+
 absl::StatusOr<v1::CreateTrainingJobResponse> SageMakerApi::CreateTrainingJob(
     const v1::CreateTrainingJobRequest& request) const {
   RETURN_IF_ERROR(validation::ValidateCreateTrainingJob(request));
@@ -139,6 +148,20 @@ absl::StatusOr<v1::StopTrainingJobResponse> SageMakerApi::StopTrainingJob(
       ValidateTrainingName(request.has_training_job_name(), request.training_job_name()));
   return Empty<v1::StopTrainingJobResponse>(
       loop_.Call([&] { return orchestrator_.StopTrainingJob(request.training_job_name()); }));
+}
+
+absl::StatusOr<v1::DeleteTrainingJobResponse> SageMakerApi::DeleteTrainingJob(
+    const v1::DeleteTrainingJobRequest& request) const {
+  RETURN_IF_ERROR(
+      ValidateTrainingName(request.has_training_job_name(), request.training_job_name()));
+  return Empty<v1::DeleteTrainingJobResponse>(
+      loop_.Call([&] { return orchestrator_.DeleteTrainingJob(request.training_job_name()); }));
+}
+
+absl::StatusOr<v1::UpdateTrainingJobResponse> SageMakerApi::UpdateTrainingJob(
+    const v1::UpdateTrainingJobRequest& request) const {
+  RETURN_IF_ERROR(validation::ValidateUpdateTrainingJob(request));
+  return loop_.Call([&] { return orchestrator_.UpdateTrainingJob(request); });
 }
 
 absl::StatusOr<v1::AddTagsResponse> SageMakerApi::AddTags(const v1::AddTagsRequest& request) const {

@@ -103,6 +103,8 @@ class SageMakerApi {
       const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request) const;
   absl::StatusOr<v1::StopHyperParameterTuningJobResponse> StopHyperParameterTuningJob(
       const v1::StopHyperParameterTuningJobRequest& request) const;
+  absl::StatusOr<v1::DeleteHyperParameterTuningJobResponse> DeleteHyperParameterTuningJob(
+      const v1::DeleteHyperParameterTuningJobRequest& request) const;
   absl::StatusOr<v1::CreateTrainingJobResponse> CreateTrainingJob(
       const v1::CreateTrainingJobRequest& request) const;
   absl::StatusOr<v1::DescribeTrainingJobResponse> DescribeTrainingJob(
@@ -111,6 +113,10 @@ class SageMakerApi {
       const v1::ListTrainingJobsRequest& request) const;
   absl::StatusOr<v1::StopTrainingJobResponse> StopTrainingJob(
       const v1::StopTrainingJobRequest& request) const;
+  absl::StatusOr<v1::DeleteTrainingJobResponse> DeleteTrainingJob(
+      const v1::DeleteTrainingJobRequest& request) const;
+  absl::StatusOr<v1::UpdateTrainingJobResponse> UpdateTrainingJob(
+      const v1::UpdateTrainingJobRequest& request) const;
   absl::StatusOr<v1::AddTagsResponse> AddTags(const v1::AddTagsRequest& request) const;
   absl::StatusOr<v1::ListTagsResponse> ListTags(const v1::ListTagsRequest& request) const;
   absl::StatusOr<v1::DeleteTagsResponse> DeleteTags(const v1::DeleteTagsRequest& request) const;

@@ -1,5 +1,8 @@
 #include "orchestrator/core/job_builder.h"
 
+#include <algorithm>
+
+#include "common/errors.h"
 #include "orchestrator/core/launch_plan.h"
 #include "orchestrator/core/training_job.h"
 #include "orchestrator/core/tuning_job.h"
@@ -121,6 +124,66 @@ v1::TrainingJobRecord NewTrainingJobRecord(const v1::CreateTrainingJobRequest& r
   d->mutable_model_artifacts()->set_s3_model_artifacts(ModelArtifactUri(*d));
   MarkCreated(job, now);
   return job;
+}
+
+absl::Status ApplyTrainingJobUpdate(v1::TrainingJobRecord& job,
+                                    const v1::UpdateTrainingJobRequest& request, double now) {
+  auto& d = *job.mutable_describe();
+  const bool profiler = request.has_profiler_config() ||
+                        request.profiler_rule_configurations_size() > 0 ||
+                        request.has_remote_debug_config();
+  if (!profiler && !request.has_resource_config()) {  // ours
+    return ValidationError(
+        "UpdateTrainingJob needs at least one of ProfilerConfig, ProfilerRuleConfigurations, "
+        "ResourceConfig and RemoteDebugConfig.");
+  }
+  if (profiler && d.training_job_status() != kInProgress) {  // ours
+    return ValidationError("The training job " + d.training_job_name() + " is " +
+                           d.training_job_status() +
+                           ": its ProfilerConfig, ProfilerRuleConfigurations and "
+                           "RemoteDebugConfig can be updated only while it is InProgress.");
+  }
+  if (request.has_profiler_config()) {
+    const auto& update = request.profiler_config();
+    auto& config = *d.mutable_profiler_config();
+    if (update.has_s3_output_path()) config.set_s3_output_path(update.s3_output_path());
+    if (update.has_profiling_interval_in_milliseconds()) {
+      config.set_profiling_interval_in_milliseconds(update.profiling_interval_in_milliseconds());
+    }
+    for (const auto& [key, value] : update.profiling_parameters()) {
+      (*config.mutable_profiling_parameters())[key] = value;
+    }
+    if (update.has_disable_profiler()) config.set_disable_profiler(update.disable_profiler());
+    d.set_profiling_status(config.disable_profiler() ? "Disabled" : "Enabled");
+  }
+  for (const auto& rule : request.profiler_rule_configurations()) {
+    auto* rules = d.mutable_profiler_rule_configurations();
+    auto* statuses = d.mutable_profiler_rule_evaluation_statuses();
+    const auto same = [&rule](const auto& r) {
+      return r.rule_configuration_name() == rule.rule_configuration_name();
+    };
+    if (auto it = std::find_if(rules->begin(), rules->end(), same); it != rules->end()) {
+      *it = rule;
+    } else {
+      *rules->Add() = rule;
+    }
+    if (auto it = std::find_if(statuses->begin(), statuses->end(), same); it != statuses->end()) {
+      *it = NotEvaluated(rule, now);
+    } else {
+      *statuses->Add() = NotEvaluated(rule, now);
+    }
+  }
+  if (request.has_remote_debug_config() &&
+      request.remote_debug_config().has_enable_remote_debug()) {
+    d.mutable_remote_debug_config()->set_enable_remote_debug(
+        request.remote_debug_config().enable_remote_debug());
+  }
+  if (request.has_resource_config()) {
+    d.mutable_resource_config()->set_keep_alive_period_in_seconds(
+        request.resource_config().keep_alive_period_in_seconds());
+  }
+  d.set_last_modified_time(now);
+  return absl::OkStatus();
 }
 
 v1::CreateTrainingJobRequest TrainingJobRequestFor(const v1::TuningJobRecord& tuning, int index,

@@ -40,6 +40,16 @@ v1::TrainingJobRecord NewTuningTrainingJob(const v1::TuningJobRecord& tuning, in
                                            int definition, const search::Assignment& suggestion,
                                            const RecordOptions& options, double now);
 
+// UpdateTrainingJob applied to `job` at `now`: a ProfilerConfig merged into the job's (members
+// given replace, ProfilingStatus follows DisableProfiler), ProfilerRuleConfigurations added (a
+// rule of the same name replaced), each with its evaluation status (amt-local runs no rule),
+// RemoteDebugConfig, and ResourceConfig.KeepAlivePeriodInSeconds (amt-local keeps no warm pools:
+// echoed only). Ours, where SageMaker's rules are not documented: ValidationException when the
+// request changes nothing, or changes the profiler or remote debugging of a job that is no longer
+// InProgress. Nothing is changed on error.
+absl::Status ApplyTrainingJobUpdate(v1::TrainingJobRecord& job,
+                                    const v1::UpdateTrainingJobRequest& request, double now);
+
 // A new tuning job's record, InProgress at `now`: the request echoed with the objective added to
 // the static hyperparameters of each definition (as SageMaker does), `seed`, and for Hyperband its
 // resource bounds. The budget (max_jobs) is left to the caller, which knows the strategy.

@@ -115,12 +115,21 @@ class Orchestrator {
   ListTrainingJobsForTuningJob(
       const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request);
   absl::Status StopTuningJob(const std::string& name);
+  // DeleteHyperParameterTuningJob: the tuning job's entry only; its training jobs stay, unlinked.
+  // ResourceInUse while it is InProgress or Stopping, or warm-starts a tuning job that is.
+  absl::Status DeleteTuningJob(const std::string& name);
   absl::StatusOr<v1::CreateTrainingJobResponse> CreateTrainingJob(
       const v1::CreateTrainingJobRequest& request);
   absl::StatusOr<v1::DescribeTrainingJobResponse> DescribeTrainingJob(const std::string& name);
   absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(
       const v1::ListTrainingJobsRequest& request);
   absl::Status StopTrainingJob(const std::string& name);
+  // DeleteTrainingJob: the record, its log lines and metric points. ResourceInUse unless it has
+  // ended and its tuning job (if any) has too.
+  absl::Status DeleteTrainingJob(const std::string& name);
+  // UpdateTrainingJob (job_builder.h's ApplyTrainingJobUpdate).
+  absl::StatusOr<v1::UpdateTrainingJobResponse> UpdateTrainingJob(
+      const v1::UpdateTrainingJobRequest& request);
   // Tags of the tuning or training job `request.resource_arn` names (core/tags.h). An ARN that
   // names no job of amtd's: ValidationException "Requested resource not found." (as Describe).
   absl::StatusOr<v1::AddTagsResponse> AddTags(const v1::AddTagsRequest& request);

@@ -36,4 +36,15 @@ absl::Status FaultyStore::CommitTuningStep(const v1::TuningJobRecord& tuning,
   return base_.CommitTuningStep(tuning, training);
 }
 
+absl::Status FaultyStore::DeleteTuningJob(std::string_view name,
+                                          const std::vector<v1::TrainingJobRecord>& training) {
+  RETURN_IF_ERROR(Check());
+  return base_.DeleteTuningJob(name, training);
+}
+
+absl::Status FaultyStore::DeleteTrainingJob(std::string_view name) {
+  RETURN_IF_ERROR(Check());
+  return base_.DeleteTrainingJob(name);
+}
+
 }  // namespace amt::store

@@ -47,6 +47,9 @@ class FaultyStore final : public Store {
                                          const std::vector<v1::MetricPoint>& metrics) override;
   absl::Status CommitTuningStep(const v1::TuningJobRecord& tuning,
                                 const std::vector<v1::TrainingJobRecord>& training) override;
+  absl::Status DeleteTuningJob(std::string_view name,
+                               const std::vector<v1::TrainingJobRecord>& training) override;
+  absl::Status DeleteTrainingJob(std::string_view name) override;
   absl::StatusOr<std::vector<LogEntry>> ReadLogs(std::string_view training_job_name, int64_t from,
                                                  int limit) override {
     return base_.ReadLogs(training_job_name, from, limit);

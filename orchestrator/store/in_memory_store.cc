@@ -115,6 +115,26 @@ class InMemoryStore final : public Store {
     return absl::OkStatus();
   }
 
+  absl::Status DeleteTuningJob(std::string_view name,
+                               const std::vector<v1::TrainingJobRecord>& training) override {
+    const auto it = tuning_.find(FoldCase(name));
+    if (it == tuning_.end()) return internal::TuningJobNotFound(name);
+    for (const v1::TrainingJobRecord& record : training) {
+      RETURN_IF_ERROR(internal::CheckRecord(record));
+    }
+    tuning_.erase(it);
+    for (const v1::TrainingJobRecord& record : training) StoreTraining(record);
+    return absl::OkStatus();
+  }
+
+  absl::Status DeleteTrainingJob(std::string_view name) override {
+    const std::string key = FoldCase(name);
+    if (training_.erase(key) == 0) return internal::TrainingJobNotFound(name);
+    logs_.erase(key);
+    metrics_.erase(key);
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<std::vector<LogEntry>> ReadLogs(std::string_view training_job_name, int64_t from,
                                                  int limit) override {
     if (limit < 0) return internal::NegativeLimit(limit);

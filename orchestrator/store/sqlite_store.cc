@@ -184,6 +184,28 @@ class SqliteStore final : public Store {
     });
   }
 
+  absl::Status DeleteTuningJob(std::string_view name,
+                               const std::vector<v1::TrainingJobRecord>& training) override {
+    for (const v1::TrainingJobRecord& record : training) {
+      RETURN_IF_ERROR(internal::CheckRecord(record));
+    }
+    return InTransaction([&]() -> absl::Status {
+      RETURN_IF_ERROR(DeleteByName(delete_tuning_, name, "delete tuning job"));
+      if (sqlite3_changes(db_.get()) == 0) return internal::TuningJobNotFound(name);
+      for (const v1::TrainingJobRecord& record : training) RETURN_IF_ERROR(WriteTraining(record));
+      return absl::OkStatus();
+    });
+  }
+
+  absl::Status DeleteTrainingJob(std::string_view name) override {
+    return InTransaction([&]() -> absl::Status {
+      RETURN_IF_ERROR(DeleteByName(delete_training_, name, "delete training job"));
+      if (sqlite3_changes(db_.get()) == 0) return internal::TrainingJobNotFound(name);
+      RETURN_IF_ERROR(DeleteByName(delete_logs_, name, "delete log lines"));
+      return DeleteByName(delete_metrics_, name, "delete metric points");
+    });
+  }
+
   absl::StatusOr<std::vector<LogEntry>> ReadLogs(std::string_view training_job_name, int64_t from,
                                                  int limit) override {
     if (limit < 0) return internal::NegativeLimit(limit);
@@ -327,6 +349,10 @@ class SqliteStore final : public Store {
     RETURN_IF_ERROR(Prepare(insert_metric_,
                             "INSERT INTO metrics (training_job, metric_name, value, timestamp, "
                             "log_sequence) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    RETURN_IF_ERROR(Prepare(delete_tuning_, "DELETE FROM tuning_jobs WHERE name = ?1"));
+    RETURN_IF_ERROR(Prepare(delete_training_, "DELETE FROM training_jobs WHERE name = ?1"));
+    RETURN_IF_ERROR(Prepare(delete_logs_, "DELETE FROM logs WHERE training_job = ?1"));
+    RETURN_IF_ERROR(Prepare(delete_metrics_, "DELETE FROM metrics WHERE training_job = ?1"));
     RETURN_IF_ERROR(Prepare(read_metrics_,
                             "SELECT metric_name, value, timestamp, log_sequence FROM metrics "
                             "WHERE training_job = ?1 ORDER BY id"));
@@ -389,6 +415,13 @@ class SqliteStore final : public Store {
       return std::numeric_limits<double>::quiet_NaN();
     }
     return sqlite3_column_double(statement, column);
+  }
+
+  absl::Status DeleteByName(const Statement& statement, std::string_view name,
+                            std::string_view what) {
+    StatementUse use(statement);
+    RETURN_IF_ERROR(BindText(use, 1, name));
+    return CheckDone(sqlite3_step(use.get()), what);
   }
 
   absl::StatusOr<bool> Exists(const Statement& statement, std::string_view name) {
@@ -465,6 +498,7 @@ class SqliteStore final : public Store {
   Statement put_training_, get_training_, training_exists_, list_training_,
       list_training_for_tuning_;
   Statement insert_log_, read_logs_, insert_metric_, read_metrics_;
+  Statement delete_tuning_, delete_training_, delete_logs_, delete_metrics_;
 };
 
 }  // namespace

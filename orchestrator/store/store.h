@@ -70,6 +70,15 @@ class Store {
   virtual absl::Status CommitTuningStep(const v1::TuningJobRecord& tuning,
                                         const std::vector<v1::TrainingJobRecord>& training) = 0;
 
+  // DeleteHyperParameterTuningJob: atomically deletes the tuning job `name` and puts `training`
+  // (its training jobs, which outlive it, unlinked from it). NotFound, with nothing written, when
+  // no tuning job has that name.
+  virtual absl::Status DeleteTuningJob(std::string_view name,
+                                       const std::vector<v1::TrainingJobRecord>& training) = 0;
+  // DeleteTrainingJob: atomically deletes the training job `name` with its log lines and metric
+  // points. NotFound when no training job has that name.
+  virtual absl::Status DeleteTrainingJob(std::string_view name) = 0;
+
   // Log lines with sequence >= from, ascending, at most `limit` of them (0 gives none).
   // InvalidArgument for a negative limit; NotFound when no training job has that name.
   virtual absl::StatusOr<std::vector<LogEntry>> ReadLogs(std::string_view training_job_name,

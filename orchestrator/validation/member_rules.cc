@@ -183,6 +183,13 @@ void AddDebuggingRules(const Add& add) {
   add("ExperimentConfig.run_name", experiment_name);
   add("ProfilerConfig.s3_output_path", S3Uri(false));
   add("ProfilerConfig.profiling_parameters", config_map);
+  // UpdateTrainingJob's.
+  add("UpdateTrainingJobRequest.training_job_name",
+      {.required = true, .min_length = 1, .max_length = 63, .pattern = kTrainingJobNamePattern});
+  add("UpdateTrainingJobRequest.profiler_rule_configurations", {.min_length = 0, .max_length = 20});
+  add("ProfilerConfigForUpdate.s3_output_path", S3Uri(false));
+  add("ProfilerConfigForUpdate.profiling_parameters", config_map);
+  add("ResourceConfigForUpdate.keep_alive_period_in_seconds", Between(0, 21600, true));
 }
 
 // CreateTrainingJob.

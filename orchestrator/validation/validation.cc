@@ -547,6 +547,10 @@ absl::Status ValidateListTrainingJobs(const v1::ListTrainingJobsRequest& r) {
   return CheckMembersOf(r);
 }
 
+absl::Status ValidateUpdateTrainingJob(const v1::UpdateTrainingJobRequest& r) {
+  return CheckMembersOf(r);
+}
+
 absl::Status ValidateAddTags(const v1::AddTagsRequest& r) { return CheckMembersOf(r); }
 absl::Status ValidateListTags(const v1::ListTagsRequest& r) { return CheckMembersOf(r); }
 absl::Status ValidateDeleteTags(const v1::DeleteTagsRequest& r) { return CheckMembersOf(r); }

@@ -57,6 +57,9 @@ absl::Status ValidateCreateTrainingJob(const v1::CreateTrainingJobRequest& r);
 // job name. InvalidArgument on any violation.
 absl::Status ValidateListHyperParameterTuningJobs(const v1::ListHyperParameterTuningJobsRequest& r);
 absl::Status ValidateListTrainingJobs(const v1::ListTrainingJobsRequest& r);
+// UpdateTrainingJob: the name, ProfilerConfig, at most 20 ProfilerRuleConfigurations,
+// KeepAlivePeriodInSeconds 0-21600. InvalidArgument on any violation.
+absl::Status ValidateUpdateTrainingJob(const v1::UpdateTrainingJobRequest& r);
 absl::Status ValidateAddTags(const v1::AddTagsRequest& r);
 absl::Status ValidateListTags(const v1::ListTagsRequest& r);
 absl::Status ValidateDeleteTags(const v1::DeleteTagsRequest& r);

@@ -296,6 +296,56 @@ class ReplyShapesTest(unittest.TestCase):
         self.call("ListTrainingJobs", {})
         self.call("ListTrainingJobs", {"MaxResults": 2, "StatusEquals": "Completed"})
 
+    def test_delete_and_update(self):
+        # UpdateTrainingJob of a running job, DeleteTrainingJob and DeleteHyperParameterTuningJob
+        # once they ended; each refused, with SageMaker's error names, while the job runs.
+        running = example("training-job.json")
+        running["TrainingJobName"] = "shape-update"
+        running["HyperParameters"] = dict(running.get("HyperParameters", {}), epochs="1000",
+                                          sleep_ms="10")
+        self.call("CreateTrainingJob", running)
+        deadline = time.monotonic() + 60
+        while self.call("DescribeTrainingJob", {"TrainingJobName": "shape-update"})[
+                "SecondaryStatus"] != "Training" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        update = self.call("UpdateTrainingJob", {
+            "TrainingJobName": "shape-update",
+            "ProfilerConfig": {"S3OutputPath": "s3://amt-local-examples/profiler"},
+            "ProfilerRuleConfigurations": [{"RuleConfigurationName": "ProfilerReport",
+                                            "RuleEvaluatorImage": "rules:latest"}],
+            "ResourceConfig": {"KeepAlivePeriodInSeconds": 60}})
+        self.assertTrue(update["TrainingJobArn"].endswith(":training-job/shape-update"), update)
+        described = self.call("DescribeTrainingJob", {"TrainingJobName": "shape-update"})
+        self.assertEqual(described["ResourceConfig"]["KeepAlivePeriodInSeconds"], 60)
+        self.assertEqual(described["ProfilingStatus"], "Enabled")
+        status, error = self.amtd.call("DeleteTrainingJob", {"TrainingJobName": "shape-update"})
+        self.assertEqual((status, error["__type"]), (400, "ResourceInUse"), error)
+        status, error = self.amtd.call("UpdateTrainingJob", {
+            "TrainingJobName": "shape-update", "ResourceConfig": {"KeepAlivePeriodInSeconds": -1}})
+        self.assertEqual((status, error["__type"]), (400, "ValidationException"), error)
+        self.call("StopTrainingJob", {"TrainingJobName": "shape-update"})
+        self.wait_training("shape-update")
+        self.call("DeleteTrainingJob", {"TrainingJobName": "shape-update"})
+        status, error = self.amtd.call("DescribeTrainingJob", {"TrainingJobName": "shape-update"})
+        self.assertEqual((status, error["__type"]), (400, "ValidationException"), error)
+
+        job = example("random-tuning.json")
+        job["HyperParameterTuningJobName"] = "shape-delete"
+        job["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"] = 1
+        self.call("CreateHyperParameterTuningJob", job)
+        status, error = self.amtd.call("DeleteHyperParameterTuningJob",
+                                       {"HyperParameterTuningJobName": "shape-delete"})
+        self.assertEqual((status, error["__type"]), (400, "ResourceInUse"), error)
+        self.wait_tuning("shape-delete")
+        trial = self.call("ListTrainingJobsForHyperParameterTuningJob", {
+            "HyperParameterTuningJobName": "shape-delete"})["TrainingJobSummaries"][0]
+        self.call("DeleteHyperParameterTuningJob", {"HyperParameterTuningJobName": "shape-delete"})
+        status, error = self.amtd.call("DescribeHyperParameterTuningJob",
+                                       {"HyperParameterTuningJobName": "shape-delete"})
+        self.assertEqual((status, error["__type"]), (400, "ResourceNotFound"), error)
+        # Its training job outlives it.
+        self.call("DescribeTrainingJob", {"TrainingJobName": trial["TrainingJobName"]})
+
 
 def main():
     global ARGS

@@ -59,15 +59,16 @@ TEST(Operations, ListEveryUnaryMethodOfTheServiceWithItsTypes) {
   EXPECT_EQ(listed.size(), Unary().size()) << "an operation is listed twice";
 }
 
-TEST(Operations, SageMakerOnesAreTheTwelveSageMakerOperations) {
+TEST(Operations, SageMakerOnesAreTheFifteenSageMakerOperations) {
   std::vector<std::string> names;
   for (const Entry& e : SageMaker()) names.push_back(e.name);
   EXPECT_THAT(names,
               ::testing::UnorderedElementsAre(
                   "CreateHyperParameterTuningJob", "DescribeHyperParameterTuningJob",
                   "ListHyperParameterTuningJobs", "ListTrainingJobsForHyperParameterTuningJob",
-                  "StopHyperParameterTuningJob", "CreateTrainingJob", "DescribeTrainingJob",
-                  "ListTrainingJobs", "StopTrainingJob", "AddTags", "ListTags", "DeleteTags"));
+                  "StopHyperParameterTuningJob", "DeleteHyperParameterTuningJob",
+                  "CreateTrainingJob", "DescribeTrainingJob", "ListTrainingJobs", "StopTrainingJob",
+                  "DeleteTrainingJob", "UpdateTrainingJob", "AddTags", "ListTags", "DeleteTags"));
 }
 
 }  // namespace

@@ -265,6 +265,17 @@ TEST_F(CommandsTest, StopCommandsPrintNothing) {
   EXPECT_EQ(err_.str(), "");
 }
 
+TEST_F(CommandsTest, DeleteCommandsSendTheNameAndPrintNothing) {
+  stub_.delete_tuning.Reply({});
+  stub_.delete_training.Reply({});
+  EXPECT_EQ(commands_.DeleteHyperParameterTuningJob("demo"), 0);
+  EXPECT_EQ(commands_.DeleteTrainingJob("demo-001"), 0);
+  EXPECT_EQ(stub_.delete_tuning.requests.at(0).hyper_parameter_tuning_job_name(), "demo");
+  EXPECT_EQ(stub_.delete_training.requests.at(0).training_job_name(), "demo-001");
+  EXPECT_EQ(out_.str(), "");
+  EXPECT_EQ(err_.str(), "");
+}
+
 // --- pagination ---
 
 TEST_F(CommandsTest, ListTrainingJobsFollowsNextTokenAndPrintsMergedListWithoutToken) {

@@ -89,6 +89,12 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
       list_for_tuning{"ListTrainingJobsForHyperParameterTuningJob"};
   UnaryScript<v1::StopHyperParameterTuningJobRequest, v1::StopHyperParameterTuningJobResponse>
       stop_tuning{"StopHyperParameterTuningJob"};
+  UnaryScript<v1::DeleteHyperParameterTuningJobRequest, v1::DeleteHyperParameterTuningJobResponse>
+      delete_tuning{"DeleteHyperParameterTuningJob"};
+  UnaryScript<v1::DeleteTrainingJobRequest, v1::DeleteTrainingJobResponse> delete_training{
+      "DeleteTrainingJob"};
+  UnaryScript<v1::UpdateTrainingJobRequest, v1::UpdateTrainingJobResponse> update_training{
+      "UpdateTrainingJob"};
   UnaryScript<v1::CreateTrainingJobRequest, v1::CreateTrainingJobResponse> create_training{
       "CreateTrainingJob"};
   UnaryScript<v1::DescribeTrainingJobRequest, v1::DescribeTrainingJobResponse> describe_training{
@@ -131,6 +137,19 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
       grpc::ClientContext*, const v1::StopHyperParameterTuningJobRequest& request,
       v1::StopHyperParameterTuningJobResponse* response) override {
     return stop_tuning.Serve(request, response);
+  }
+  grpc::Status DeleteHyperParameterTuningJob(
+      grpc::ClientContext*, const v1::DeleteHyperParameterTuningJobRequest& request,
+      v1::DeleteHyperParameterTuningJobResponse* response) override {
+    return delete_tuning.Serve(request, response);
+  }
+  grpc::Status DeleteTrainingJob(grpc::ClientContext*, const v1::DeleteTrainingJobRequest& request,
+                                 v1::DeleteTrainingJobResponse* response) override {
+    return delete_training.Serve(request, response);
+  }
+  grpc::Status UpdateTrainingJob(grpc::ClientContext*, const v1::UpdateTrainingJobRequest& request,
+                                 v1::UpdateTrainingJobResponse* response) override {
+    return update_training.Serve(request, response);
   }
   grpc::Status CreateTrainingJob(grpc::ClientContext*, const v1::CreateTrainingJobRequest& request,
                                  v1::CreateTrainingJobResponse* response) override {
@@ -197,6 +216,9 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
   AMT_FAKE_UNARY_ASYNC_(ListHyperParameterTuningJobs)
   AMT_FAKE_UNARY_ASYNC_(ListTrainingJobsForHyperParameterTuningJob)
   AMT_FAKE_UNARY_ASYNC_(StopHyperParameterTuningJob)
+  AMT_FAKE_UNARY_ASYNC_(DeleteHyperParameterTuningJob)
+  AMT_FAKE_UNARY_ASYNC_(DeleteTrainingJob)
+  AMT_FAKE_UNARY_ASYNC_(UpdateTrainingJob)
   AMT_FAKE_UNARY_ASYNC_(CreateTrainingJob)
   AMT_FAKE_UNARY_ASYNC_(DescribeTrainingJob)
   AMT_FAKE_UNARY_ASYNC_(ListTrainingJobs)

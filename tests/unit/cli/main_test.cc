@@ -55,9 +55,9 @@ TEST(AmtMain, HelpListsEveryCommandAndExits0) {
   for (const char* command :
        {"create-hyper-parameter-tuning-job", "describe-hyper-parameter-tuning-job",
         "list-hyper-parameter-tuning-jobs", "list-training-jobs-for-hyper-parameter-tuning-job",
-        "stop-hyper-parameter-tuning-job", "create-training-job", "describe-training-job",
-        "list-training-jobs", "stop-training-job", "logs", "watch", "run", "explain",
-        "--endpoint"}) {
+        "stop-hyper-parameter-tuning-job", "delete-hyper-parameter-tuning-job",
+        "create-training-job", "describe-training-job", "list-training-jobs", "stop-training-job",
+        "delete-training-job", "logs", "watch", "run", "explain", "--endpoint"}) {
     EXPECT_NE(result.out.find(command), std::string::npos) << command;
   }
 }

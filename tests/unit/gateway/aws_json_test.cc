@@ -158,12 +158,14 @@ TEST_F(SageMakerJsonHandlerTest, AcceptsPostsWithASageMakerTargetOnly) {
 TEST_F(SageMakerJsonHandlerTest, ServesSageMakersOperationsOfTheTable) {
   EXPECT_THAT(handler_.Operations(),
               ElementsAre("SageMaker.AddTags", "SageMaker.CreateHyperParameterTuningJob",
-                          "SageMaker.CreateTrainingJob", "SageMaker.DeleteTags",
+                          "SageMaker.CreateTrainingJob", "SageMaker.DeleteHyperParameterTuningJob",
+                          "SageMaker.DeleteTags", "SageMaker.DeleteTrainingJob",
                           "SageMaker.DescribeHyperParameterTuningJob",
                           "SageMaker.DescribeTrainingJob", "SageMaker.ListHyperParameterTuningJobs",
                           "SageMaker.ListTags", "SageMaker.ListTrainingJobs",
                           "SageMaker.ListTrainingJobsForHyperParameterTuningJob",
-                          "SageMaker.StopHyperParameterTuningJob", "SageMaker.StopTrainingJob"));
+                          "SageMaker.StopHyperParameterTuningJob", "SageMaker.StopTrainingJob",
+                          "SageMaker.UpdateTrainingJob"));
 }
 
 TEST_F(SageMakerJsonHandlerTest, RefusesABodyOverTheLimitWith413) {

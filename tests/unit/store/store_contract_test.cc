@@ -454,6 +454,44 @@ TEST_P(StoreContractTest, CommitTuningStepRejectsANamelessTuningRecord) {
   EXPECT_THAT(store_->ListTrainingJobs().value(), IsEmpty());
 }
 
+TEST_P(StoreContractTest, DeleteTuningJobRemovesItAndPutsItsUnlinkedTrainingJobs) {
+  ASSERT_THAT(store_->PutTuningJob(TuningRecord("tune")), IsOk());
+  ASSERT_THAT(store_->PutTrainingJob(TrainingRecord("tune-001", "tune", 1)), IsOk());
+  ASSERT_THAT(store_->PutTuningJob(TuningRecord("other")), IsOk());
+  v1::TrainingJobRecord unlinked = TrainingRecord("tune-001", "", 1);
+
+  ASSERT_THAT(store_->DeleteTuningJob("TUNE", {unlinked}), IsOk());
+
+  EXPECT_THAT(TuningNames(), ElementsAre("other"));
+  EXPECT_THAT(store_->GetTuningJob("tune").status(),
+              StatusIs(absl::StatusCode::kNotFound, "tuning job 'tune' not found"));
+  EXPECT_THAT(store_->GetTrainingJob("tune-001").value(), EqualsProto(unlinked));
+  // The name is free again, and the old training job is not the new tuning job's.
+  ASSERT_THAT(store_->PutTuningJob(TuningRecord("tune")), IsOk());
+  EXPECT_THAT(store_->ListTrainingJobsForTuningJob("tune").value(), IsEmpty());
+  EXPECT_THAT(store_->DeleteTuningJob("missing", {}),
+              StatusIs(absl::StatusCode::kNotFound, "tuning job 'missing' not found"));
+}
+
+TEST_P(StoreContractTest, DeleteTrainingJobRemovesItsRecordLogsAndMetrics) {
+  ASSERT_THAT(store_->CommitTrainingJobProgress(TrainingRecord("job"), {{0, 1.0, "loss=0.5"}},
+                                                {Point("loss", 0.5, 0)}),
+              IsOk());
+  ASSERT_THAT(store_->PutTrainingJob(TrainingRecord("kept")), IsOk());
+
+  ASSERT_THAT(store_->DeleteTrainingJob("Job"), IsOk());
+
+  EXPECT_THAT(TrainingNames(store_->ListTrainingJobs()), ElementsAre("kept"));
+  EXPECT_THAT(store_->ReadLogs("job", 0, 10).status(),
+              StatusIs(absl::StatusCode::kNotFound, "training job 'job' not found"));
+  // A new job of that name starts with no log lines or metric points of the old one.
+  ASSERT_THAT(store_->PutTrainingJob(TrainingRecord("job")), IsOk());
+  EXPECT_THAT(store_->ReadLogs("job", 0, 10).value(), IsEmpty());
+  EXPECT_THAT(store_->ReadMetrics("job").value(), IsEmpty());
+  EXPECT_THAT(store_->DeleteTrainingJob("missing"),
+              StatusIs(absl::StatusCode::kNotFound, "training job 'missing' not found"));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Implementations, StoreContractTest,
     ::testing::Values(
