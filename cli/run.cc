@@ -29,6 +29,48 @@ namespace fs = std::filesystem;
 
 constexpr int kMaxNameTries = 1000;
 
+// What Autotune chose, as the tuning job describes it: the ranges, the AutoParameters kept static,
+// the budget, early stopping, convergence and retries.
+std::string AutotuneText(const v1::DescribeHyperParameterTuningJobResponse& d) {
+  const auto& config = d.hyper_parameter_tuning_job_config();
+  std::ostringstream out;
+  const auto ranges = [&out](const v1::ParameterRanges& r,
+                             const google::protobuf::Map<std::string, std::string>& statics) {
+    for (const auto& range : r.integer_parameter_ranges()) {
+      out << "  " << range.name() << ": integer " << range.min_value() << ".." << range.max_value()
+          << " " << range.scaling_type() << "\n";
+    }
+    for (const auto& range : r.continuous_parameter_ranges()) {
+      out << "  " << range.name() << ": " << range.min_value() << ".." << range.max_value() << " "
+          << range.scaling_type() << "\n";
+    }
+    for (const auto& range : r.categorical_parameter_ranges()) {
+      out << "  " << range.name() << ":";
+      for (const auto& value : range.values()) out << " " << value;
+      out << "\n";
+    }
+    for (const auto& parameter : r.auto_parameters()) {
+      if (statics.contains(parameter.name())) {
+        out << "  " << parameter.name() << " = " << statics.at(parameter.name())
+            << " (static: not tunable from its hint)\n";
+      }
+    }
+  };
+  out << "Autotune chose:\n";
+  if (d.training_job_definitions_size() == 0) {
+    ranges(config.parameter_ranges(), d.training_job_definition().static_hyper_parameters());
+  }
+  for (const auto& definition : d.training_job_definitions()) {
+    out << " " << definition.definition_name() << ":\n";
+    ranges(definition.hyper_parameter_ranges(), definition.static_hyper_parameters());
+  }
+  out << "  " << config.resource_limits().max_number_of_training_jobs() << " training jobs, early "
+      << "stopping " << config.training_job_early_stopping_type() << ", CompleteOnConvergence "
+      << config.tuning_job_completion_criteria().convergence_detected().complete_on_convergence()
+      << "\n";
+  return out.str();
+}
+
 // "objective Minimize val:loss", or with TrainingJobDefinitions each definition's:
 // "objectives Minimize a: val:loss, b: rmse".
 std::string ObjectiveText(const v1::CreateHyperParameterTuningJobRequest& request) {
@@ -182,7 +224,17 @@ int RunTuning(v1::TuningService::Stub& stub, const std::string& endpoint,
   std::cout << "Tuning job " << name << " (" << created.hyper_parameter_tuning_job_arn() << ")\n"
             << "Strategy " << request.hyper_parameter_tuning_job_config().strategy() << ", "
             << ObjectiveText(request) << "; state in " << fs::absolute(options.data_dir).string()
-            << "\n\n";
+            << "\n";
+  if (request.has_autotune()) {
+    grpc::ClientContext c;
+    v1::DescribeHyperParameterTuningJobRequest r;
+    r.set_hyper_parameter_tuning_job_name(name);
+    v1::DescribeHyperParameterTuningJobResponse described;
+    if (stub.DescribeHyperParameterTuningJob(&c, r, &described).ok()) {
+      std::cout << AutotuneText(described);
+    }
+  }
+  std::cout << "\n";
   InterruptStopper stopper([&stub, name] {
     grpc::ClientContext c;
     v1::StopHyperParameterTuningJobRequest r;

@@ -76,9 +76,8 @@ bool ChangeFeed::Wait(std::chrono::milliseconds timeout) {
 absl::StatusOr<v1::CreateHyperParameterTuningJobResponse>
 SageMakerApi::CreateHyperParameterTuningJob(
     const v1::CreateHyperParameterTuningJobRequest& request) const {
-  RETURN_IF_ERROR(validation::ValidateCreateHyperParameterTuningJob(request));
-  v1::CreateHyperParameterTuningJobRequest completed = request;
-  validation::AddBuiltInMetricDefinitions(completed);
+  ASSIGN_OR_RETURN(const v1::CreateHyperParameterTuningJobRequest completed,
+                   validation::CompleteCreateHyperParameterTuningJob(request));
   return loop_.Call([&] { return orchestrator_.CreateTuningJob(completed); });
 }
 

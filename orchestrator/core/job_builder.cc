@@ -266,6 +266,7 @@ absl::StatusOr<v1::TuningJobRecord> NewTuningJobRecord(
   if (request.has_warm_start_config()) {
     *d->mutable_warm_start_config() = request.warm_start_config();
   }
+  if (request.has_autotune()) *d->mutable_autotune() = request.autotune();
   *d->mutable_tags() = request.tags();
   d->set_hyper_parameter_tuning_job_status(std::string(kTuningInProgress));
   d->set_creation_time(now);

@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "common/status_macros.h"
 #include "orchestrator/validation/algorithms.h"
+#include "orchestrator/validation/autotune.h"
 #include "orchestrator/validation/definitions.h"
 #include "orchestrator/validation/member_constraints.h"
 #include "re2/re2.h"
@@ -222,12 +223,14 @@ absl::Status CheckContinuousRange(const v1::ContinuousParameterRange& range) {
 // Ours, after the DG's rules (spec section 3): 30 tunable hyperparameters in total, 30 values per
 // categorical range, names unique and not static, static + tunable + _tuning_objective_metric
 // <= 100.
+// With Autotune, AutoParameters have been turned into ranges (ApplyAutotune) and are only echoed.
 absl::Status CheckRanges(const v1::ParameterRanges& ranges,
                          const google::protobuf::Map<std::string, std::string>& statics,
-                         const Limits& limits) {
-  if (ranges.auto_parameters_size() > 0) {
+                         const Limits& limits, bool autotune) {
+  if (ranges.auto_parameters_size() > 0 && !autotune) {
     return ValidationError(
-        "AutoParameters are only supported with Autotune, which amt-local does not support.");
+        "AutoParameters are only supported with Autotune: add \"Autotune\": {\"Mode\": "
+        "\"Enabled\"} to the request, or give the hyperparameters' ranges.");
   }
   const int tunable = ranges.integer_parameter_ranges_size() +
                       ranges.continuous_parameter_ranges_size() +
@@ -382,7 +385,7 @@ absl::Status CheckHyperband(const v1::CreateHyperParameterTuningJobRequest& r) {
 // run, the objective among its metrics, its resources, channels, ranges, S3 paths and spot.
 // `where` names the definition in the texts about its members.
 absl::Status CheckDefinition(const DefinitionView& view, const std::string& where,
-                             const Limits& limits) {
+                             const Limits& limits, bool autotune) {
   const v1::HyperParameterTrainingJobDefinition& definition = view.definition;
   const v1::HyperParameterAlgorithmSpecification& spec = definition.algorithm_specification();
   RETURN_IF_ERROR(CheckAlgorithmSpecification(spec, limits.max_metric_definitions));
@@ -411,7 +414,7 @@ absl::Status CheckDefinition(const DefinitionView& view, const std::string& wher
         "Provide either ResourceConfig or HyperParameterTuningResourceConfig in ", where, "."));
   }
   RETURN_IF_ERROR(CheckChannels(definition.input_data_config()));
-  RETURN_IF_ERROR(CheckRanges(view.ranges, definition.static_hyper_parameters(), limits));
+  RETURN_IF_ERROR(CheckRanges(view.ranges, definition.static_hyper_parameters(), limits, autotune));
   RETURN_IF_ERROR(CheckS3Paths(definition));
   return CheckManagedSpot(definition);
 }
@@ -480,11 +483,6 @@ absl::Status CheckMultiAlgorithm(const v1::CreateHyperParameterTuningJobRequest&
 
 absl::Status CheckTuningRules(const v1::CreateHyperParameterTuningJobRequest& r,
                               const Limits& limits) {
-  if (r.has_autotune()) {  // ours (spec Appendix D: an emulator may reject it)
-    return ValidationError(
-        "amt-local does not support Autotune; give Strategy, ResourceLimits and ParameterRanges "
-        "explicitly.");
-  }
   const bool single = r.has_training_job_definition();
   const bool multi = IsMultiAlgorithm(r);
   if (single && multi) {  // ours
@@ -506,7 +504,7 @@ absl::Status CheckTuningRules(const v1::CreateHyperParameterTuningJobRequest& r,
         multi ? absl::StrCat("TrainingJobDefinitions item '",
                              r.training_job_definitions(i).definition_name(), "'")
               : "TrainingJobDefinition";
-    RETURN_IF_ERROR(CheckDefinition(DefinitionAt(r, i), where, limits));
+    RETURN_IF_ERROR(CheckDefinition(DefinitionAt(r, i), where, limits, r.has_autotune()));
   }
   RETURN_IF_ERROR(CheckStrategyAndLimits(r, limits));
   return CheckHyperband(r);
@@ -527,10 +525,19 @@ absl::Status CheckMembersOf(const google::protobuf::Message& request) {
 
 }  // namespace
 
-absl::Status ValidateCreateHyperParameterTuningJob(
+absl::StatusOr<v1::CreateHyperParameterTuningJobRequest> CompleteCreateHyperParameterTuningJob(
     const v1::CreateHyperParameterTuningJobRequest& r, const Limits& limits) {
   RETURN_IF_ERROR(CheckMembersOf(r));
-  return CheckTuningRules(r, limits);
+  v1::CreateHyperParameterTuningJobRequest completed = r;
+  RETURN_IF_ERROR(ApplyAutotune(completed));
+  RETURN_IF_ERROR(CheckTuningRules(completed, limits));
+  AddBuiltInMetricDefinitions(completed);
+  return completed;
+}
+
+absl::Status ValidateCreateHyperParameterTuningJob(
+    const v1::CreateHyperParameterTuningJobRequest& r, const Limits& limits) {
+  return CompleteCreateHyperParameterTuningJob(r, limits).status();
 }
 
 absl::Status ValidateCreateTrainingJob(const v1::CreateTrainingJobRequest& r) {
@@ -587,6 +594,10 @@ int64_t GridCombinations(const v1::ParameterRanges& ranges) {
     combinations *= values;
   }
   return combinations;
+}
+
+bool IsEpochsHyperParameter(std::string_view name) {
+  return std::find(std::begin(kEpochKeys), std::end(kEpochKeys), name) != std::end(kEpochKeys);
 }
 
 std::optional<int> EpochsHyperParameter(

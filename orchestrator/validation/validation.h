@@ -45,7 +45,13 @@ inline constexpr int kMaxHyperbandResource = 20000;
 // spot's MaxWaitTimeInSeconds is compared against it then.
 inline constexpr int kDefaultMaxRuntimeInSeconds = 86400;
 
-// CreateHyperParameterTuningJob. InvalidArgument on any violation.
+// CreateHyperParameterTuningJob as SageMaker completes it before it runs: its member
+// constraints checked, Autotune's choices applied (autotune.h), AMT's rules checked on the
+// result, and a built-in algorithm's metric definitions added (algorithms.h). InvalidArgument on
+// any violation.
+absl::StatusOr<v1::CreateHyperParameterTuningJobRequest> CompleteCreateHyperParameterTuningJob(
+    const v1::CreateHyperParameterTuningJobRequest& r, const Limits& limits = {});
+// CompleteCreateHyperParameterTuningJob's verdict alone.
 absl::Status ValidateCreateHyperParameterTuningJob(
     const v1::CreateHyperParameterTuningJobRequest& r, const Limits& limits = {});
 
@@ -78,6 +84,10 @@ absl::Status ValidateTrainingJobName(const std::optional<std::string>& name,
 // continuous ranges are ignored (Grid rejects them). 0 when there is no categorical range;
 // saturates at INT64_MAX.
 int64_t GridCombinations(const v1::ParameterRanges& ranges);
+
+// Whether `name` is one of epochs, numepochs, n-epochs, n_epochs, num_epochs (Hyperband's
+// resource, which Autotune keeps static).
+bool IsEpochsHyperParameter(std::string_view name);
 
 // The value of the first of the hyperparameters epochs, numepochs, n-epochs, n_epochs, num_epochs
 // present, when it is a positive integer (one pair of JSON quotes, as the Python SDK adds, is

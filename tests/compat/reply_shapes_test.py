@@ -199,7 +199,8 @@ class ReplyShapesTest(unittest.TestCase):
                            ("bayesian-tuning.json", "shape-bayes"),
                            ("hyperband.json", "shape-hyperband"),
                            ("grid-tuning.json", "shape-grid"),
-                           ("multi-algorithm.json", "shape-multi")):
+                           ("multi-algorithm.json", "shape-multi"),
+                           ("autotune.json", "shape-autotune")):
             job = example(file)
             job["HyperParameterTuningJobName"] = name
             limits = job["HyperParameterTuningJobConfig"].setdefault("ResourceLimits", {})

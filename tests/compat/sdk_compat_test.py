@@ -442,6 +442,50 @@ class SdkCompatTest(SdkSuite):
                          {"toy": "val_loss", "script": "script_loss"})
         self.assertIsInstance(attached.estimator_dict["script"], SKLearn)
 
+    def test_9c_autotune_chooses_the_ranges(self):
+        # HyperparameterTuner(autotune=True): the SDK sends the estimator's hyperparameters as
+        # AutoParameters (but those kept static); amtd chooses their ranges and the unset
+        # settings, runs them, and Describe shows what it chose.
+        from sagemaker.estimator import Estimator
+        from sagemaker.tuner import HyperparameterTuner
+        estimator = Estimator(
+            image_uri="amt-local/toy-trainer:latest", role=ROLE, instance_count=1,
+            instance_type="ml.m5.large", metric_definitions=METRICS,
+            hyperparameters={"epochs": "3", "sleep_ms": "0", "learning_rate": "0.1",
+                             "num_layers": "2", "optimizer": "adam"},
+            output_path="s3://%s/autotune" % BUCKET, sagemaker_session=self.session)
+        tuner = HyperparameterTuner(estimator, "val_loss", None, metric_definitions=METRICS,
+                                    objective_type="Minimize", max_jobs=4, max_parallel_jobs=2,
+                                    autotune=True,
+                                    hyperparameters_to_keep_static=["epochs", "sleep_ms"],
+                                    base_tuning_job_name="sdk-autotune")
+        tuner.fit(wait=True)
+        described = tuner.describe()
+        self.assertEqual(described["HyperParameterTuningJobStatus"], "Completed")
+        self.assertEqual(described["Autotune"], {"Mode": "Enabled"})
+        config = described["HyperParameterTuningJobConfig"]
+        self.assertEqual(config["ParameterRanges"]["ContinuousParameterRanges"], [
+            {"Name": "learning_rate", "MinValue": "0.01", "MaxValue": "1",
+             "ScalingType": "Logarithmic"}])
+        self.assertEqual(config["ParameterRanges"]["IntegerParameterRanges"], [
+            {"Name": "num_layers", "MinValue": "1", "MaxValue": "20",
+             "ScalingType": "Logarithmic"}])
+        self.assertEqual(sorted(p["Name"] for p in config["ParameterRanges"]["AutoParameters"]),
+                         ["learning_rate", "num_layers", "optimizer"])
+        self.assertEqual(config["TuningJobCompletionCriteria"],
+                         {"ConvergenceDetected": {"CompleteOnConvergence": "Enabled"}})
+        definition = described["TrainingJobDefinition"]
+        self.assertEqual(definition["StaticHyperParameters"]["optimizer"], "adam")
+        self.assertEqual(definition["RetryStrategy"], {"MaximumRetryAttempts": 2})
+        self.assertEqual(described["TrainingJobStatusCounters"]["Completed"], 4)
+        for job in tuner.analytics().dataframe().to_dict("records"):
+            self.assertTrue(0.01 <= float(job["learning_rate"]) <= 1, job)
+            self.assertTrue(1 <= int(float(job["num_layers"])) <= 20, job)
+        attached = HyperparameterTuner.attach(tuner.latest_tuning_job.name,
+                                              sagemaker_session=self.session)
+        self.assertEqual(sorted(r["Name"] for kind in attached.hyperparameter_ranges().values()
+                                for r in kind), ["learning_rate", "num_layers"])
+
 class SdkExamplesTest(SdkSuite):
     """examples/sdk/'s scripts with real training code, run as written against an amtd started as
     their docstrings say (the time scale of SageMaker itself; a spot interruption 4 s into

@@ -648,20 +648,16 @@ TEST(ValidateCreateHyperParameterTuningJob, RunsAmtRulesOnlyAfterMemberConstrain
                                     "pattern: ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,31}")));
 }
 
-TEST(ValidateCreateHyperParameterTuningJob, RejectsAutotune) {
-  auto r = Tuning();
-  r.mutable_autotune()->set_mode("Enabled");
-  EXPECT_THAT(Validate(r), IsValidationError("amt-local does not support Autotune; give Strategy, "
-                                             "ResourceLimits and ParameterRanges explicitly."));
-}
-
-TEST(ValidateCreateHyperParameterTuningJob, RejectsAutoParameters) {
+TEST(ValidateCreateHyperParameterTuningJob, RejectsAutoParametersWithoutAutotune) {
   auto r = Tuning();
   auto* auto_parameter = Ranges(&r)->add_auto_parameters();
-  auto_parameter->set_name("lr");
-  auto_parameter->set_value_hint("0.1");
-  EXPECT_THAT(Validate(r), IsValidationError("AutoParameters are only supported with Autotune, "
-                                             "which amt-local does not support."));
+  auto_parameter->set_name("momentum");
+  auto_parameter->set_value_hint("0.9");
+  EXPECT_THAT(Validate(r), IsValidationError("AutoParameters are only supported with Autotune: add "
+                                             "\"Autotune\": {\"Mode\": \"Enabled\"} to the "
+                                             "request, or give the hyperparameters' ranges."));
+  r.mutable_autotune()->set_mode("Enabled");
+  EXPECT_THAT(Validate(r), IsOk());
 }
 
 TEST(ValidateCreateHyperParameterTuningJob, RejectsBothDefinitionForms) {
