@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <initializer_list>
 #include <string>
 
@@ -37,9 +38,12 @@ struct SortKey {
 // SortBy (`keys[0]` when absent or unknown) in SortOrder (stable: creation order among equals),
 // and copies the page that NextToken and MaxResults select into `out`. Returns the next page's
 // token, or "" when this was the last page.
-template <typename T, typename Request, typename Keep, typename Out>
-absl::StatusOr<std::string> ListPage(const std::vector<T>& all, const Request& r, Keep keep,
-                                     std::initializer_list<SortKey<T>> keys, Out* out) {
+// `emit(out, item)` adds one item of the page to `out` (by default: moves it in).
+template <typename T, typename Request, typename Keep, typename Out,
+          typename Emit = void (*)(Out*, T&&)>
+absl::StatusOr<std::string> ListPage(
+    const std::vector<T>& all, const Request& r, Keep keep, std::initializer_list<SortKey<T>> keys,
+    Out* out, Emit emit = [](Out* o, T&& item) { *o->Add() = std::move(item); }) {
   auto offset = Offset(r.has_next_token(), r.next_token());
   if (!offset.ok()) return offset.status();
   std::vector<T> v;
@@ -57,7 +61,7 @@ absl::StatusOr<std::string> ListPage(const std::vector<T>& all, const Request& r
   const size_t max_results =
       static_cast<size_t>(r.has_max_results() ? r.max_results() : kDefaultMaxResults);
   const size_t end = std::min(v.size(), *offset + max_results);
-  for (size_t i = *offset; i < end; ++i) *out->Add() = std::move(v[i]);
+  for (size_t i = *offset; i < end; ++i) emit(out, std::move(v[i]));
   return end < v.size() ? std::string(kTokenPrefix) + std::to_string(end) : std::string();
 }
 
@@ -167,6 +171,46 @@ absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTunin
                  b.final_hyper_parameter_tuning_job_objective_metric().value();
         }}},
       out.mutable_training_job_summaries());
+  if (!token.ok()) return token.status();
+  if (!token->empty()) out.set_next_token(*token);
+  return out;
+}
+
+absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTuningTrainingJobs(
+    const std::vector<const v1::TrainingJobRecord*>& jobs,
+    const v1::ListTrainingJobsForHyperParameterTuningJobRequest& r,
+    const std::function<v1::HyperParameterTrainingJobSummary(const v1::TrainingJobRecord&)>&
+        summary_of) {
+  using P = const v1::TrainingJobRecord*;
+  using Out = google::protobuf::RepeatedPtrField<v1::HyperParameterTrainingJobSummary>;
+  const bool by_objective = r.has_sort_by() && r.sort_by() == "FinalObjectiveMetricValue";
+  v1::ListTrainingJobsForHyperParameterTuningJobResponse out;
+  auto token = ListPage(
+      jobs, r,
+      [&](P j) {
+        return (!r.has_status_equals() ||
+                j->describe().training_job_status() == r.status_equals()) &&
+               (!by_objective || j->has_objective());
+      },
+      {{"Name",
+        [](const P& a, const P& b) {
+          return a->describe().training_job_name() < b->describe().training_job_name();
+        }},
+       {"CreationTime",
+        [](const P& a, const P& b) {
+          return a->describe().creation_time() < b->describe().creation_time();
+        }},
+       {"Status",
+        [](const P& a, const P& b) {
+          return a->describe().training_job_status() < b->describe().training_job_status();
+        }},
+       {"FinalObjectiveMetricValue",
+        // The summaries' objective is a float: equal floats keep their creation order.
+        [](const P& a, const P& b) {
+          return static_cast<float>(a->objective()) < static_cast<float>(b->objective());
+        }}},
+      out.mutable_training_job_summaries(),
+      [&](Out* page, P&& j) { *page->Add() = summary_of(*j); });
   if (!token.ok()) return token.status();
   if (!token->empty()) out.set_next_token(*token);
   return out;

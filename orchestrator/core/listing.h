@@ -4,6 +4,7 @@
 #ifndef AMT_ORCHESTRATOR_CORE_LISTING_H_
 #define AMT_ORCHESTRATOR_CORE_LISTING_H_
 
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +27,14 @@ absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> ListTuningJobs(
 absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTuningTrainingJobs(
     const std::vector<v1::HyperParameterTrainingJobSummary>& all,
     const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request);
+
+// The same over a tuning job's training job records, making summaries (`summary_of`) for the
+// page only: a list call costs a sort of pointers, not a summary of every job.
+absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTuningTrainingJobs(
+    const std::vector<const v1::TrainingJobRecord*>& jobs,
+    const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request,
+    const std::function<v1::HyperParameterTrainingJobSummary(const v1::TrainingJobRecord&)>&
+        summary_of);
 
 // Filters first, then takes MaxResults (SageMaker's documented quirk of taking MaxResults before
 // filtering by StatusEquals is not reproduced: see README).

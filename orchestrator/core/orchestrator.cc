@@ -40,16 +40,11 @@ v1::TuningJobRecord* Orchestrator::FindTuning(const std::string& name) {
   return it == tuning_.end() ? nullptr : &it->second;
 }
 
-std::vector<const v1::TrainingJobRecord*> Orchestrator::JobsOf(
+const std::vector<const v1::TrainingJobRecord*>& Orchestrator::JobsOf(
     const v1::TuningJobRecord& tuning) const {
-  std::vector<const v1::TrainingJobRecord*> out;
+  static const std::vector<const v1::TrainingJobRecord*> kNone;
   auto it = tuning_children_.find(Key(tuning.describe().hyper_parameter_tuning_job_name()));
-  if (it == tuning_children_.end()) return out;
-  out.reserve(it->second.size());
-  for (const auto& key : it->second) {
-    if (auto j = training_.find(key); j != training_.end()) out.push_back(&j->second);
-  }
-  return out;
+  return it == tuning_children_.end() ? kNone : it->second;
 }
 
 std::vector<const v1::TuningJobRecord*> Orchestrator::ParentsOf(
@@ -251,13 +246,16 @@ absl::Status Orchestrator::Load() {
   for (auto& j : trainings) {
     const std::string key = Key(j.describe().training_job_name());
     training_order_.push_back(key);
-    if (!j.tuning_job_name().empty()) tuning_children_[Key(j.tuning_job_name())].push_back(key);
-    training_.emplace(key, std::move(j));
+    const auto& stored = training_.emplace(key, std::move(j)).first->second;
+    if (!stored.tuning_job_name().empty()) {
+      tuning_children_[Key(stored.tuning_job_name())].push_back(&stored);
+    }
   }
   for (auto& [tkey, children] : tuning_children_) {
-    std::sort(children.begin(), children.end(), [this](const std::string& a, const std::string& b) {
-      return training_.at(a).index() < training_.at(b).index();
-    });
+    std::stable_sort(children.begin(), children.end(),
+                     [](const v1::TrainingJobRecord* a, const v1::TrainingJobRecord* b) {
+                       return a->index() < b->index();
+                     });
   }
   for (const auto& key : training_order_) {
     auto& job = training_.at(key);
@@ -280,7 +278,7 @@ absl::Status Orchestrator::Load() {
     if (!IsActive(t)) continue;
     // A job's end and its tuning job's counters are two writes: amtd may have died between.
     RecountFinishedJobs(t, JobsOf(t));
-    RecomputeTuningView(t, JobsOf(t));
+    RecomputeTuningView(t, JobsOf(t), &TuningRt(t).settled);
     if (!EnsureStrategy(t).ok()) {
       BeginEndingTuning(t, EndCause::kEarlyFailure);
       continue;
@@ -376,9 +374,8 @@ Orchestrator::ListTrainingJobsForTuningJob(
     const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request) {
   const auto* t = FindTuning(request.hyper_parameter_tuning_job_name());
   if (t == nullptr) return TuningJobNotFound(request.hyper_parameter_tuning_job_name());
-  std::vector<v1::HyperParameterTrainingJobSummary> all;
-  for (const auto* job : JobsOf(*t)) all.push_back(SummaryOf(*job, *t));
-  return core::ListTuningTrainingJobs(all, request);
+  return core::ListTuningTrainingJobs(
+      JobsOf(*t), request, [t](const v1::TrainingJobRecord& job) { return SummaryOf(job, *t); });
 }
 
 absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> Orchestrator::Snapshot(
@@ -410,7 +407,9 @@ absl::Status Orchestrator::StopTuningJob(const std::string& name) {
   RETURN_IF_ERROR(CheckWritable());
   MarkTuningStopping(*t, clock_.Now());
   absl::Status saved = Persist(*t);
-  for (const auto* job : JobsOf(*t)) {
+  // A copy: stopping a job may end it and launch another, which changes JobsOf.
+  const std::vector<const v1::TrainingJobRecord*> jobs = JobsOf(*t);
+  for (const auto* job : jobs) {
     if (!IsTerminal(*job)) {
       (void)StopRunningJob(*FindTraining(job->describe().training_job_name()),
                            StopCause::kTuningJob);

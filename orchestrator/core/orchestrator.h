@@ -190,6 +190,8 @@ class Orchestrator {
   struct TuningRuntime {
     // One per training-job definition, each over its definition's ranges.
     std::vector<std::unique_ptr<search::Strategy>> strategies;
+    // Its ended leading training jobs, tallied once (tuning_job.h).
+    SettledJobs settled;
     ScopedTimer runtime_timer;  // ResourceLimits.MaxRuntimeInSeconds
   };
   // Log lines and metric points not yet written, per training job (persistence).
@@ -202,7 +204,8 @@ class Orchestrator {
   // The tag list of the job `arn` names, and a way to save that job; nullptr when none.
   TagList* TagsOfArn(const std::string& arn, std::function<absl::Status()>* persist);
   v1::TuningJobRecord* FindTuning(const std::string& name);
-  std::vector<const v1::TrainingJobRecord*> JobsOf(const v1::TuningJobRecord& tuning) const;
+  // The training jobs `tuning` launched, by index (valid until the next launch or delete).
+  const std::vector<const v1::TrainingJobRecord*>& JobsOf(const v1::TuningJobRecord& tuning) const;
   // The records of the parent tuning jobs `config` names (nullptr for a missing one).
   std::vector<const v1::TuningJobRecord*> ParentsOf(
       const v1::HyperParameterTuningJobWarmStartConfig& config) const;
@@ -274,8 +277,9 @@ class Orchestrator {
   std::vector<std::string> tuning_order_;  // creation order, lower-cased
   std::map<std::string, v1::TrainingJobRecord> training_;
   std::vector<std::string> training_order_;
-  std::map<std::string, std::vector<std::string>>
-      tuning_children_;              // tuning key -> job keys by index
+  // Tuning key -> its training jobs by index: pointers into training_ (a std::map, whose nodes
+  // never move), so the per-job work of a tuning job reads its jobs without a lookup each.
+  std::map<std::string, std::vector<const v1::TrainingJobRecord*>> tuning_children_;
   std::deque<std::string> waiting_;  // training jobs waiting for a slot
   WorkerPool workers_;
   std::map<uint64_t, Listener> listeners_;

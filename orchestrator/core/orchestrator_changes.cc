@@ -105,7 +105,11 @@ absl::Status Orchestrator::DeleteTrainingJob(const std::string& name) {
   const std::string key = Key(stored_name);
   if (!tuning_name.empty()) {
     if (auto it = tuning_children_.find(Key(tuning_name)); it != tuning_children_.end()) {
-      Erase(it->second, key);
+      std::erase(it->second, job);
+    }
+    // Its tuning job's tally of ended jobs counted this one: start it over.
+    if (auto it = tuning_rt_.find(Key(tuning_name)); it != tuning_rt_.end()) {
+      it->second.settled = SettledJobs();
     }
   }
   job_rt_.erase(key);

@@ -62,7 +62,7 @@ void Orchestrator::Schedule() {
                                .hyper_parameter_tuning_job_config()
                                .resource_limits()
                                .max_parallel_training_jobs();
-      if (RunningJobs(JobsOf(t)) >= std::max(1, parallel)) break;
+      if (RunningJobs(JobsOf(t), &TuningRt(t).settled) >= std::max(1, parallel)) break;
       const auto worker = workers_.FreeWorker();
       if (!worker.has_value()) return;
       if (!LaunchNextTrial(t, *worker).ok()) break;
@@ -79,14 +79,19 @@ absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
   const std::optional<int> definition =
       search::DefinitionOfTrial(allocation.ok() ? *allocation : search::Allocation::kRoundRobin,
                                 TrialCapacities(tuning), tuning.seed(), index - 1);
+  search::Strategy* strategy =
+      definition.has_value() ? TuningRt(tuning).strategies[*definition].get() : nullptr;
   std::vector<const v1::TrainingJobRecord*> trials;
+  int64_t position = 0;  // of this trial among its definition's
   for (const auto* job : JobsOf(tuning)) {
-    if (job->definition() == definition.value_or(0)) trials.push_back(job);
+    if (job->definition() != definition.value_or(0)) continue;
+    ++position;
+    // Random and Grid read only the index: no history of every earlier trial to build for them.
+    if (strategy != nullptr && strategy->UsesHistory()) trials.push_back(job);
   }
   auto suggestion =
-      definition.has_value()
-          ? TuningRt(tuning).strategies[*definition]->Suggest(HistoryOf(tuning, trials),
-                                                              static_cast<int64_t>(trials.size()))
+      strategy != nullptr
+          ? strategy->Suggest(HistoryOf(tuning, trials), position)
           : absl::OutOfRangeError("every definition's strategy has run all its trials");
   if (!suggestion.ok()) {
     // The strategy has nothing more (Grid exhausted): the budget is what was launched.
@@ -105,13 +110,15 @@ absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
   next.mutable_describe()->set_last_modified_time(now);
   auto jobs = JobsOf(tuning);
   jobs.push_back(&job);
-  RecomputeTuningView(next, jobs);  // the counters count the new job (InProgress, Pending)
+  // The counters count the new job (InProgress, Pending).
+  RecomputeTuningView(next, jobs, &TuningRt(tuning).settled);
   RETURN_IF_ERROR(PersistNew(&next, {job}));
   tuning = std::move(next);
   const std::string key = Key(job.describe().training_job_name());
   training_order_.push_back(key);
-  tuning_children_[Key(tuning.describe().hyper_parameter_tuning_job_name())].push_back(key);
-  Launch(training_.emplace(key, std::move(job)).first->second, worker_id);
+  auto& stored = training_.emplace(key, std::move(job)).first->second;
+  tuning_children_[Key(tuning.describe().hyper_parameter_tuning_job_name())].push_back(&stored);
+  Launch(stored, worker_id);
   return absl::OkStatus();
 }
 
@@ -302,10 +309,16 @@ void Orchestrator::EndJob(v1::TrainingJobRecord& job, const ExitReport& report) 
 }
 
 void Orchestrator::OnTrainingJobEnded(v1::TrainingJobRecord& job) {
+  // Its metric parser (the compiled MetricDefinitions) has nothing more to read: freed, so memory
+  // does not grow with the number of finished jobs. (Rt compiles it again if ever needed.)
+  if (auto it = job_rt_.find(Key(job.describe().training_job_name())); it != job_rt_.end()) {
+    it->second.parser.reset();
+  }
   auto* t = FindTuning(job.tuning_job_name());
   if (t == nullptr) return;
-  const EndCause reached = RecordFinishedJob(*t, job, JobsOf(*t), options_.early_failure_attempts,
-                                             clock_.Now(), options_.convergence_jobs);
+  const EndCause reached =
+      RecordFinishedJob(*t, job, JobsOf(*t), options_.early_failure_attempts, clock_.Now(),
+                        options_.convergence_jobs, &TuningRt(*t).settled);
   if (reached != EndCause::kNone) {
     BeginEndingTuning(*t, reached);
     return;
@@ -317,7 +330,9 @@ void Orchestrator::OnTrainingJobEnded(v1::TrainingJobRecord& job) {
 void Orchestrator::BeginEndingTuning(v1::TuningJobRecord& tuning, EndCause cause) {
   BeginEnding(tuning, cause);
   (void)Persist(tuning);
-  for (const auto* job : JobsOf(tuning)) {
+  // A copy: stopping a job may end it and launch another, which changes JobsOf.
+  const std::vector<const v1::TrainingJobRecord*> jobs = JobsOf(tuning);
+  for (const auto* job : jobs) {
     if (!IsTerminal(*job)) {
       (void)StopRunningJob(*FindTraining(job->describe().training_job_name()),
                            StopCause::kTuningJob);
@@ -327,7 +342,10 @@ void Orchestrator::BeginEndingTuning(v1::TuningJobRecord& tuning, EndCause cause
 }
 
 void Orchestrator::EndTuningIfDone(v1::TuningJobRecord& tuning) {
-  if (!EndIfDone(tuning, JobsOf(tuning), options_.early_failure_attempts, clock_.Now())) return;
+  if (!EndIfDone(tuning, JobsOf(tuning), options_.early_failure_attempts, clock_.Now(),
+                 &TuningRt(tuning).settled)) {
+    return;
+  }
   TuningRt(tuning).runtime_timer.Cancel();
   (void)Persist(tuning);
   Notify(tuning.describe().hyper_parameter_tuning_job_name(), "");

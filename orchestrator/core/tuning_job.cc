@@ -49,52 +49,69 @@ bool ImprovesByOnePercent(double candidate, double best, const std::string& obje
   return gain >= 0.01 * std::fabs(best) && gain > 0;
 }
 
-void RecomputeTuningView(v1::TuningJobRecord& tuning,
-                         const std::vector<const v1::TrainingJobRecord*>& jobs) {
-  auto* d = tuning.mutable_describe();
-  v1::TrainingJobStatusCounters status;
-  v1::ObjectiveStatusCounters objective;
-  const v1::TrainingJobRecord* best = nullptr;
-  const std::string& type = validation::ObjectiveTypeOf(*d);
-  for (const auto* job : jobs) {
-    const auto& s = job->describe().training_job_status();
-    if (s == kCompleted) {
-      status.set_completed(status.completed() + 1);
-    } else if (s == kStopped) {
-      status.set_stopped(status.stopped() + 1);
-    } else if (s == kFailed) {
-      if (job->failure_kind() == "RetryableError") {
-        status.set_retryable_error(status.retryable_error() + 1);
-      } else {
-        status.set_non_retryable_error(status.non_retryable_error() + 1);
-      }
+void JobTally::Add(const v1::TrainingJobRecord& job, const std::string& objective_type) {
+  const auto& s = job.describe().training_job_status();
+  if (s == kCompleted) {
+    status.set_completed(status.completed() + 1);
+  } else if (s == kStopped) {
+    status.set_stopped(status.stopped() + 1);
+  } else if (s == kFailed) {
+    if (job.failure_kind() == "RetryableError") {
+      status.set_retryable_error(status.retryable_error() + 1);
     } else {
-      status.set_in_progress(status.in_progress() + 1);
+      status.set_non_retryable_error(status.non_retryable_error() + 1);
     }
-    if (job->objective_status() == "Succeeded") {
-      objective.set_succeeded(objective.succeeded() + 1);
-      if (job->has_objective() &&
-          (best == nullptr || Better(job->objective(), best->objective(), type))) {
-        best = job;
-      }
-    } else if (job->objective_status() == "Failed") {
-      objective.set_failed(objective.failed() + 1);
-    } else {
-      objective.set_pending(objective.pending() + 1);
-    }
+  } else {
+    status.set_in_progress(status.in_progress() + 1);
   }
-  *d->mutable_training_job_status_counters() = status;
-  *d->mutable_objective_status_counters() = objective;
-  if (best != nullptr) {
-    *d->mutable_best_training_job() = SummaryOf(*best, tuning);
+  if (job.objective_status() == "Succeeded") {
+    objective.set_succeeded(objective.succeeded() + 1);
+    if (job.has_objective() &&
+        (best == nullptr || Better(job.objective(), best->objective(), objective_type))) {
+      best = &job;
+    }
+  } else if (job.objective_status() == "Failed") {
+    objective.set_failed(objective.failed() + 1);
+  } else {
+    objective.set_pending(objective.pending() + 1);
+  }
+}
+
+void SettledJobs::Advance(const std::vector<const v1::TrainingJobRecord*>& jobs,
+                          const std::string& objective_type) {
+  if (count > jobs.size()) *this = SettledJobs();  // not the list it was made for: start over
+  while (count < jobs.size() && IsTerminal(*jobs[count])) {
+    tally.Add(*jobs[count], objective_type);
+    ++count;
+  }
+}
+
+void RecomputeTuningView(v1::TuningJobRecord& tuning,
+                         const std::vector<const v1::TrainingJobRecord*>& jobs,
+                         SettledJobs* settled) {
+  auto* d = tuning.mutable_describe();
+  const std::string& type = validation::ObjectiveTypeOf(*d);
+  JobTally tally;
+  size_t first = 0;
+  if (settled != nullptr) {
+    settled->Advance(jobs, type);
+    tally = settled->tally;
+    first = settled->count;
+  }
+  for (size_t i = first; i < jobs.size(); ++i) tally.Add(*jobs[i], type);
+  *d->mutable_training_job_status_counters() = tally.status;
+  *d->mutable_objective_status_counters() = tally.objective;
+  if (tally.best != nullptr) {
+    *d->mutable_best_training_job() = SummaryOf(*tally.best, tuning);
   } else {
     d->clear_best_training_job();
   }
 }
 
-int RunningJobs(const std::vector<const v1::TrainingJobRecord*>& jobs) {
+int RunningJobs(const std::vector<const v1::TrainingJobRecord*>& jobs, const SettledJobs* settled) {
+  const size_t first = settled != nullptr && settled->count <= jobs.size() ? settled->count : 0;
   int n = 0;
-  for (const auto* job : jobs) n += IsTerminal(*job) ? 0 : 1;
+  for (size_t i = first; i < jobs.size(); ++i) n += IsTerminal(*jobs[i]) ? 0 : 1;
   return n;
 }
 
@@ -211,7 +228,8 @@ void RecountFinishedJobs(v1::TuningJobRecord& tuning,
 
 EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRecord& job,
                            const std::vector<const v1::TrainingJobRecord*>& jobs,
-                           int early_failure_attempts, double now, int convergence_jobs) {
+                           int early_failure_attempts, double now, int convergence_jobs,
+                           SettledJobs* settled) {
   auto* d = tuning.mutable_describe();
   // An infrastructure failure (RetryableError: its worker was lost) says nothing about the
   // training code, so it never counts toward "No training job succeeded after N attempts".
@@ -231,7 +249,7 @@ EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRec
     d->mutable_tuning_job_completion_details()->set_number_of_training_jobs_objective_not_improving(
         tuning.not_improving());
   }
-  RecomputeTuningView(tuning, jobs);
+  RecomputeTuningView(tuning, jobs, settled);
   d->set_last_modified_time(now);
   if (d->hyper_parameter_tuning_job_status() != kTuningInProgress ||
       EndCauseOf(tuning) != EndCause::kNone) {
@@ -245,9 +263,9 @@ EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRec
 }
 
 bool EndIfDone(v1::TuningJobRecord& tuning, const std::vector<const v1::TrainingJobRecord*>& jobs,
-               int early_failure_attempts, double now) {
+               int early_failure_attempts, double now, SettledJobs* settled) {
   auto* d = tuning.mutable_describe();
-  if (!IsActive(tuning) || RunningJobs(jobs) > 0) return false;
+  if (!IsActive(tuning) || RunningJobs(jobs, settled) > 0) return false;
   const EndCause cause = EndCauseOf(tuning);
   std::string_view final_status;
   if (d->hyper_parameter_tuning_job_status() == kTuningStopping) {
@@ -275,7 +293,7 @@ bool EndIfDone(v1::TuningJobRecord& tuning, const std::vector<const v1::Training
   } else {
     return false;  // more trials to launch
   }
-  RecomputeTuningView(tuning, jobs);
+  RecomputeTuningView(tuning, jobs, settled);
   SetTuningStatus(tuning, final_status, now);
   d->set_hyper_parameter_tuning_end_time(now);
   d->mutable_consumed_resources()->set_runtime_in_seconds(

@@ -41,6 +41,28 @@ enum class EndCause {
 // than 1% over the best job is unlikely; "no job returns significant improvement"): converged
 // once this many consecutive jobs with an objective have each failed to improve the best by 1%.
 inline constexpr int kDefaultConvergenceJobs = 10;
+// What RecomputeTuningView counts, over some of a tuning job's training jobs taken in launch
+// order.
+struct JobTally {
+  v1::TrainingJobStatusCounters status;
+  v1::ObjectiveStatusCounters objective;
+  const v1::TrainingJobRecord* best = nullptr;  // the earliest launched among the best
+  void Add(const v1::TrainingJobRecord& job, const std::string& objective_type);
+};
+
+// The leading run of a tuning job's training jobs (in launch order) that have all ended, tallied
+// once: an ended job never changes, so RecomputeTuningView and RunningJobs go through only the
+// jobs after it (about MaxParallelTrainingJobs of them), and a job's bookkeeping does not cost
+// more the more jobs came before it. Valid for one tuning job's list of jobs while jobs are only
+// appended to it; a default-constructed one starts over.
+struct SettledJobs {
+  size_t count = 0;
+  JobTally tally;
+  // Extends the run over the jobs after it that have ended.
+  void Advance(const std::vector<const v1::TrainingJobRecord*>& jobs,
+               const std::string& objective_type);
+};
+
 EndCause EndCauseOf(const v1::TuningJobRecord& tuning);
 // Records the cause; the caller stops the running training jobs.
 void BeginEnding(v1::TuningJobRecord& tuning, EndCause cause);
@@ -67,7 +89,8 @@ void MarkTuningStopping(v1::TuningJobRecord& tuning, double now);
 EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRecord& job,
                            const std::vector<const v1::TrainingJobRecord*>& jobs,
                            int early_failure_attempts, double now,
-                           int convergence_jobs = kDefaultConvergenceJobs);
+                           int convergence_jobs = kDefaultConvergenceJobs,
+                           SettledJobs* settled = nullptr);
 
 // Ends the tuning job when nothing is left to run: Stopped after a stop; Failed after early
 // failure (SageMaker's "No training job succeeded after N attempts" text) or when no job
@@ -75,7 +98,7 @@ EndCause RecordFinishedJob(v1::TuningJobRecord& tuning, const v1::TrainingJobRec
 // ConsumedResources. Returns whether it ended (false while `jobs` has a running job or trials
 // remain to launch).
 bool EndIfDone(v1::TuningJobRecord& tuning, const std::vector<const v1::TrainingJobRecord*>& jobs,
-               int early_failure_attempts, double now);
+               int early_failure_attempts, double now, SettledJobs* settled = nullptr);
 
 // Why `job` was stopped, for people watching a tuning job (WatchHyperParameterTuningJob's
 // StopReasons); "" when it was not. An early stop quotes the decision that took it.
@@ -101,13 +124,16 @@ void RecountFinishedJobs(v1::TuningJobRecord& tuning,
                          const std::vector<const v1::TrainingJobRecord*>& jobs);
 
 // Recomputes TrainingJobStatusCounters, ObjectiveStatusCounters and BestTrainingJob of `tuning`
-// from `jobs` (all training jobs it launched). Best: highest/lowest objective among Succeeded jobs,
-// the earliest launched on ties.
+// from `jobs` (all training jobs it launched, in launch order). Best: highest/lowest objective
+// among Succeeded jobs, the earliest launched on ties. With `settled` (kept by the caller for
+// this tuning job), the ended leading jobs are counted from it.
 void RecomputeTuningView(v1::TuningJobRecord& tuning,
-                         const std::vector<const v1::TrainingJobRecord*>& jobs);
+                         const std::vector<const v1::TrainingJobRecord*>& jobs,
+                         SettledJobs* settled = nullptr);
 
-// Number of its training jobs not yet terminal.
-int RunningJobs(const std::vector<const v1::TrainingJobRecord*>& jobs);
+// Number of its training jobs not yet terminal (those after `settled`'s run, when given).
+int RunningJobs(const std::vector<const v1::TrainingJobRecord*>& jobs,
+                const SettledJobs* settled = nullptr);
 
 // Name of the index-th (1-based) training job of a tuning job:
 // <tuning-name>-<NNN>-<8 lowercase hex>, the hex a hash of (tuning ARN, creation time, index) so

@@ -31,6 +31,7 @@ class GridStrategy final : public Strategy {
 
   // SearchSpace::GridSize().
   std::optional<int64_t> MaxTrials() const override { return size_; }
+  bool UsesHistory() const override { return false; }
 
  private:
   explicit GridStrategy(SearchSpace space) : space_(std::move(space)), size_(space_.GridSize()) {}

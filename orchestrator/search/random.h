@@ -53,6 +53,7 @@ class RandomStrategy final : public Strategy {
   // Ignores `history` (Random's choices never depend on results). Thread-safe (no mutable state).
   absl::StatusOr<Assignment> Suggest(const History& history, int64_t index) override;
   std::optional<int64_t> MaxTrials() const override { return std::nullopt; }
+  bool UsesHistory() const override { return false; }
 
  private:
   RandomStrategy(SearchSpace space, uint64_t seed) : space_(std::move(space)), seed_(seed) {}

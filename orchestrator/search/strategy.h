@@ -58,6 +58,10 @@ class Strategy {
 
   // Number of trials the strategy can produce, if finite (Grid), else nullopt.
   virtual std::optional<int64_t> MaxTrials() const = 0;
+
+  // Whether Suggest reads `history` (Bayesian) or only the index (Random, Grid): a caller may
+  // then pass an empty History instead of building one from every earlier trial.
+  virtual bool UsesHistory() const { return true; }
 };
 
 // Creates the strategy SageMaker calls `name` (case-sensitive, as in the API) over `space`.

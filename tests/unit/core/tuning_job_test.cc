@@ -110,6 +110,53 @@ v1::TrainingJobRecord Ended(const std::string& name, const std::string& status,
   return j;
 }
 
+// A settled tally gives the view a full pass gives, whatever order jobs end in, while counting
+// each ended job once.
+TEST(TuningJob, SettledJobsGiveTheSameViewAsAFullPass) {
+  v1::TuningJobRecord t;
+  t.mutable_describe()
+      ->mutable_hyper_parameter_tuning_job_config()
+      ->mutable_hyper_parameter_tuning_job_objective()
+      ->set_type("Minimize");
+  std::vector<v1::TrainingJobRecord> jobs(40);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].mutable_describe()->set_training_job_name("j" + std::to_string(i));
+    jobs[i].mutable_describe()->set_training_job_status("InProgress");
+    jobs[i].set_objective_status("Pending");
+  }
+  std::vector<const v1::TrainingJobRecord*> launched;
+  SettledJobs settled;
+  v1::TuningJobRecord incremental = t;
+  // Jobs launch in order, four running at a time, and end out of order (every third one fails,
+  // objectives repeat so that ties are decided by launch order).
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    launched.push_back(&jobs[i]);
+    if (i >= 3) {
+      const size_t ending = i - 3 + (i % 2 == 0 ? 1 : 0);
+      for (size_t e : {i - 3, ending}) {
+        auto& job = jobs[e];
+        if (IsTerminal(job)) continue;
+        if (e % 3 == 0) {
+          job.mutable_describe()->set_training_job_status("Failed");
+          job.set_objective_status("Failed");
+        } else {
+          job.mutable_describe()->set_training_job_status("Completed");
+          job.set_objective_status("Succeeded");
+          job.set_objective(static_cast<double>((e * 7) % 5));
+        }
+      }
+    }
+    RecomputeTuningView(incremental, launched, &settled);
+    v1::TuningJobRecord full = t;
+    RecomputeTuningView(full, launched);
+    ASSERT_EQ(incremental.describe().SerializeAsString(), full.describe().SerializeAsString())
+        << "after launch " << i;
+    EXPECT_EQ(RunningJobs(launched, &settled), RunningJobs(launched));
+  }
+  EXPECT_GT(settled.count, 30u);  // the ended leading jobs are not counted again
+  EXPECT_EQ(incremental.describe().best_training_job().training_job_name(), "j5");  // 0, earliest
+}
+
 TEST(TuningJobStateMachine, EndCauseRoundTripsThroughTheStoredName) {
   v1::TuningJobRecord t;
   EXPECT_EQ(EndCauseOf(t), EndCause::kNone);

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Scale: does the cost of one training job grow with the number already in the tuning job?
+
+One command (after a build), with a python that has boto3 (the pyenv one has 1.43):
+    python3 bench/orchestrator/scale.py [--jobs 10000] [--parallel 4] [--window 1000]
+
+One Random tuning job of `jobs` trivial toy-trainer jobs (1 epoch), `parallel` at a time, created
+through amtd's HTTP gateway with boto3, as a SageMaker user would. While it runs, a client
+describes the tuning job and lists its first 100 training jobs by objective, one call after the
+other, timing each. Reported, all from the same run:
+  - throughput (finished jobs per second) over the first `window` jobs and over the last
+    `window` jobs, and their ratio (target: last >= 0.8 x first, a flat cost per job);
+  - DescribeHyperParameterTuningJob and ListTrainingJobsForHyperParameterTuningJob latency, p50
+    and p99, over the calls made while the last `window` jobs ran (target: p99 < 20 ms);
+  - amtd's peak resident memory (VmHWM; target < 100 MB at 10,000 jobs);
+  - the data directory's size per finished job (target <= 10 KB).
+Saves the numbers to bench/orchestrator/scale.json.
+"""
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+
+import boto3
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def percentile(values, p):
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def du(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def status_kb(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--jobs", type=int, default=10000)
+    p.add_argument("--parallel", type=int, default=4)
+    p.add_argument("--window", type=int, default=1000)
+    p.add_argument("--bin-dir", default=str(ROOT / "build" / "bin"))
+    p.add_argument("--out", default=str(ROOT / "bench" / "orchestrator" / "scale.json"))
+    args = p.parse_args()
+    window = min(args.window, args.jobs // 2)
+
+    work = pathlib.Path(tempfile.mkdtemp(prefix="amt-scale-"))
+    image_map = (ROOT / "examples" / "image-map.json").read_text().replace(
+        "${IMAGE_MAP_DIR}", str(ROOT / "examples"))
+    (work / "image-map.json").write_text(image_map)
+    amtd = subprocess.Popen(
+        [os.path.join(args.bin_dir, "amtd"), "--port", "0", "--data-dir", str(work / "data"),
+         "--image-map", str(work / "image-map.json"), "--slots", str(args.parallel)],
+        stdout=subprocess.PIPE, text=True)
+    line = amtd.stdout.readline()
+    url = line[line.index("http://"):].split()[0]
+    sm = boto3.client("sagemaker", region_name="us-east-1", endpoint_url=url,
+                      aws_access_key_id="test", aws_secret_access_key="test")
+
+    job = json.loads((ROOT / "examples" / "random-tuning.json").read_text())
+    job["HyperParameterTuningJobName"] = "scale"
+    job["HyperParameterTuningJobConfig"]["ResourceLimits"] = {
+        "MaxNumberOfTrainingJobs": args.jobs, "MaxParallelTrainingJobs": args.parallel}
+    job["TrainingJobDefinition"]["StaticHyperParameters"] = {"epochs": "1"}
+
+    finished = []  # (time, finished jobs)
+    calls = {"describe": [], "list": []}  # (finished jobs when called, seconds)
+    done = threading.Event()
+
+    def finished_jobs(d):
+        c = d["TrainingJobStatusCounters"]
+        return c["Completed"] + c["Stopped"] + c["NonRetryableError"] + c["RetryableError"]
+
+    def client():
+        while not done.is_set():
+            start = time.perf_counter()
+            d = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="scale")
+            took = time.perf_counter() - start
+            n = finished_jobs(d)
+            finished.append((time.monotonic(), n))
+            calls["describe"].append((n, took))
+            start = time.perf_counter()
+            sm.list_training_jobs_for_hyper_parameter_tuning_job(
+                HyperParameterTuningJobName="scale", SortBy="FinalObjectiveMetricValue",
+                SortOrder="Ascending", MaxResults=100)
+            calls["list"].append((n, time.perf_counter() - start))
+            if d["HyperParameterTuningJobStatus"] != "InProgress":
+                done.set()
+
+    started = time.monotonic()
+    sm.create_hyper_parameter_tuning_job(**job)
+    thread = threading.Thread(target=client)
+    thread.start()
+    thread.join()
+    wall = time.monotonic() - started
+    peak_kb = status_kb(amtd.pid, "VmHWM")
+    rss_kb = status_kb(amtd.pid, "VmRSS")
+    amtd.terminate()
+    amtd.wait(timeout=60)
+    disk = du(work / "data")
+
+    def when(n):  # the first time `n` jobs had finished
+        return next(t for t, k in finished if k >= n)
+
+    first = window / (when(window) - started)
+    last = window / (when(args.jobs) - when(args.jobs - window))
+    late = [s for n, s in calls["describe"] if n >= args.jobs - window]
+    late_list = [s for n, s in calls["list"] if n >= args.jobs - window]
+    result = {
+        "jobs": args.jobs, "parallel": args.parallel, "window": window, "wall_s": round(wall, 1),
+        "throughput_first_jobs_per_s": round(first, 1),
+        "throughput_last_jobs_per_s": round(last, 1), "ratio_last_first": round(last / first, 2),
+        "describe_ms_p50": round(1000 * percentile(late, 50), 1),
+        "describe_ms_p99": round(1000 * percentile(late, 99), 1),
+        "list_ms_p50": round(1000 * percentile(late_list, 50), 1),
+        "list_ms_p99": round(1000 * percentile(late_list, 99), 1),
+        "amtd_peak_rss_mb": round(peak_kb / 1024, 1), "amtd_rss_mb": round(rss_kb / 1024, 1),
+        "data_dir_mb": round(disk / 2**20, 1), "disk_kb_per_job": round(disk / 1024 / args.jobs, 1),
+        "calls": len(calls["describe"]),
+    }
+    print("%d jobs, %d at a time (toy trainer, 1 epoch), through the HTTP gateway with boto3"
+          % (args.jobs, args.parallel))
+    print("| measure | value |\n|---|---|")
+    for key, value in result.items():
+        print("| %s | %s |" % (key, value))
+    pathlib.Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    subprocess.run(["rm", "-rf", str(work)])
+
+
+if __name__ == "__main__":
+    main()
