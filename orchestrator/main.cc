@@ -70,6 +70,9 @@ void AddServerFlags(CLI::App& app, Flags& flags) {
       ->capture_default_str();
   app.add_option("--worker-binary", flags.options.worker_binary,
                  "amt-worker executable (default: next to amtd)");
+  app.add_flag("--keep-job-dirs", flags.options.keep_job_dirs,
+               "The local worker keeps the folder (<data-dir>/jobs/<job>, the emulated /opt/ml) of "
+               "every job; by default a job that succeeded leaves only its S3 artifacts");
   app.add_option("--local-worker-orphan-timeout", flags.options.local_worker_orphan_timeout_seconds,
                  "Seconds the local worker keeps running its jobs after amtd was killed, waiting "
                  "for the next amtd of this --data-dir to adopt them; then it stops them and exits "

@@ -196,6 +196,14 @@ void JobRunner::Run() {
     }
   }
   exited.set_failure_reason(dir->ReadFailureReason());
+  const bool succeeded = status.exit_code == 0 && status.signal == 0 &&
+                         exited.upload_failure().empty() && exited.failure_reason().empty();
+  if (succeeded && !options_.keep_job_dirs) {
+    // Before the exit is reported: the next attempt of this job can only start after it.
+    std::error_code ec;
+    std::filesystem::remove_all(paths.root, ec);
+    if (ec) Diagnose("cannot remove the job folder " + paths.root.string() + ": " + ec.message());
+  }
   ReportExit(std::move(exited));
 }
 

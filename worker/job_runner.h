@@ -37,6 +37,10 @@ struct JobRunnerOptions {
   // Receives problems that are not the job's fault (a failed checkpoint sync or tar); may be
   // called on the job thread. Empty: dropped.
   std::function<void(const std::string&)> diagnostics;
+  // A job's folder (the emulated /opt/ml) is removed once the job has exited 0 and its artifacts
+  // are uploaded, so finished jobs take no disk beyond their S3 artifacts; a failed job's stays
+  // for inspection. True keeps every folder (amt-worker --keep-job-dirs).
+  bool keep_job_dirs = false;
 };
 
 class JobRunner {

@@ -54,6 +54,11 @@ int main(int argc, char** argv) {
                  "stop the jobs and exit after this many seconds without amtd (0: never); amtd "
                  "sets it for its local worker, which outlives a killed amtd this long")
       ->check(CLI::NonNegativeNumber);
+  bool keep_job_dirs = false;
+  app.add_flag("--keep-job-dirs", keep_job_dirs,
+               "keep every job's folder under --work-dir; by default the folder of a job that "
+               "exited 0 is removed once its model.tar.gz and output are uploaded (a failed job's "
+               "stays)");
   std::string credentials_file;
   std::string profile;
   app.add_option("--credentials", credentials_file,
@@ -100,6 +105,7 @@ int main(int argc, char** argv) {
   options.runner.job_dir.num_cpus =
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.runner.diagnostics = diagnostics;
+  options.runner.keep_job_dirs = keep_job_dirs;
   for (const char* name : {"PATH", "HOME", "LANG"}) {
     if (const char* value = std::getenv(name)) options.runner.base_environment[name] = value;
   }

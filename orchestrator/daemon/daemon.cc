@@ -58,6 +58,19 @@ absl::Status CheckStateNotLost(const std::string& data_dir) {
       ": starting would forget every job. Restore amt.db, or start afresh with --init.");
 }
 
+// The local worker removes the folder of every job that succeeded, so jobs/ alone would not show
+// that the data dir has a history: a marker in it does (CheckStateNotLost), written once the
+// database is open. A failure to write it is not fatal (the check then relies on job folders).
+void MarkJobsFolder(const std::string& data_dir) {
+  std::error_code ec;
+  const fs::path jobs = fs::path(data_dir) / "jobs";
+  fs::create_directories(jobs, ec);
+  const fs::path marker = jobs / ".amtd-state";
+  if (fs::exists(marker, ec)) return;
+  std::ofstream(marker) << "The state of the jobs of this data dir is in ../amt.db: amtd refuses "
+                           "to start without it (amtd --init starts afresh).\n";
+}
+
 class DaemonImpl final : public Daemon {
  public:
   ~DaemonImpl() override { Shutdown(); }
@@ -160,6 +173,7 @@ class DaemonImpl final : public Daemon {
     auto store = store::OpenSqliteStore(data_dir_, sqlite);
     if (!store.ok()) return store.status();
     store_ = std::move(*store);
+    MarkJobsFolder(data_dir_);
     loop_ = std::make_unique<api::Loop>();
     timers_ = std::make_unique<api::AsioTimers>(*loop_, clock_);
     orchestrator_ = std::make_unique<core::Orchestrator>(orch, *store_, clock_, *timers_);
@@ -262,6 +276,7 @@ class DaemonImpl final : public Daemon {
                        ? options.local_worker_slots
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     worker.orphan_timeout_seconds = options.local_worker_orphan_timeout_seconds;
+    worker.keep_job_dirs = options.keep_job_dirs;
     if (!options.credentials_file.empty()) {
       worker.credentials_file = fs::absolute(options.credentials_file).string();
     }

@@ -39,6 +39,8 @@ struct DaemonOptions {
   std::string worker_binary;   // default: amt-worker next to the running executable
   // The local worker outlives a killed amtd this long, then stops its jobs (local_worker.h).
   double local_worker_orphan_timeout_seconds = 300;
+  // The local worker keeps the folders of the jobs that succeeded (amt-worker --keep-job-dirs).
+  bool keep_job_dirs = false;
   std::string image_map_file;  // JSON image -> command; empty: none
   std::string s3_root;         // default: <data_dir>/s3
   // "full" (fsync every commit: survives power loss) or "normal" (survives kill -9 only).

@@ -113,6 +113,7 @@ std::vector<std::string> LocalWorkerArgv(const LocalWorkerOptions& options) {
   if (!options.credentials_file.empty()) {
     argv.insert(argv.end(), {"--credentials", options.credentials_file});
   }
+  if (options.keep_job_dirs) argv.push_back("--keep-job-dirs");
   return argv;
 }
 

@@ -25,6 +25,7 @@ struct LocalWorkerOptions {
   double orphan_timeout_seconds = 300;
   // amtd's --credentials file (absolute), passed on so the worker can register; "" when none.
   std::string credentials_file;
+  bool keep_job_dirs = false;                   // amt-worker --keep-job-dirs
   std::function<void(const std::string&)> log;  // amtd's log; may be empty
 };
 

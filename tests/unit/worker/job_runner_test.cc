@@ -178,7 +178,7 @@ TEST_F(JobRunnerTest, GivesTheTrainerItsEnvironmentAndJobDirAsCwd) {
   const auto messages = RunToExit(job);
   EXPECT_THAT(LogTexts(messages),
               ElementsAre("job-1 0.1 /usr/bin:/bin train",
-                          fs::canonical(temp_.path() / "work" / "job-1").string(),
+                          fs::weakly_canonical(temp_.path() / "work" / "job-1").string(),
                           R"({"learning_rate":"0.1"})"));
 }
 
@@ -206,6 +206,32 @@ TEST_F(JobRunnerTest, TarsTheModelDirIntoModelOutputPath) {
   ASSERT_THAT(tar, IsOk());
   ASSERT_EQ((*tar)->Wait().exit_code, 0);
   EXPECT_EQ(ReadFile(unpacked / "model.txt"), "weights\n");
+}
+
+TEST_F(JobRunnerTest, RemovesTheFolderOfAJobThatSucceededAndKeepsAFailedOnes) {
+  const fs::path folder = temp_.path() / "work" / "job-1";
+  const auto run = [this](const amt::v1::StartJob& job) {
+    Reports reports;
+    JobRunner runner(options_, job, *launcher_, clock_, reports.Fn());
+    runner.Start();
+    reports.WaitForExit();
+  };
+  amt::v1::StartJob job = Job("echo weights > \"$SM_MODEL_DIR/model.txt\"");
+  const fs::path tarball = temp_.path() / "s3" / "job-1" / "output" / "model.tar.gz";
+  job.set_model_output_path(tarball.string());
+  run(job);
+  EXPECT_TRUE(fs::exists(tarball));
+  EXPECT_FALSE(fs::exists(folder));  // only its artifacts are left
+  EXPECT_TRUE(fs::exists(folder.parent_path()));
+
+  // A failed job's folder stays, for inspection.
+  run(Job("echo broken > \"$SM_OUTPUT_DIR/failure\"; exit 1"));
+  EXPECT_TRUE(fs::exists(folder / "output" / "failure"));
+
+  // --keep-job-dirs keeps a successful one too.
+  options_.keep_job_dirs = true;
+  run(job);
+  EXPECT_TRUE(fs::exists(folder / "model" / "model.txt"));
 }
 
 TEST_F(JobRunnerTest, SaysWhyTheModelCouldNotBeUploaded) {
