@@ -83,11 +83,16 @@ absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
       definition.has_value() ? TuningRt(tuning).strategies[*definition].get() : nullptr;
   std::vector<const v1::TrainingJobRecord*> trials;
   int64_t position = 0;  // of this trial among its definition's
-  for (const auto* job : JobsOf(tuning)) {
-    if (job->definition() != definition.value_or(0)) continue;
-    ++position;
-    // Random and Grid read only the index: no history of every earlier trial to build for them.
-    if (strategy != nullptr && strategy->UsesHistory()) trials.push_back(job);
+  const bool history = strategy != nullptr && strategy->UsesHistory();
+  if (!history && !validation::IsMultiAlgorithm(tuning.describe())) {
+    position = static_cast<int64_t>(JobsOf(tuning).size());  // every trial is the definition's
+  } else {
+    for (const auto* job : JobsOf(tuning)) {
+      if (job->definition() != definition.value_or(0)) continue;
+      ++position;
+      // Random and Grid read only the index: no history of every earlier trial for them.
+      if (history) trials.push_back(job);
+    }
   }
   auto suggestion =
       strategy != nullptr
