@@ -148,35 +148,6 @@ absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> ListTuningJobs(
 }
 
 absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTuningTrainingJobs(
-    const std::vector<v1::HyperParameterTrainingJobSummary>& all,
-    const v1::ListTrainingJobsForHyperParameterTuningJobRequest& r) {
-  using S = v1::HyperParameterTrainingJobSummary;
-  const bool by_objective = r.has_sort_by() && r.sort_by() == "FinalObjectiveMetricValue";
-  v1::ListTrainingJobsForHyperParameterTuningJobResponse out;
-  auto token = ListPage(
-      all, r,
-      [&](const S& s) {
-        return (!r.has_status_equals() || s.training_job_status() == r.status_equals()) &&
-               (!by_objective || s.has_final_hyper_parameter_tuning_job_objective_metric());
-      },
-      {{"Name",
-        [](const S& a, const S& b) { return a.training_job_name() < b.training_job_name(); }},
-       {"CreationTime",
-        [](const S& a, const S& b) { return a.creation_time() < b.creation_time(); }},
-       {"Status",
-        [](const S& a, const S& b) { return a.training_job_status() < b.training_job_status(); }},
-       {"FinalObjectiveMetricValue",
-        [](const S& a, const S& b) {
-          return a.final_hyper_parameter_tuning_job_objective_metric().value() <
-                 b.final_hyper_parameter_tuning_job_objective_metric().value();
-        }}},
-      out.mutable_training_job_summaries());
-  if (!token.ok()) return token.status();
-  if (!token->empty()) out.set_next_token(*token);
-  return out;
-}
-
-absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTuningTrainingJobs(
     const std::vector<const v1::TrainingJobRecord*>& jobs,
     const v1::ListTrainingJobsForHyperParameterTuningJobRequest& r,
     const std::function<v1::HyperParameterTrainingJobSummary(const v1::TrainingJobRecord&)>&

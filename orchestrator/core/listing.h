@@ -22,14 +22,9 @@ absl::StatusOr<v1::ListHyperParameterTuningJobsResponse> ListTuningJobs(
     const std::vector<v1::HyperParameterTuningJobSummary>& all,
     const v1::ListHyperParameterTuningJobsRequest& request);
 
-// Jobs without an objective are left out when sorting by FinalObjectiveMetricValue, as SageMaker
-// documents.
-absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTuningTrainingJobs(
-    const std::vector<v1::HyperParameterTrainingJobSummary>& all,
-    const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request);
-
-// The same over a tuning job's training job records, making summaries (`summary_of`) for the
-// page only: a list call costs a sort of pointers, not a summary of every job.
+// Over a tuning job's training job records, making summaries (`summary_of`) for the page only:
+// a list call costs a sort of pointers, not a summary of every job. Jobs without an objective are
+// left out when sorting by FinalObjectiveMetricValue, as SageMaker documents.
 absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTuningTrainingJobs(
     const std::vector<const v1::TrainingJobRecord*>& jobs,
     const v1::ListTrainingJobsForHyperParameterTuningJobRequest& request,

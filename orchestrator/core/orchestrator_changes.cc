@@ -19,10 +19,6 @@ std::string Key(const std::string& name) { return absl::AsciiStrToLower(name); }
 // usual words.
 absl::Status NoSuchTrainingJob() { return ResourceNotFoundError("Requested resource not found."); }
 
-void Erase(std::vector<std::string>& keys, const std::string& key) {
-  keys.erase(std::remove(keys.begin(), keys.end(), key), keys.end());
-}
-
 }  // namespace
 
 absl::Status Orchestrator::DeleteTuningJob(const std::string& name) {
@@ -72,7 +68,7 @@ absl::Status Orchestrator::DeleteTuningJob(const std::string& name) {
   tuning_children_.erase(key);
   tuning_rt_.erase(key);
   unsaved_tuning_.erase(key);
-  Erase(tuning_order_, key);
+  std::erase(tuning_order_, key);
   tuning_.erase(key);
   Notify(notified, "");
   return absl::OkStatus();
@@ -114,7 +110,7 @@ absl::Status Orchestrator::DeleteTrainingJob(const std::string& name) {
   }
   job_rt_.erase(key);
   unsaved_training_.erase(key);
-  Erase(training_order_, key);
+  std::erase(training_order_, key);
   training_.erase(key);
   Notify(tuning_name, stored_name);
   return absl::OkStatus();
