@@ -22,10 +22,10 @@
 // - log Expected Improvement is maximised over seeded random and local candidates, the best
 //   refined by projected L-BFGS; integers are rounded and categoricals one-hot throughout.
 // - Kernel hyperparameters are refitted on a schedule (on every new result up to 100 results,
-//   then whenever the number of finished trials has grown by 10%, on the first finished trials
+//   then whenever the number of finished trials has grown by 50%, on the first finished trials
 //   in launch order), on at most 200 results, and cached by the data they were fitted to: the
-//   cache changes speed only, never a suggestion. At 750 results a suggestion takes about 80 ms
-//   and a refit adds about 100 ms (bench/README.md).
+//   cache changes speed only, never a suggestion. At 750 results a suggestion takes about 45 ms
+//   and a refit adds about 50 ms (bench/README.md).
 #ifndef AMT_ORCHESTRATOR_SEARCH_BAYESIAN_H_
 #define AMT_ORCHESTRATOR_SEARCH_BAYESIAN_H_
 
