@@ -249,7 +249,8 @@ nlohmann::json Latency(const TestFunction& hartmann6, int size, int steps) {
           {"cold_ms", cold},
           {"p50_ms", Percentile(ms, 50)},
           {"p99_ms", Percentile(ms, 99)},
-          {"max_ms", *std::max_element(ms.begin(), ms.end())}};
+          {"max_ms", *std::max_element(ms.begin(), ms.end())},
+          {"all_ms", ms}};
 }
 
 int Main(int argc, char** argv) {
