@@ -6,12 +6,13 @@
 // medians over the seeds. stopping_bench.py runs this binary with --json, adds Optuna 3.1's
 // MedianPruner and HyperbandPruner on the same configurations and curves, and checks the targets.
 //
-// Flags (--name=value): --seeds=60 --first-seed=1 (seeds first..first+seeds-1) --trials=50
+// Flags (--name=value or --name value): --seeds=60 --first-seed=1 (seeds first..first+seeds-1)
+// --trials=50
 // --cap=400 (trials simulated per seed, for the "epochs to reach" column) --max-epochs=81
 // --family=mild|strong --quick (5 seeds, cap 150) --json=PATH, and the knobs, whose defaults are
 // the libraries': --reference=completed-or-stopped|completed|all --min-reference-jobs=1
 // --best-so-far --grace-epochs=2 --auto-grace=0 (the second Auto row) --min-resource=1 --eta=3
-// --brackets=3.
+// --brackets=3 --allocation=round-robin|budget --few-at-rung=continue|best (AshaOptions).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -43,6 +44,14 @@ std::string ReferenceName(Reference reference) {
   return "?";
 }
 
+std::string AllocationName(stopping::AshaOptions::Allocation allocation) {
+  return allocation == stopping::AshaOptions::Allocation::kByBudget ? "budget" : "round-robin";
+}
+
+std::string FewAtRungName(stopping::AshaOptions::FewAtRung few) {
+  return few == stopping::AshaOptions::FewAtRung::kBest ? "best" : "continue";
+}
+
 struct Flags {
   int64_t seeds = 60;  // 20-seed medians move by up to 0.2 of Off's epochs between seed sets
   int64_t first_seed = 1;
@@ -63,8 +72,15 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
       return false;
     }
     const size_t eq = arg.find('=');
-    kv[arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2)] =
-        eq == std::string::npos ? "" : arg.substr(eq + 1);
+    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    if (eq != std::string::npos) {
+      kv[name] = arg.substr(eq + 1);
+    } else if (name != "quick" && name != "best-so-far" && i + 1 < argc &&
+               std::string(argv[i + 1]).rfind("--", 0) != 0) {
+      kv[name] = argv[++i];  // --name value
+    } else {
+      kv[name] = "";
+    }
   }
   auto take_int = [&](const std::string& name, int64_t* out) {
     if (auto it = kv.find(name); it != kv.end()) {
@@ -96,6 +112,28 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
     }
     if (!known) {
       std::fprintf(stderr, "--reference must be completed-or-stopped, completed or all\n");
+      return false;
+    }
+    kv.erase(it);
+  }
+  if (auto it = kv.find("allocation"); it != kv.end()) {
+    if (it->second == "round-robin") {
+      flags->sim.asha.allocation = stopping::AshaOptions::Allocation::kRoundRobin;
+    } else if (it->second == "budget") {
+      flags->sim.asha.allocation = stopping::AshaOptions::Allocation::kByBudget;
+    } else {
+      std::fprintf(stderr, "--allocation must be round-robin or budget\n");
+      return false;
+    }
+    kv.erase(it);
+  }
+  if (auto it = kv.find("few-at-rung"); it != kv.end()) {
+    if (it->second == "continue") {
+      flags->sim.asha.few_at_rung = stopping::AshaOptions::FewAtRung::kContinue;
+    } else if (it->second == "best") {
+      flags->sim.asha.few_at_rung = stopping::AshaOptions::FewAtRung::kBest;
+    } else {
+      std::fprintf(stderr, "--few-at-rung must be continue or best\n");
       return false;
     }
     kv.erase(it);
@@ -251,7 +289,9 @@ int Run(const Flags& flags) {
                             {"auto_grace", flags.auto_grace},
                             {"min_resource", flags.sim.asha.min_resource},
                             {"reduction_factor", flags.sim.asha.reduction_factor},
-                            {"brackets", flags.sim.asha.brackets}}},
+                            {"brackets", flags.sim.asha.brackets},
+                            {"allocation", AllocationName(flags.sim.asha.allocation)},
+                            {"few_at_rung", FewAtRungName(flags.sim.asha.few_at_rung)}}},
                           {"problems", problems},
                           {"fixed_points", fixed_points}};
     std::ofstream file(flags.json);

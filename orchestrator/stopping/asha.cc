@@ -46,6 +46,9 @@ int64_t FirstRung(const AshaOptions& options, int64_t bracket) {
   return r;
 }
 
+// BracketWeights' cap on the sum of the parts (the length of BracketOf's period).
+constexpr double kMaxWeightTotal = 4096;
+
 }  // namespace
 
 int64_t MaxBrackets(const AshaOptions& options) {
@@ -78,9 +81,72 @@ int64_t EffectiveBrackets(const AshaOptions& options) {
   return std::min(options.brackets, MaxBrackets(options));
 }
 
-int64_t BracketOf(int64_t index, const AshaOptions& options) {
-  return index % EffectiveBrackets(options);
+std::vector<int64_t> BracketWeights(const AshaOptions& options) {
+  const int64_t brackets = EffectiveBrackets(options);
+  if (options.allocation == AshaOptions::Allocation::kRoundRobin) {
+    return std::vector<int64_t>(brackets, 1);
+  }
+  // In doubles: eta^s can exceed int64 for a huge MaxResource; the parts are then scaled anyway.
+  std::vector<double> parts(brackets);
+  double total = 0;
+  for (int64_t b = 0; b < brackets; ++b) {
+    const int64_t s = brackets - 1 - b;
+    parts[b] = std::ceil(static_cast<double>(brackets) *
+                         std::pow(static_cast<double>(options.reduction_factor), s) / (s + 1));
+    total += parts[b];
+  }
+  const double scale = total > kMaxWeightTotal ? kMaxWeightTotal / total : 1.0;
+  std::vector<int64_t> weights(brackets);
+  for (int64_t b = 0; b < brackets; ++b) {
+    weights[b] = std::max<int64_t>(1, static_cast<int64_t>(std::floor(parts[b] * scale)));
+  }
+  return weights;
 }
+
+namespace {
+
+// One period of the smooth weighted round robin over BracketWeights(): entry p is the bracket of
+// every launch index congruent to p. Each step every bracket earns its weight and the richest
+// (the lowest on ties) pays the period, so brackets alternate as evenly as their weights allow.
+std::vector<int64_t> BracketPeriod(const AshaOptions& options) {
+  const std::vector<int64_t> weights = BracketWeights(options);
+  int64_t period = 0;
+  for (int64_t w : weights) period += w;
+  std::vector<int64_t> credit(weights.size(), 0);
+  std::vector<int64_t> order(period);
+  for (int64_t p = 0; p < period; ++p) {
+    size_t richest = 0;
+    for (size_t b = 0; b < weights.size(); ++b) {
+      credit[b] += weights[b];
+      if (credit[b] > credit[richest]) richest = b;
+    }
+    credit[richest] -= period;
+    order[p] = static_cast<int64_t>(richest);
+  }
+  return order;
+}
+
+// BracketOf for many indices: the period is built once.
+class BracketMap {
+ public:
+  explicit BracketMap(const AshaOptions& options)
+      : round_robin_(options.allocation == AshaOptions::Allocation::kRoundRobin),
+        brackets_(EffectiveBrackets(options)),
+        period_(round_robin_ ? std::vector<int64_t>{} : BracketPeriod(options)) {}
+  int64_t operator()(int64_t index) const {
+    if (round_robin_) return index % brackets_;
+    return period_[index % static_cast<int64_t>(period_.size())];
+  }
+
+ private:
+  bool round_robin_;
+  int64_t brackets_;
+  std::vector<int64_t> period_;
+};
+
+}  // namespace
+
+int64_t BracketOf(int64_t index, const AshaOptions& options) { return BracketMap(options)(index); }
 
 std::vector<int64_t> Rungs(const AshaOptions& options, int64_t bracket) {
   const int64_t first = FirstRung(options, bracket);
@@ -130,13 +196,14 @@ std::optional<Decision> DecideOffRung(Decision decision, const JobCurve& current
 // top 1/eta continue.
 absl::StatusOr<Decision> DecideAtRung(Decision decision, const JobCurve& current,
                                       const std::vector<JobCurve>& others,
-                                      const Objective& objective, const AshaOptions& options) {
+                                      const Objective& objective, const AshaOptions& options,
+                                      const BracketMap& bracket_of) {
   const int64_t epoch = decision.epoch;
   const double value = decision.value;
   std::vector<double> at_rung = {value};
   for (const JobCurve& job : others) {
     if (job.job == current.job || static_cast<int64_t>(job.values.size()) < epoch) continue;
-    if (job.index < 0 || BracketOf(job.index, options) != decision.bracket) continue;
+    if (job.index < 0 || bracket_of(job.index) != decision.bracket) continue;
     const double v = job.values[epoch - 1];
     if (!std::isfinite(v)) return absl::InvalidArgumentError(NonFinite(job, epoch));
     at_rung.push_back(v);
@@ -145,7 +212,8 @@ absl::StatusOr<Decision> DecideAtRung(Decision decision, const JobCurve& current
   decision.reference_jobs = n;
   const std::string rung = "epoch " + std::to_string(epoch) + ": rung of bracket " +
                            std::to_string(decision.bracket) + ": " + objective.metric_name + " ";
-  if (n < options.reduction_factor) {
+  const bool few = n < options.reduction_factor;
+  if (few && options.few_at_rung == AshaOptions::FewAtRung::kContinue) {
     decision.reason = Reason::kTooFewAtRung;
     decision.explanation = rung + FormatValue(value) + "; " + std::to_string(n) +
                            (n == 1 ? " job" : " jobs") +
@@ -153,8 +221,9 @@ absl::StatusOr<Decision> DecideAtRung(Decision decision, const JobCurve& current
                            std::to_string(options.reduction_factor) + ": continue";
     return decision;
   }
-  // The cut-off is the k-th best value, k = floor(n / eta) >= 1.
-  const int64_t keep = n / options.reduction_factor;
+  // The cut-off is the k-th best value, k = floor(n / eta), or 1 when fewer than eta are there
+  // (kBest: the top 1/eta is empty, and Optuna keeps the best).
+  const int64_t keep = few ? 1 : n / options.reduction_factor;
   if (objective.minimize) {
     std::nth_element(at_rung.begin(), at_rung.begin() + (keep - 1), at_rung.end());
   } else {
@@ -168,6 +237,15 @@ absl::StatusOr<Decision> DecideAtRung(Decision decision, const JobCurve& current
   const char* op =
       objective.minimize ? (decision.stop ? " > " : " <= ") : (decision.stop ? " < " : " >= ");
   auto [value_text, cutoff_text] = FormatCompared(value, cutoff);
+  if (few) {
+    const std::string why = " at this rung, fewer than the reduction factor " +
+                            std::to_string(options.reduction_factor) + ", only the best continues";
+    decision.explanation =
+        n == 1 ? rung + FormatValue(value) + "; the only job" + why + ": continue"
+               : rung + value_text + op + cutoff_text + ", the best of the " + std::to_string(n) +
+                     " jobs" + why + ": " + (decision.stop ? "stop" : "continue");
+    return decision;
+  }
   decision.explanation = rung + value_text + op + cutoff_text + ", the cut-off for the top 1/" +
                          std::to_string(options.reduction_factor) + " (the best " +
                          std::to_string(keep) + " of " + std::to_string(n) +
@@ -195,9 +273,10 @@ absl::StatusOr<Decision> EvaluateAsha(const JobCurve& current, const std::vector
   decision.rule = "hyperband";
   decision.epoch = epoch;
   decision.value = value;
-  decision.bracket = BracketOf(current.index, options);
+  const BracketMap bracket_of(options);
+  decision.bracket = bracket_of(current.index);
   if (auto off_rung = DecideOffRung(decision, current, objective, options)) return *off_rung;
-  return DecideAtRung(std::move(decision), current, others, objective, options);
+  return DecideAtRung(std::move(decision), current, others, objective, options, bracket_of);
 }
 
 }  // namespace amt::stopping

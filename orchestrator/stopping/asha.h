@@ -1,7 +1,8 @@
 // Hyperband's stopping side (Strategy=Hyperband): asynchronous successive halving (ASHA), which
 // AWS names as SageMaker's algorithm (spec §2), over the resource "objective emissions" (epochs).
 //
-// Each job belongs to a bracket (its launch index modulo `brackets`). Bracket s has rungs at the
+// Each job belongs to a bracket, a function of its launch index (round robin, or Hyperband's
+// budget-proportional shares: AshaOptions::allocation). Bracket s has rungs at the
 // epochs MinResource * eta^(s + k), k = 0, 1, ..., below MaxResource. When a job emits the epoch
 // of one of its bracket's rungs, it continues only if its value there is within the top 1/eta of
 // the values at that rung of the bracket's jobs that have reached it, itself included; ties
@@ -9,9 +10,9 @@
 //
 // Asynchronous: a job is judged once per rung, when it gets there, against whoever got there
 // before; later arrivals never revive or stop it retroactively. With fewer than eta jobs at the
-// rung (the first jobs of a tuning job) the job continues: the top 1/eta of fewer than eta jobs is
-// empty, and ASHA's promotion rule would hold them at the rung, which a stopping rule cannot do
-// (Optuna instead keeps only the best of them).
+// rung (the first jobs of a tuning job) the top 1/eta is empty, and ASHA's promotion rule would
+// hold them at the rung, which a stopping rule cannot do: AshaOptions::few_at_rung says whether
+// they all continue or, as in Optuna, only the best of them.
 //
 // Pure: no I/O, no clock. New configurations are random (search/random.h).
 #ifndef AMT_ORCHESTRATOR_STOPPING_ASHA_H_
@@ -27,6 +28,22 @@
 namespace amt::stopping {
 
 struct AshaOptions {
+  // How launch indices are spread over the brackets.
+  enum class Allocation {
+    // index modulo the brackets in use.
+    kRoundRobin,
+    // Hyperband's shares (Li et al.; Optuna's HyperbandPruner): with B brackets, bracket b gets
+    // ceil(B * eta^s / (s + 1)) parts, s = B - 1 - b, so the early-deciding brackets get most
+    // jobs; the brackets are interleaved (smooth weighted round robin) so that a short tuning job
+    // gets every bracket in about those proportions. BracketWeights() gives the parts.
+    kByBudget,
+  };
+  // What a rung decides when fewer than eta of the bracket's jobs have reached it.
+  enum class FewAtRung {
+    kContinue,  // every job continues (reason kTooFewAtRung)
+    kBest,      // only a job at least as good as every other at the rung continues (Optuna's)
+  };
+
   // HyperbandStrategyConfig.MinResource: no job is stopped before this epoch; the first rung of
   // bracket 0. SageMaker's default is undocumented; spec §14 suggests 1. Must be >= 1.
   int64_t min_resource = 1;
@@ -48,6 +65,10 @@ struct AshaOptions {
   // (it ends Stopped). SageMaker documents only "once a job reaches MaxResource it is stopped"
   // (spec §2, status UNCONFIRMED). A job with more epochs than MaxResource is stopped either way.
   bool stop_at_last_epoch = false;
+  // Undocumented by AWS (spec §2 says only that SageMaker uses ASHA); bench/README.md measures
+  // both at 20 and 50 jobs.
+  Allocation allocation = Allocation::kRoundRobin;
+  FewAtRung few_at_rung = FewAtRung::kBest;
 };
 
 // 1 + the number of rungs of bracket 0 (the last bracket then has no rung: it never stops a job
@@ -61,8 +82,16 @@ int64_t EffectiveBrackets(const AshaOptions& options);
 // reduction_factor < 2, or brackets < 1.
 absl::Status ValidateAshaOptions(const AshaOptions& options);
 
-// The bracket of the job launched with 0-based `index`: index modulo EffectiveBrackets() (round
-// robin, so a restarted amtd assigns the same brackets). Requires valid options and index >= 0.
+// The parts of each bracket in use (EffectiveBrackets() entries) under options.allocation: all 1
+// for kRoundRobin; Hyperband's ceil(B * eta^s / (s + 1)) for kByBudget, scaled down (each part at
+// least 1) when they would add up to more than 4096. Requires valid options.
+std::vector<int64_t> BracketWeights(const AshaOptions& options);
+
+// The bracket of the job launched with 0-based `index`, a function of (index, options) only, so a
+// restarted amtd assigns the same brackets: index modulo EffectiveBrackets() for kRoundRobin; for
+// kByBudget, position index modulo the sum of BracketWeights() in a smooth weighted round robin
+// over the weights (ties to the lower bracket). Requires valid options and index >= 0. Cost:
+// O(sum of weights * brackets) for kByBudget.
 int64_t BracketOf(int64_t index, const AshaOptions& options);
 
 // The rung epochs of `bracket`, ascending: MinResource * eta^(bracket + k) < MaxResource.
@@ -75,7 +104,8 @@ std::vector<int64_t> Rungs(const AshaOptions& options, int64_t bracket = 0);
 // count. The Decision's rule is "hyperband", its bracket current's; reason kReachedMaxResource or
 // kOutsideTopFraction (stop), kLastEpoch, kBelowMinResource, kNotARung, kTooFewAtRung or
 // kInTopFraction (continue). At a rung, threshold is the cut-off (the worst value still in the top
-// 1/eta) and reference_jobs the number of the bracket's jobs at the rung, current included. Errors:
+// 1/eta, or the best value when fewer than eta jobs are there and few_at_rung is kBest) and
+// reference_jobs the number of the bracket's jobs at the rung, current included. Errors:
 // InvalidArgument for invalid options, a negative current.index, a `current` without emission, or a
 // non-finite value the rule reads (naming the job and epoch). Cost: O(others) at a rung, O(log
 // MaxResource) elsewhere.

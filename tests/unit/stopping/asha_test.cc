@@ -85,6 +85,8 @@ TEST(AshaOptions, DefaultsToReductionFactorThreeAndThreeBrackets) {
   EXPECT_EQ(options.min_resource, 1);
   EXPECT_EQ(options.reduction_factor, 3);
   EXPECT_EQ(options.brackets, 3);
+  EXPECT_EQ(options.allocation, AshaOptions::Allocation::kRoundRobin);
+  EXPECT_EQ(options.few_at_rung, AshaOptions::FewAtRung::kBest);
   options.max_resource = 81;
   EXPECT_EQ(ValidateAshaOptions(options), absl::OkStatus());
 }
@@ -97,6 +99,48 @@ TEST(BracketOf, AssignsLaunchIndicesRoundRobin) {
   EXPECT_EQ(BracketOf(3, options), 0);
   EXPECT_EQ(BracketOf(7, Options(1, 81)), 0);
   EXPECT_EQ(BracketOf(5, Options(1, 2, 3)), 1);  // two brackets in use
+}
+
+AshaOptions ByBudget(int64_t max_resource, int64_t brackets) {
+  AshaOptions options = Options(1, max_resource, brackets);
+  options.allocation = AshaOptions::Allocation::kByBudget;
+  return options;
+}
+
+TEST(BracketWeights, AreOneEachForRoundRobin) {
+  EXPECT_THAT(BracketWeights(Options(1, 81, 3)), ElementsAre(1, 1, 1));
+  EXPECT_THAT(BracketWeights(Options(1, 2, 3)), ElementsAre(1, 1));
+}
+
+TEST(BracketWeights, AreHyperbandsSharesByBudget) {
+  EXPECT_THAT(BracketWeights(ByBudget(81, 3)), ElementsAre(9, 5, 3));
+  EXPECT_THAT(BracketWeights(ByBudget(81, 5)), ElementsAre(81, 34, 15, 8, 5));
+  EXPECT_THAT(BracketWeights(ByBudget(27, 9)), ElementsAre(27, 12, 6, 4));  // 4 brackets in use
+}
+
+TEST(BracketWeights, AreScaledDownBeyond4096) {
+  // 10 brackets: 19683, 7290, ..., 10 parts, 31439 in all.
+  const std::vector<int64_t> weights = BracketWeights(ByBudget(20000, 10));
+  EXPECT_THAT(weights, ElementsAre(2564, 949, 356, 135, 52, 21, 8, 3, 1, 1));
+}
+
+TEST(BracketOf, InterleavesBracketsByBudget) {
+  const AshaOptions options = ByBudget(81, 3);  // parts 9, 5, 3: a period of 17
+  std::vector<int64_t> period;
+  for (int64_t i = 0; i < 17; ++i) period.push_back(BracketOf(i, options));
+  EXPECT_THAT(period, ElementsAre(0, 1, 0, 2, 0, 1, 0, 2, 0, 1, 0, 1, 0, 2, 0, 1, 0));
+  for (int64_t i = 0; i < 17; ++i) EXPECT_EQ(BracketOf(i + 17 * 5, options), period[i]) << i;
+}
+
+TEST(EvaluateAsha, ComparesWithinTheBudgetAllocatedBracket) {
+  // By budget with 3 brackets, indices 0, 2, 4 are in bracket 0 and 1 in bracket 1.
+  std::vector<JobCurve> others = {Job("a", 0, {0.1}), Job("b", 1, {0.01}), Job("c", 2, {0.2})};
+  Decision d = MustEvaluate(Job("cur", 4, {0.3}), others, kLoss, ByBudget(81, 3));
+  EXPECT_EQ(d.bracket, 0);
+  EXPECT_EQ(d.reference_jobs, 3);
+  EXPECT_EQ(d.threshold, 0.1);
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(MustEvaluate(Job("cur", 3, {0.3}), others, kLoss, ByBudget(81, 3)).bracket, 2);
 }
 
 TEST(ValidateAshaOptions, NamesTheInvalidField) {
@@ -177,9 +221,11 @@ TEST(EvaluateAsha, ContinuesBetweenRungs) {
   EXPECT_EQ(last.explanation, "epoch 1: not a rung of bracket 4 (which has none): continue");
 }
 
-TEST(EvaluateAsha, ContinuesWithFewerThanReductionFactorJobsAtRung) {
+TEST(EvaluateAsha, ContinuesWithFewerThanReductionFactorJobsAtRungWhenAsked) {
   std::vector<JobCurve> others = {Job("a", 0, {0.1})};
-  Decision d = MustEvaluate(Job("cur", 1, {0.9}), others, kLoss, Options(1, 81));
+  AshaOptions options = Options(1, 81);
+  options.few_at_rung = AshaOptions::FewAtRung::kContinue;
+  Decision d = MustEvaluate(Job("cur", 1, {0.9}), others, kLoss, options);
   EXPECT_FALSE(d.stop);
   EXPECT_EQ(d.reason, Reason::kTooFewAtRung);
   EXPECT_EQ(d.reference_jobs, 2);
@@ -187,6 +233,41 @@ TEST(EvaluateAsha, ContinuesWithFewerThanReductionFactorJobsAtRung) {
   EXPECT_EQ(d.explanation,
             "epoch 1: rung of bracket 0: val_loss 0.9; 2 jobs at this rung, fewer than the "
             "reduction factor 3: continue");
+}
+
+TEST(EvaluateAsha, StopsAllButTheBestWithFewerThanReductionFactorJobsAtRung) {
+  std::vector<JobCurve> others = {Job("a", 0, {0.1})};
+  Decision d = MustEvaluate(Job("cur", 1, {0.9}), others, kLoss, Options(1, 81));
+  EXPECT_TRUE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kOutsideTopFraction);
+  EXPECT_EQ(d.reference_jobs, 2);
+  EXPECT_EQ(d.threshold, 0.1);
+  EXPECT_EQ(d.explanation,
+            "epoch 1: rung of bracket 0: val_loss 0.9 > 0.1, the best of the 2 jobs at this rung, "
+            "fewer than the reduction factor 3, only the best continues: stop");
+}
+
+TEST(EvaluateAsha, ContinuesTheBestOrTiedWithFewerThanReductionFactorJobsAtRung) {
+  std::vector<JobCurve> others = {Job("a", 0, {0.5})};
+  Decision best = MustEvaluate(Job("cur", 1, {0.4}), others, kLoss, Options(1, 81));
+  EXPECT_FALSE(best.stop);
+  EXPECT_EQ(best.reason, Reason::kInTopFraction);
+  EXPECT_EQ(best.threshold, 0.4);
+  EXPECT_EQ(best.explanation,
+            "epoch 1: rung of bracket 0: val_loss 0.4 <= 0.4, the best of the 2 jobs at this rung, "
+            "fewer than the reduction factor 3, only the best continues: continue");
+  EXPECT_FALSE(MustEvaluate(Job("cur", 1, {0.5}), others, kLoss, Options(1, 81)).stop);
+  EXPECT_TRUE(MustEvaluate(Job("cur", 1, {0.4}), others, kAccuracy, Options(1, 81)).stop);
+}
+
+TEST(EvaluateAsha, ContinuesTheOnlyJobAtRung) {
+  Decision d = MustEvaluate(Job("cur", 0, {0.9}), {}, kLoss, Options(1, 81));
+  EXPECT_FALSE(d.stop);
+  EXPECT_EQ(d.reason, Reason::kInTopFraction);
+  EXPECT_EQ(d.reference_jobs, 1);
+  EXPECT_EQ(d.explanation,
+            "epoch 1: rung of bracket 0: val_loss 0.9; the only job at this rung, fewer than the "
+            "reduction factor 3, only the best continues: continue");
 }
 
 TEST(EvaluateAsha, StopsOutsideTopFraction) {
@@ -238,7 +319,7 @@ TEST(EvaluateAsha, IgnoresJobsThatHaveNotReachedTheRung) {
   std::vector<JobCurve> others = {Job("a", 0, {0.1, 0.1}), Job("b", 1, {0.1, 0.1}),
                                   Job("c", 2, {0.1, 0.1, 0.1})};
   Decision d = MustEvaluate(Job("cur", 3, {0.5, 0.5, 0.5}), others, kLoss, Options(1, 81));
-  EXPECT_EQ(d.reason, Reason::kTooFewAtRung);
+  EXPECT_EQ(d.threshold, 0.1);
   EXPECT_EQ(d.reference_jobs, 2);
 }
 
