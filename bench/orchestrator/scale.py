@@ -6,8 +6,9 @@ One command (after a build), with a python that has boto3 (the pyenv one has 1.4
 
 One Random tuning job of `jobs` trivial toy-trainer jobs (1 epoch), `parallel` at a time, created
 through amtd's HTTP gateway with boto3, as a SageMaker user would. While it runs, a client
-describes the tuning job and lists its first 100 training jobs by objective, one call after the
-other, timing each. Reported, all from the same run:
+describes the tuning job and lists its first 100 training jobs by objective every `interval`
+seconds (0.05 by default; 0 calls back to back), timing each call, both the whole boto3 call and
+its HTTP round trip alone. Reported, all from the same run:
   - throughput (finished jobs per second) over the first `window` jobs and over the last
     `window` jobs, and their ratio (target: last >= 0.8 x first, a flat cost per job);
   - DescribeHyperParameterTuningJob and ListTrainingJobsForHyperParameterTuningJob latency, p50
@@ -62,6 +63,10 @@ def main():
     p.add_argument("--jobs", type=int, default=10000)
     p.add_argument("--parallel", type=int, default=4)
     p.add_argument("--window", type=int, default=1000)
+    p.add_argument("--interval", type=float, default=0.05,
+                   help="seconds between one Describe+List pair and the next (0: back to back)")
+    p.add_argument("--amtd-arg", action="append", default=[],
+                   help="an extra amtd flag, e.g. --amtd-arg=--sqlite-sync=normal (repeatable)")
     p.add_argument("--bin-dir", default=str(ROOT / "build" / "bin"))
     p.add_argument("--out", default=str(ROOT / "bench" / "orchestrator" / "scale.json"))
     args = p.parse_args()
@@ -73,7 +78,7 @@ def main():
     (work / "image-map.json").write_text(image_map)
     amtd = subprocess.Popen(
         [os.path.join(args.bin_dir, "amtd"), "--port", "0", "--data-dir", str(work / "data"),
-         "--image-map", str(work / "image-map.json"), "--slots", str(args.parallel)],
+         "--image-map", str(work / "image-map.json"), "--slots", str(args.parallel)] + args.amtd_arg,
         stdout=subprocess.PIPE, text=True)
     line = amtd.stdout.readline()
     url = line[line.index("http://"):].split()[0]
@@ -86,8 +91,41 @@ def main():
         "MaxNumberOfTrainingJobs": args.jobs, "MaxParallelTrainingJobs": args.parallel}
     job["TrainingJobDefinition"]["StaticHyperParameters"] = {"epochs": "1"}
 
-    finished = []  # (time, finished jobs)
-    calls = {"describe": [], "list": []}  # (finished jobs when called, seconds)
+    finished = []  # (time, finished jobs, amtd CPU seconds)
+    calls = {"describe": [], "list": []}  # (finished jobs when called, seconds, HTTP seconds)
+
+    # The HTTP round trip alone (amtd's share of a call), beside the whole boto3 call (which adds
+    # botocore's request signing and its parsing of the reply).
+    session = sm._endpoint.http_session
+    plain_send = session.send
+    http = []
+
+    def timed_send(request):
+        start = time.perf_counter()
+        response = plain_send(request)
+        http.append(time.perf_counter() - start)
+        return response
+
+    session.send = timed_send
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu_seconds(pid):  # user + system time of all of a process's threads
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    worker_pid = []
+
+    def worker_cpu():  # amtd's local amt-worker (its trainers are not counted)
+        if not worker_pid:
+            try:
+                worker_pid.append(int((work / "data" / "worker.pid").read_text().split()[0]))
+            except (FileNotFoundError, ValueError, IndexError):
+                return 0.0
+        try:
+            return cpu_seconds(worker_pid[0])
+        except FileNotFoundError:
+            return 0.0
     done = threading.Event()
 
     def finished_jobs(d):
@@ -100,15 +138,16 @@ def main():
             d = sm.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName="scale")
             took = time.perf_counter() - start
             n = finished_jobs(d)
-            finished.append((time.monotonic(), n))
-            calls["describe"].append((n, took))
+            finished.append((time.monotonic(), n, cpu_seconds(amtd.pid), worker_cpu()))
+            calls["describe"].append((n, took, http[-1]))
             start = time.perf_counter()
             sm.list_training_jobs_for_hyper_parameter_tuning_job(
                 HyperParameterTuningJobName="scale", SortBy="FinalObjectiveMetricValue",
                 SortOrder="Ascending", MaxResults=100)
-            calls["list"].append((n, time.perf_counter() - start))
+            calls["list"].append((n, time.perf_counter() - start, http[-1]))
             if d["HyperParameterTuningJobStatus"] != "InProgress":
                 done.set()
+            done.wait(args.interval)
 
     started = time.monotonic()
     sm.create_hyper_parameter_tuning_job(**job)
@@ -122,21 +161,39 @@ def main():
     amtd.wait(timeout=60)
     disk = du(work / "data")
 
-    def when(n):  # the first time `n` jobs had finished
-        return next(t for t, k in finished if k >= n)
+    def at(n):  # (time, amtd CPU seconds, worker CPU seconds) when `n` jobs had first finished
+        return next((t, c, w) for t, k, c, w in finished if k >= n)
 
-    first = window / (when(window) - started)
-    last = window / (when(args.jobs) - when(args.jobs - window))
-    late = [s for n, s in calls["describe"] if n >= args.jobs - window]
-    late_list = [s for n, s in calls["list"] if n >= args.jobs - window]
+    first = window / (at(window)[0] - started)
+    last = window / (at(args.jobs)[0] - at(args.jobs - window)[0])
+    # amtd's CPU time per finished job over the same windows: the cost per job without the
+    # machine's other load (wall-clock throughput also moves with whatever else runs).
+    cpu_first = (at(window)[1] - finished[0][2]) / (window - finished[0][1])
+    cpu_last = (at(args.jobs)[1] - at(args.jobs - window)[1]) / window
+    worker_first = (at(window)[2] - finished[0][3]) / (window - finished[0][1])
+    worker_last = (at(args.jobs)[2] - at(args.jobs - window)[2]) / window
+    late = [c for c in calls["describe"] if c[0] >= args.jobs - window]
+    late_list = [c for c in calls["list"] if c[0] >= args.jobs - window]
+
+    def ms(values, p):
+        return round(1000 * percentile(values, p), 1)
     result = {
         "jobs": args.jobs, "parallel": args.parallel, "window": window, "wall_s": round(wall, 1),
         "throughput_first_jobs_per_s": round(first, 1),
         "throughput_last_jobs_per_s": round(last, 1), "ratio_last_first": round(last / first, 2),
-        "describe_ms_p50": round(1000 * percentile(late, 50), 1),
-        "describe_ms_p99": round(1000 * percentile(late, 99), 1),
-        "list_ms_p50": round(1000 * percentile(late_list, 50), 1),
-        "list_ms_p99": round(1000 * percentile(late_list, 99), 1),
+        "amtd_cpu_ms_per_job_first": round(1000 * cpu_first, 2),
+        "amtd_cpu_ms_per_job_last": round(1000 * cpu_last, 2),
+        "cpu_ratio_last_first": round(cpu_last / cpu_first, 2),
+        "worker_cpu_ms_per_job_first": round(1000 * worker_first, 2),
+        "worker_cpu_ms_per_job_last": round(1000 * worker_last, 2),
+        "describe_ms_p50": ms([c[1] for c in late], 50),
+        "describe_ms_p99": ms([c[1] for c in late], 99),
+        "describe_http_ms_p50": ms([c[2] for c in late], 50),
+        "describe_http_ms_p99": ms([c[2] for c in late], 99),
+        "list_ms_p50": ms([c[1] for c in late_list], 50),
+        "list_ms_p99": ms([c[1] for c in late_list], 99),
+        "list_http_ms_p50": ms([c[2] for c in late_list], 50),
+        "list_http_ms_p99": ms([c[2] for c in late_list], 99),
         "amtd_peak_rss_mb": round(peak_kb / 1024, 1), "amtd_rss_mb": round(rss_kb / 1024, 1),
         "data_dir_mb": round(disk / 2**20, 1), "disk_kb_per_job": round(disk / 1024 / args.jobs, 1),
         "calls": len(calls["describe"]),

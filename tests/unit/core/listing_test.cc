@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace amt::core {
 namespace {
 
@@ -75,6 +77,38 @@ TEST(ListTrainingJobs, SortsByNameDescending) {
   req.set_sort_by("Name");
   req.set_sort_order("Descending");
   EXPECT_THAT(Names(*ListTrainingJobs(kJobs, req)), ElementsAre("alpha-3", "alpha-1", "Beta-2"));
+}
+
+// Only a page's worth is put in order, so the pages must still be those of a stable sort of
+// everything: equal keys in creation order, in both orders, with nothing skipped or repeated.
+TEST(ListTrainingJobs, PagesOfManyTiedJobsFollowAStableSortOfAll) {
+  const std::vector<std::string> statuses = {"Completed", "Failed", "InProgress", "Stopped"};
+  std::vector<v1::TrainingJobSummary> all;
+  for (int i = 0; i < 50; ++i) {
+    all.push_back(Job("job-" + std::to_string(i), statuses[(i * 7) % 4], i));
+  }
+  for (const std::string order : {"Ascending", "Descending"}) {
+    std::vector<v1::TrainingJobSummary> expected = all;
+    std::stable_sort(expected.begin(), expected.end(), [&](const auto& a, const auto& b) {
+      return order == "Descending" ? b.training_job_status() < a.training_job_status()
+                                   : a.training_job_status() < b.training_job_status();
+    });
+    std::vector<std::string> want;
+    for (const auto& s : expected) want.push_back(s.training_job_name());
+    v1::ListTrainingJobsRequest req;
+    req.set_sort_by("Status");
+    req.set_sort_order(order);
+    req.set_max_results(7);
+    std::vector<std::string> got;
+    for (int page = 0; page < 20; ++page) {
+      auto r = ListTrainingJobs(all, req);
+      ASSERT_TRUE(r.ok());
+      for (const auto& name : Names(*r)) got.push_back(name);
+      if (!r->has_next_token()) break;
+      req.set_next_token(r->next_token());
+    }
+    EXPECT_EQ(got, want) << order;
+  }
 }
 
 TEST(ListTuningJobs, SharesTheFiltersAndSortsByNameByDefault) {
