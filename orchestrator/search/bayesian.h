@@ -13,7 +13,9 @@
 // - Running trials (kPending) are fantasised: the GP is conditioned on their posterior mean
 //   ("kriging believer"), which shrinks its uncertainty there, and a fantasy below the best
 //   result becomes the incumbent, so parallel suggestions spread out instead of piling onto one
-//   point (BayesianOptions::fantasy_samples averages over sampled outcomes instead).
+//   point (BayesianOptions::fantasy_samples averages over sampled outcomes instead). A running
+//   trial believed better than the best results is also a centre of the local candidates, so
+//   the next suggestion can step on from where the batch is heading.
 // - Failed trials and trials without an objective are kept as observations with the worst
 //   objective seen so far: the model learns that the region is bad, the strategy never proposes
 //   the same hyperparameters again, and a job whose failures are deterministic (out of memory
@@ -24,8 +26,8 @@
 // - Kernel hyperparameters are refitted on a schedule (on every new result up to 100 results,
 //   then whenever the number of finished trials has grown by 50%, on the first finished trials
 //   in launch order), on at most 200 results, and cached by the data they were fitted to: the
-//   cache changes speed only, never a suggestion. At 750 results a suggestion takes about 45 ms
-//   and a refit adds about 50 ms (bench/README.md).
+//   cache changes speed only, never a suggestion. At 750 results a suggestion takes about 40 ms
+//   and a refit adds about 30 ms (bench/README.md).
 #ifndef AMT_ORCHESTRATOR_SEARCH_BAYESIAN_H_
 #define AMT_ORCHESTRATOR_SEARCH_BAYESIAN_H_
 
