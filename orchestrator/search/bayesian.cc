@@ -175,7 +175,8 @@ struct Model {
 // posterior samples (1: the posterior mean, "kriging believer"). Each column is a possible world;
 // a fantasised value below the best result also lowers that world's incumbent, so a running
 // trial's neighbourhood promises no improvement it would already deliver. Returns the
-// incumbents, one per column (just `best_observed` when nothing runs).
+// incumbents, one per column (just `best_observed` when nothing runs), and writes the running
+// trials' posterior means to `believed` (left empty when nothing runs).
 Eigen::VectorXd Fantasize(GaussianProcess& gp, const std::vector<Eigen::VectorXd>& pending_x,
                           double best_observed, int samples, std::mt19937_64& engine,
                           Eigen::VectorXd* believed) {

@@ -13,9 +13,9 @@
 // - Running trials (kPending) are fantasised: the GP is conditioned on their posterior mean
 //   ("kriging believer"), which shrinks its uncertainty there, and a fantasy below the best
 //   result becomes the incumbent, so parallel suggestions spread out instead of piling onto one
-//   point (BayesianOptions::fantasy_samples averages over sampled outcomes instead). A running
-//   trial believed better than the best results is also a centre of the local candidates, so
-//   the next suggestion can step on from where the batch is heading.
+//   point (BayesianOptions::fantasy_samples averages over sampled outcomes instead). Running
+//   trials, at their believed values, rank with the results for the centres of the local
+//   candidates, so the next suggestion can step on from where the batch is heading.
 // - Failed trials and trials without an objective are kept as observations with the worst
 //   objective seen so far: the model learns that the region is bad, the strategy never proposes
 //   the same hyperparameters again, and a job whose failures are deterministic (out of memory
