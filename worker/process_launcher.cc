@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -216,7 +218,8 @@ class PosixProcess final : public Process {
   ::_exit(127);
 }
 
-// The child between fork and exec: async-signal-safe calls only (the worker has other threads).
+// The child between clone and exec: async-signal-safe calls only (the worker has other threads,
+// and the child shares the memory of the worker thread that started it).
 // Its own process group; SIGKILL when the worker thread that forked it dies (PR_SET_PDEATHSIG),
 // so a trainer never outlives its worker and a job that amtd runs again never runs twice; stdin
 // /dev/null, stdout and stderr the pipes, no other descriptor; default signal dispositions and
@@ -247,6 +250,54 @@ class PosixProcess final : public Process {
     ::execve(file, argv, envp);
   }
   FailInChild(error_fd);
+}
+
+// What the child needs, built before it starts: it may not allocate.
+struct ChildArgs {
+  pid_t worker;
+  const char* file;
+  char* const* argv;
+  char* const* envp;
+  const char* cwd;
+  int out_fd;
+  int err_fd;
+  int error_fd;
+  bool search_path;
+};
+
+int ChildMain(void* arg) {
+  const auto* a = static_cast<const ChildArgs*>(arg);
+  RunChild(a->worker, a->file, a->argv, a->envp, a->cwd, a->out_fd, a->err_fd, a->error_fd,
+           a->search_path);
+}
+
+// Starts the child the way glibc's posix_spawn does: clone(CLONE_VM | CLONE_VFORK) on a stack of
+// its own, so the worker's page tables are not copied for a child that only sets itself up and
+// execs (fork's page-table copy was about a sixth of the worker's CPU time per trivial job in
+// bench/orchestrator/scale.py). The worker's thread waits until the child has exec'd or exited.
+// All signals are blocked meanwhile so that no handler of the worker runs on the shared memory;
+// the child resets every disposition before it unblocks them. posix_spawn itself cannot be used:
+// it has no PR_SET_PDEATHSIG. Under AddressSanitizer or ThreadSanitizer, whose runtimes do not
+// expect instrumented code on a shared address space, it is a plain fork.
+pid_t StartChild(ChildArgs* args) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  const pid_t pid = ::fork();
+  if (pid == 0) ChildMain(args);
+  return pid;
+#else
+  constexpr size_t kStackBytes = 256 * 1024;  // execvpe builds candidate paths on the stack
+  auto stack = std::make_unique<std::max_align_t[]>(kStackBytes / sizeof(std::max_align_t));
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  char* top = reinterpret_cast<char*>(stack.get()) + kStackBytes;  // stacks grow down
+  const pid_t pid = ::clone(ChildMain, top, CLONE_VM | CLONE_VFORK | SIGCHLD, args);
+  const int clone_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = clone_errno;
+  return pid;
+#endif
 }
 
 class PosixProcessLauncher final : public ProcessLauncher {
@@ -283,7 +334,7 @@ class PosixProcessLauncher final : public ProcessLauncher {
       return absl::InternalError("pipe2: " + ErrnoText(err));
     }
 
-    // Everything the child needs is built before fork: it may not allocate.
+    // Everything the child needs is built before it starts: it may not allocate.
     std::string tree_marker = NewProcessTreeMarker();
     std::vector<std::string> env_strings;
     env_strings.reserve(spec.env.size() + 1);
@@ -301,12 +352,9 @@ class PosixProcessLauncher final : public ProcessLauncher {
     const bool search_path = spec.argv[0].find('/') == std::string::npos;
     const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
-    const pid_t worker = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      RunChild(worker, argv[0], argv.data(), envp.data(), cwd, out_pipe[1], err_pipe[1],
-               error_pipe[1], search_path);
-    }
+    ChildArgs child{::getpid(),  argv[0],     argv.data(),   envp.data(), cwd,
+                    out_pipe[1], err_pipe[1], error_pipe[1], search_path};
+    const pid_t pid = StartChild(&child);
     const int fork_errno = errno;
     CloseFd(out_pipe[1]);
     CloseFd(err_pipe[1]);
@@ -314,7 +362,7 @@ class PosixProcessLauncher final : public ProcessLauncher {
     if (pid < 0) {
       CloseFd(error_pipe[0]);
       close_all();
-      return absl::InternalError("fork: " + ErrnoText(fork_errno));
+      return absl::InternalError("clone: " + ErrnoText(fork_errno));
     }
     // Also a group of its own as seen from here, before any signal is sent to it.
     ::setpgid(pid, pid);
