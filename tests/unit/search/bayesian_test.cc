@@ -180,6 +180,24 @@ TEST(BayesianStrategy, RunningTrialsGetDistinctSpreadOutCompanions) {
   }
 }
 
+TEST(BayesianStrategy, RunningTrialsNearTheOptimumKeepTheNextSuggestionNearby) {
+  // Running trials believed to be near the bowl's minimum centre local candidates too: the
+  // next suggestion steps on near them instead of leaving the basin, and repeats none of them.
+  std::unique_ptr<Strategy> strategy = Make(Box2(), 6);
+  ASSERT_NE(strategy, nullptr);
+  History history = RunTrials(*strategy, 15, Bowl);
+  const std::vector<std::pair<double, double>> running = {{0.31, 0.70}, {0.29, 0.71}};
+  for (const auto& [x, y] : running) {
+    history.trials.push_back(
+        {{{"x", std::to_string(x)}, {"y", std::to_string(y)}}, TrialState::kPending, std::nullopt});
+  }
+  const Assignment next = strategy->Suggest(history, 17).value();
+  for (const auto& [x, y] : running) {
+    EXPECT_GT(std::hypot(Get(next, "x") - x, Get(next, "y") - y), 1e-4);
+  }
+  EXPECT_LT(std::hypot(Get(next, "x") - 0.3, Get(next, "y") - 0.7), 0.15);
+}
+
 TEST(BayesianStrategy, FailedTrialsAreNeverSuggestedAgain) {
   // 2 x 3 = 6 combinations; the three with a = "bad" fail.
   SearchSpace space;
