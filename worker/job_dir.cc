@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <set>
 #include <system_error>
@@ -96,7 +97,85 @@ absl::Status CopyFile(const fs::path& from, const fs::path& to) {
   return absl::OkStatus();
 }
 
+// Removes everything under `dir` but the entries `keep` accepts (a kept directory is emptied the
+// same way). Symlinks are removed, never followed: input/data/<channel> points at user data.
+void Scrub(const fs::path& dir, const std::function<bool(const fs::path&, bool)>& keep,
+           std::error_code& ec) {
+  std::vector<fs::path> entries;
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    entries.push_back(it->path());
+  }
+  for (const auto& entry : entries) {
+    if (ec) return;
+    const auto status = fs::symlink_status(entry, ec);
+    if (ec) return;
+    const bool is_dir = fs::is_directory(status);
+    if (!fs::is_symlink(status) && keep(entry, is_dir)) {
+      if (is_dir) Scrub(entry, keep, ec);
+    } else {
+      fs::remove_all(entry, ec);
+    }
+  }
+}
+
 }  // namespace
+
+JobDirPool::JobDirPool(fs::path dir, size_t capacity) : dir_(std::move(dir)), capacity_(capacity) {
+  std::error_code ec;
+  fs::remove_all(dir_, ec);
+}
+
+bool JobDirPool::TakeInto(const fs::path& root) {
+  fs::path spare;
+  {
+    MutexLock lock(&mu_);
+    if (spares_.empty()) return false;
+    spare = std::move(spares_.back());
+    spares_.pop_back();
+  }
+  std::error_code ec;
+  fs::rename(spare, root, ec);
+  if (!ec) return true;
+  fs::remove_all(spare, ec);
+  return false;
+}
+
+void JobDirPool::Recycle(const JobPaths& paths) {
+  std::error_code ec;
+  bool full;
+  uint64_t n = 0;
+  {
+    MutexLock lock(&mu_);
+    full = spares_.size() >= capacity_;
+    if (!full) n = next_++;
+  }
+  if (!full) {
+    // The layout's directories and config files; everything else was the job's.
+    const std::set<fs::path> dirs = {
+        paths.input,  paths.input_config, paths.input_data,         paths.model,
+        paths.output, paths.output_data,  paths.output_intermediate};
+    const std::set<std::string> configs = {"hyperparameters.json", "resourceconfig.json",
+                                           "inputdataconfig.json"};
+    Scrub(
+        paths.root,
+        [&](const fs::path& entry, bool is_dir) {
+          if (is_dir) return dirs.count(entry) > 0;  // input/data's channels are not in it
+          return entry.parent_path() == paths.input_config &&
+                 configs.count(entry.filename().string()) > 0;
+        },
+        ec);
+    const fs::path spare = dir_ / std::to_string(n);
+    if (!ec) fs::create_directories(dir_, ec);
+    if (!ec) fs::rename(paths.root, spare, ec);
+    if (!ec) {
+      MutexLock lock(&mu_);
+      spares_.push_back(spare);
+      return;
+    }
+  }
+  fs::remove_all(paths.root, ec);
+}
 
 std::string TruncateFailureReason(const std::string& text, size_t max_chars) {
   size_t chars = 0;
@@ -150,6 +229,7 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
 
   fs::remove_all(p.root, ec);
   if (ec) return FsError("cannot remove", p.root, ec);
+  if (options.spares != nullptr) options.spares->TakeInto(p.root);
   for (const fs::path* d :
        {&p.input_config, &p.input_data, &p.model, &p.output_data, &p.output_intermediate}) {
     RETURN_IF_ERROR(MakeDirs(*d));

@@ -17,20 +17,29 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "amt/v1/worker.pb.h"
+#include "common/mutex.h"
 
 namespace amt::worker {
 
 // FailureReason is at most this many characters (UTF-8 code points) of output/failure.
 inline constexpr size_t kMaxFailureReasonChars = 1024;
 
+class JobDirPool;
+
 struct JobDirOptions {
   std::string work_dir;  // relative paths are made absolute against the current directory
   int num_cpus = 1;      // SM_NUM_CPUS
+  // Where Create takes an emptied folder of an earlier job from, instead of making the layout's
+  // directories anew; none when null. Shared by the worker's job threads.
+  std::shared_ptr<JobDirPool> spares;
 };
 
 struct JobPaths {
@@ -44,6 +53,36 @@ struct JobPaths {
   std::filesystem::path output_intermediate;
   std::filesystem::path failure;
   std::filesystem::path checkpoints;  // empty when the job has no checkpoint config
+};
+
+// Folders of jobs that succeeded, emptied down to the layout (the directories and the three
+// config files, which the next job overwrites in place) and kept for the next jobs. Why: removing
+// every finished job's folder and creating the next one's deletes and allocates a dozen inodes
+// per job, and on ext4 without a journal (as on this project's CI machines) allocating an inode
+// skips every inode of its group deleted in the last 30 seconds or so: with a few hundred jobs a
+// second, most of amt-worker's time went to ext4's find_inode_bit/recently_deleted (perf), and
+// throughput fell as a tuning job went on (bench/orchestrator/scale.py). Reusing the folder
+// leaves only the trainer's own files to delete. Thread-safe.
+class JobDirPool {
+ public:
+  // Spare folders wait in `dir` (<work-dir>/.spare-folders), at most `capacity` of them; what an
+  // earlier worker left there is removed.
+  JobDirPool(std::filesystem::path dir, size_t capacity);
+
+  // Moves a spare folder to `root`, which must not exist. False when there is none (or the move
+  // failed: the spare is then removed).
+  bool TakeInto(const std::filesystem::path& root);
+
+  // Empties the folder of `paths` down to the layout and keeps it as a spare; removes it instead
+  // when the pool is full or on a file-system error. The folder is gone from paths.root either way.
+  void Recycle(const JobPaths& paths);
+
+ private:
+  const std::filesystem::path dir_;
+  const size_t capacity_;
+  Mutex mu_;
+  std::vector<std::filesystem::path> spares_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class JobDir {

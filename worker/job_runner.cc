@@ -200,9 +200,13 @@ void JobRunner::Run() {
                          exited.upload_failure().empty() && exited.failure_reason().empty();
   if (succeeded && !options_.keep_job_dirs) {
     // Before the exit is reported: the next attempt of this job can only start after it.
-    std::error_code ec;
-    std::filesystem::remove_all(paths.root, ec);
-    if (ec) Diagnose("cannot remove the job folder " + paths.root.string() + ": " + ec.message());
+    if (options_.job_dir.spares != nullptr) {
+      options_.job_dir.spares->Recycle(paths);
+    } else {
+      std::error_code ec;
+      std::filesystem::remove_all(paths.root, ec);
+      if (ec) Diagnose("cannot remove the job folder " + paths.root.string() + ": " + ec.message());
+    }
   }
   ReportExit(std::move(exited));
 }

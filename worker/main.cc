@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -106,6 +107,11 @@ int main(int argc, char** argv) {
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.runner.diagnostics = diagnostics;
   options.runner.keep_job_dirs = keep_job_dirs;
+  if (!keep_job_dirs) {
+    // Succeeded jobs' folders, emptied, become the next jobs' (JobDirPool says why).
+    options.runner.job_dir.spares = std::make_shared<amt::worker::JobDirPool>(
+        std::filesystem::absolute(work_dir, ec) / ".spare-folders", static_cast<size_t>(2 * slots));
+  }
   for (const char* name : {"PATH", "HOME", "LANG"}) {
     if (const char* value = std::getenv(name)) options.runner.base_environment[name] = value;
   }

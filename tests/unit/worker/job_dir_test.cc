@@ -1,7 +1,12 @@
 #include "worker/job_dir.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -277,4 +282,76 @@ TEST(TruncateFailureReason, CountsUtf8CharactersNotBytes) {
 }
 
 }  // namespace
+// A succeeded job's folder becomes the next job's: the same directories (same inodes), emptied of
+// everything the job wrote, the user's channel data untouched, the config files rewritten.
+TEST_F(JobDirTest, ASpareFolderIsTheNextJobsLayoutWithNothingOfTheLastJobLeft) {
+  options_.spares = std::make_shared<JobDirPool>(temp_.path() / "work" / ".spare-folders", 2);
+  amt::v1::StartJob first = MakeJob(data_dir_);
+  first.set_checkpoint_local_sync_dir((temp_.path() / "sync").string());
+  auto a = JobDir::Create(options_, first);
+  ASSERT_THAT(a, IsOk());
+  const JobPaths& pa = a->paths();
+  fs::create_directories(pa.checkpoints);
+  WriteFile(pa.model / "model.bin", "weights");
+  WriteFile(pa.output_data / "predictions.csv", "1\n");
+  WriteFile(pa.failure, "boom");
+  WriteFile(pa.root / "scratch.txt", "x");
+  fs::create_directories(pa.output_intermediate / "deep" / "er");
+  WriteFile(pa.checkpoints / "ckpt-1", "state");
+  struct stat before {};
+  ASSERT_EQ(::stat(pa.model.c_str(), &before), 0);
+
+  options_.spares->Recycle(pa);
+  EXPECT_FALSE(fs::exists(pa.root));
+  EXPECT_EQ(ReadFile(data_dir_ / "train.csv"),
+            "1,2,3\n");  // the channel's symlink was not followed
+
+  amt::v1::StartJob second = MakeJob(data_dir_);
+  second.set_training_job_name("tune-002-abcdef12");
+  (*second.mutable_hyperparameters())["learning_rate"] = "0.5";
+  second.clear_channels();
+  auto b = JobDir::Create(options_, second);
+  ASSERT_THAT(b, IsOk());
+  const JobPaths& pb = b->paths();
+  struct stat after {};
+  ASSERT_EQ(::stat(pb.model.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);  // reused, not made anew
+  std::vector<std::string> left;
+  for (const auto& e : fs::recursive_directory_iterator(pb.root)) {
+    left.push_back(fs::relative(e.path(), pb.root).string());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_THAT(left, ::testing::ElementsAre(
+                        "input", "input/config", "input/config/hyperparameters.json",
+                        "input/config/inputdataconfig.json", "input/config/resourceconfig.json",
+                        "input/data", "model", "output", "output/data", "output/intermediate"));
+  EXPECT_EQ(json::parse(ReadFile(pb.input_config / "hyperparameters.json"))["learning_rate"],
+            "0.5");
+  EXPECT_EQ(json::parse(ReadFile(pb.input_config / "inputdataconfig.json")), json::object());
+}
+
+TEST_F(JobDirTest, APoolKeepsAtMostItsCapacityAndRemovesWhatAnEarlierWorkerLeft) {
+  const fs::path spare_dir = temp_.path() / "work" / ".spare-folders";
+  fs::create_directories(spare_dir / "7" / "model");
+  options_.spares = std::make_shared<JobDirPool>(spare_dir, 1);
+  EXPECT_FALSE(fs::exists(spare_dir / "7"));
+  std::vector<JobPaths> paths;
+  for (const char* name : {"tune-001-abcdef12", "tune-002-abcdef12"}) {
+    amt::v1::StartJob job = MakeJob(data_dir_);
+    job.set_training_job_name(name);
+    auto dir = JobDir::Create(options_, job);
+    ASSERT_THAT(dir, IsOk());
+    paths.push_back(dir->paths());
+  }
+  for (const auto& p : paths) options_.spares->Recycle(p);
+  EXPECT_FALSE(fs::exists(paths[0].root));
+  EXPECT_FALSE(fs::exists(paths[1].root));
+  size_t spares = 0;
+  for (const auto& e : fs::directory_iterator(spare_dir)) spares += e.is_directory() ? 1 : 0;
+  EXPECT_EQ(spares, 1u);
+  EXPECT_TRUE(options_.spares->TakeInto(temp_.path() / "work" / "tune-003-abcdef12"));
+  EXPECT_FALSE(options_.spares->TakeInto(temp_.path() / "work" / "tune-004-abcdef12"));
+  EXPECT_TRUE(fs::is_directory(temp_.path() / "work" / "tune-003-abcdef12" / "model"));
+}
+
 }  // namespace amt::worker
