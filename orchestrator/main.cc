@@ -169,6 +169,25 @@ void AddEarlyStoppingFlags(CLI::App& app, Flags& flags) {
                flags.options.orchestrator.early_stopping.hyperband_stop_last_epoch,
                "Hyperband: stop a job reaching MaxResource even at its own last epoch (it ends "
                "Stopped); by default it ends by itself, Completed");
+  using Asha = amt::stopping::AshaOptions;
+  static const std::map<std::string, Asha::Allocation> brackets_by = {
+      {"round-robin", Asha::Allocation::kRoundRobin}, {"budget", Asha::Allocation::kByBudget}};
+  app.add_option("--hyperband-allocation",
+                 flags.options.orchestrator.early_stopping.hyperband_allocation,
+                 "Hyperband: how jobs go to brackets: round-robin by launch index, or budget "
+                 "(Hyperband's shares: most jobs to the brackets that decide early)")
+      ->transform(CLI::CheckedTransformer(brackets_by).description(""))
+      ->type_name("round-robin|budget")
+      ->default_str("round-robin");
+  static const std::map<std::string, Asha::FewAtRung> few = {
+      {"best", Asha::FewAtRung::kBest}, {"continue", Asha::FewAtRung::kContinue}};
+  app.add_option("--hyperband-few-at-rung",
+                 flags.options.orchestrator.early_stopping.hyperband_few_at_rung,
+                 "Hyperband: at a rung fewer than eta jobs of the bracket have reached, only the "
+                 "best continues (best, Optuna's rule) or all continue (continue)")
+      ->transform(CLI::CheckedTransformer(few).description(""))
+      ->type_name("best|continue")
+      ->default_str("best");
 }
 
 // The managed spot simulation.

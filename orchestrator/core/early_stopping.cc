@@ -84,6 +84,8 @@ std::optional<v1::StoppingDecision> EvaluateEarlyStopping(
     asha.reduction_factor = options.hyperband_reduction_factor;
     asha.brackets = std::min<int64_t>(options.hyperband_brackets, stopping::MaxBrackets(asha));
     asha.stop_at_last_epoch = options.hyperband_stop_last_epoch;
+    asha.allocation = options.hyperband_allocation;
+    asha.few_at_rung = options.hyperband_few_at_rung;
     decision = stopping::EvaluateAsha(CurveOf(job), others, objective, asha);
   } else {
     decision = stopping::EvaluateMedianRule(CurveOf(job), others, objective, options.median_rule);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "amt/v1/state.pb.h"
+#include "orchestrator/stopping/asha.h"
 #include "orchestrator/stopping/median_rule.h"
 
 namespace amt::core {
@@ -23,6 +24,10 @@ struct EarlyStoppingOptions {
   int64_t hyperband_reduction_factor = 3;
   int64_t hyperband_brackets = 3;          // chosen with bench/stopping (see bench/README.md)
   bool hyperband_stop_last_epoch = false;  // stopping::AshaOptions::stop_at_last_epoch
+  // How jobs go to brackets, and what a rung with fewer than eta jobs decides (AshaOptions).
+  stopping::AshaOptions::Allocation hyperband_allocation =
+      stopping::AshaOptions::Allocation::kRoundRobin;
+  stopping::AshaOptions::FewAtRung hyperband_few_at_rung = stopping::AshaOptions::FewAtRung::kBest;
 };
 
 enum class EarlyStoppingMode { kOff, kAuto, kHyperband };

@@ -67,5 +67,22 @@ TEST(EarlyStopping, HyperbandJudgesAgainstAllJobsAtItsRungs) {
   EXPECT_EQ(decision->epoch(), 1);
 }
 
+// amtd --hyperband-few-at-rung reaches the rule: two jobs at a rung (fewer than eta = 3), the
+// worse one stops with "best" and continues with "continue".
+TEST(EarlyStopping, HyperbandFewAtRungOptionDecidesARungWithFewerThanEtaJobs) {
+  const auto tuning = Tuning("Hyperband", "Off");
+  const auto good = Job("a", 1, "InProgress", {1});
+  const auto worse = Job("b", 2, "InProgress", {5});
+  EarlyStoppingOptions options;
+  options.hyperband_brackets = 1;
+  auto best = EvaluateEarlyStopping(worse, tuning, {&good, &worse}, options);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_TRUE(best->stop());
+  options.hyperband_few_at_rung = stopping::AshaOptions::FewAtRung::kContinue;
+  auto all = EvaluateEarlyStopping(worse, tuning, {&good, &worse}, options);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_FALSE(all->stop());
+}
+
 }  // namespace
 }  // namespace amt::core
