@@ -258,13 +258,17 @@ int Commands::Logs(const LogsOptions& options) {
   v1::GetTrainingJobLogsRequest request;
   request.set_training_job_name(options.training_job_name);
   if (options.follow) request.set_follow(true);
+  if (options.host) request.set_host(*options.host);
   grpc::ClientContext context;  // no deadline: --follow lasts as long as the training job
   Sign(context);
   std::unique_ptr<grpc::ClientReaderInterface<v1::GetTrainingJobLogsResponse>> reader =
       stub_.GetTrainingJobLogs(&context, request);
   v1::GetTrainingJobLogsResponse batch;
   while (reader->Read(&batch)) {
-    for (const v1::LogLine& line : batch.lines()) out_ << line.message() << '\n';
+    for (const v1::LogLine& line : batch.lines()) {
+      if (options.prefix_host) out_ << (line.has_host() ? line.host() : "algo-1") << ": ";
+      out_ << line.message() << '\n';
+    }
     out_.flush();
   }
   const grpc::Status status = reader->Finish();

@@ -72,7 +72,9 @@ struct ListTrainingJobsOptions {
 
 struct LogsOptions {
   std::string training_job_name;
-  bool follow = false;  // keep printing new lines until the training job ends
+  bool follow = false;              // keep printing new lines until the training job ends
+  std::optional<std::string> host;  // only this host's lines (algo-2); all hosts' when unset
+  bool prefix_host = false;         // "algo-2: " before each line
 };
 
 struct WatchOptions {

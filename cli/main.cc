@@ -249,6 +249,11 @@ int main(int argc, char** argv) {
                            "(tabs shown as #011, as in SageMaker's logs)");
   sub->add_option("TRAINING_JOB", logs.training_job_name, "The training job's name")->required();
   sub->add_flag("--follow,-f", logs.follow, "Keep printing new lines until the training job ends");
+  sub->add_option("--host", logs.host,
+                  "Only the lines of this host of a multi-instance job (algo-1, algo-2, ...: "
+                  "its CloudWatch log stream); every host's, in the order they came, without it");
+  sub->add_flag("--prefix-host", logs.prefix_host,
+                "Print each line's host before it (algo-2: ...)");
   sub->callback([&] { command = [&](Commands& c) { return c.Logs(logs); }; });
 
   std::string explain_name;

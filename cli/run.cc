@@ -25,6 +25,23 @@
 namespace amt::cli {
 namespace {
 
+// The most instances a training job of `request` runs (InstanceCount of its definitions).
+int MostInstances(const v1::CreateHyperParameterTuningJobRequest& request) {
+  std::vector<const v1::HyperParameterTrainingJobDefinition*> definitions;
+  if (request.has_training_job_definition())
+    definitions.push_back(&request.training_job_definition());
+  for (const auto& definition : request.training_job_definitions()) {
+    definitions.push_back(&definition);
+  }
+  int most = 1;
+  for (const auto* definition : definitions) {
+    const auto& h = definition->hyper_parameter_tuning_resource_config();
+    most = std::max({most, definition->resource_config().instance_count(), h.instance_count()});
+    for (const auto& config : h.instance_configs()) most = std::max(most, config.instance_count());
+  }
+  return most;
+}
+
 namespace fs = std::filesystem;
 
 constexpr int kMaxNameTries = 1000;
@@ -299,10 +316,12 @@ int RunTuningJob(const RunOptions& options) {
   }
   d.local_worker_slots = options.slots;
   if (d.local_worker_slots <= 0) {
+    // A slot per instance: MaxParallelTrainingJobs jobs of the most instances at once.
     d.local_worker_slots = is_tuning ? std::max(1, tuning.hyper_parameter_tuning_job_config()
                                                        .resource_limits()
-                                                       .max_parallel_training_jobs())
-                                     : 1;
+                                                       .max_parallel_training_jobs()) *
+                                           MostInstances(tuning)
+                                     : std::max(1, training.resource_config().instance_count());
   }
   // Block SIGINT before any thread starts, so only InterruptStopper sees it.
   sigset_t set;

@@ -7,10 +7,24 @@
 #include <utility>
 
 namespace amt::worker {
+namespace {
+
+// Every runner of the agent takes its multi-instance jobs' networks from one pool.
+AgentOptions WithNetworks(AgentOptions options) {
+  if (options.runner.networks == nullptr) {
+    options.runner.networks = std::make_shared<LoopbackNetworks>();
+  }
+  return options;
+}
+
+}  // namespace
 
 Agent::Agent(AgentOptions options, StreamConnector& connector, ProcessLauncher& launcher,
              const Clock& clock)
-    : options_(std::move(options)), connector_(connector), launcher_(launcher), clock_(clock) {}
+    : options_(WithNetworks(std::move(options))),
+      connector_(connector),
+      launcher_(launcher),
+      clock_(clock) {}
 
 Agent::~Agent() {
   std::map<std::string, std::shared_ptr<JobRunner>> jobs;
@@ -159,8 +173,13 @@ void Agent::HandleStart(const amt::v1::StartJob& start) {
     }
     refusal = "attempt " + std::to_string(existing->second->attempt()) + " of " +
               start.training_job_name() + " is still running on this worker";
-  } else if (static_cast<int>(jobs_.size()) >= options_.slots) {
-    refusal = "no free slot: all " + std::to_string(options_.slots) + " slots are busy";
+  } else if (const int needed = std::max(1, start.instance_count());
+             BusySlotsLocked() + needed > options_.slots) {
+    refusal = needed == 1
+                  ? "no free slot: all " + std::to_string(options_.slots) + " slots are busy"
+                  : "not enough free slots for " + std::to_string(needed) +
+                        " instances: " + std::to_string(BusySlotsLocked()) + " of " +
+                        std::to_string(options_.slots) + " slots are busy";
   }
   if (!refusal.empty()) {
     amt::v1::WorkerMessage message;
@@ -177,6 +196,12 @@ void Agent::HandleStart(const amt::v1::StartJob& start) {
       [this](amt::v1::WorkerMessage report) { OnRunnerReport(std::move(report)); });
   jobs_[start.training_job_name()] = runner;
   runner->Start();
+}
+
+int Agent::BusySlotsLocked() const {
+  int busy = 0;
+  for (const auto& [name, runner] : jobs_) busy += std::max(1, runner->instance_count());
+  return busy;
 }
 
 void Agent::HandleStop(const amt::v1::StopJob& stop) {

@@ -33,7 +33,9 @@ namespace amt::worker {
 struct AgentOptions {
   std::string worker_id;  // WorkerHello.worker_id (amt-worker's default: host:pid)
   std::string host;       // WorkerHello.host
-  int slots = 1;          // jobs run at once; a StartJob beyond them is refused
+  // Instances run at once: a job takes one slot per instance (StartJob.instance_count); a
+  // StartJob beyond them is refused.
+  int slots = 1;
   JobRunnerOptions runner;
   // Waits between connection attempts: doubling from initial to max.
   std::chrono::milliseconds initial_backoff{50};
@@ -80,6 +82,8 @@ class Agent {
   void Handle(const amt::v1::OrchestratorMessage& message);
   void HandleStart(const amt::v1::StartJob& start) ABSL_LOCKS_EXCLUDED(mu_);
   void HandleStop(const amt::v1::StopJob& stop) ABSL_LOCKS_EXCLUDED(mu_);
+  // Slots the running jobs take: one per instance.
+  int BusySlotsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets the reports amtd has saved: every one with seq <= `seq`.
   void HandleAck(uint64_t seq) ABSL_LOCKS_EXCLUDED(mu_);
   // Called by job threads. Bookkeeping for a JobExited, then Send.

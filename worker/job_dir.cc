@@ -11,6 +11,7 @@
 
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "worker/host_network.h"
 #include "worker/toolkit.h"
 
 namespace amt::worker {
@@ -19,7 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr char kHost[] = "algo-1";
 constexpr char kGroupName[] = "homogeneousCluster";
 
 absl::Status FsError(const std::string& what, const fs::path& path, const std::error_code& ec) {
@@ -191,7 +191,12 @@ std::string TruncateFailureReason(const std::string& text, size_t max_chars) {
   return text.substr(0, end);
 }
 
-absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v1::StartJob& job) {
+absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v1::StartJob& job,
+                                      const HostSpec& host) {
+  if (host.count < 1 || host.index < 1 || host.index > host.count) {
+    return absl::InvalidArgumentError("host " + std::to_string(host.index) + " of " +
+                                      std::to_string(host.count));
+  }
   if (!IsValidJobName(job.training_job_name())) {
     return absl::InvalidArgumentError("invalid training job name '" + job.training_job_name() +
                                       "'");
@@ -214,7 +219,9 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
 
   JobDir dir;
   JobPaths& p = dir.paths_;
-  p.root = work_dir / job.training_job_name();
+  const std::string current_host = HostName(host.index);
+  p.root = work_dir / (host.index == 1 ? job.training_job_name()
+                                       : job.training_job_name() + "." + current_host);
   p.input = p.root / "input";
   p.input_config = p.input / "config";
   p.input_data = p.input / "data";
@@ -226,6 +233,7 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   const bool has_checkpoints =
       !job.checkpoint_local_sync_dir().empty() || !job.checkpoint_container_path().empty();
   if (has_checkpoints) p.checkpoints = p.root / "checkpoints";
+  if (!host.hosts_file_text.empty()) p.hosts_file = p.root / "hosts";
 
   fs::remove_all(p.root, ec);
   if (ec) return FsError("cannot remove", p.root, ec);
@@ -239,13 +247,17 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   json hyperparameters = json::object();
   for (const auto& [name, value] : job.hyperparameters()) hyperparameters[name] = value;
   RETURN_IF_ERROR(WriteFile(p.input_config / "hyperparameters.json", hyperparameters.dump()));
+  if (!p.hosts_file.empty()) RETURN_IF_ERROR(WriteFile(p.hosts_file, host.hosts_file_text));
 
   const std::string instance_type = job.instance_type().empty() ? "local" : job.instance_type();
-  const json hosts = json::array({kHost});
+  json hosts = json::array();
+  for (int i = 1; i <= host.count; ++i) hosts.push_back(HostName(i));
+  // The hosts of a multi-instance job reach each other over loopback addresses.
+  const char* interface = host.count > 1 ? "lo" : "eth0";
   const json resource_config = {
-      {"current_host", kHost},
+      {"current_host", current_host},
       {"hosts", hosts},
-      {"network_interface_name", "eth0"},
+      {"network_interface_name", interface},
       {"current_instance_type", instance_type},
       {"current_group_name", kGroupName},
       {"instance_groups", json::array({{{"instance_group_name", kGroupName},
@@ -314,10 +326,17 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   env["SM_OUTPUT_DIR"] = p.output.string();
   env["SM_OUTPUT_DATA_DIR"] = p.output_data.string();
   env["SM_OUTPUT_INTERMEDIATE_DIR"] = p.output_intermediate.string();
-  env["SM_CURRENT_HOST"] = kHost;
+  env["SM_CURRENT_HOST"] = current_host;
   env["SM_HOSTS"] = hosts.dump();
+  if (!host.addresses.empty()) {
+    json addresses = json::object();
+    for (size_t i = 0; i < host.addresses.size(); ++i) {
+      addresses[HostName(static_cast<int>(i) + 1)] = host.addresses[i];
+    }
+    env["AMT_HOST_ADDRESSES"] = addresses.dump();
+  }
   env["SM_CURRENT_INSTANCE_TYPE"] = instance_type;
-  env["SM_NETWORK_INTERFACE_NAME"] = "eth0";
+  env["SM_NETWORK_INTERFACE_NAME"] = interface;
   env["SM_NUM_CPUS"] = std::to_string(options.num_cpus);
   env["SM_NUM_GPUS"] = "0";
   env["SM_RESOURCE_CONFIG"] = resource_config.dump();

@@ -42,8 +42,22 @@ struct JobDirOptions {
   std::shared_ptr<JobDirPool> spares;
 };
 
+// Which host of its training job a folder is for: InstanceCount N runs hosts algo-1..algo-N, each
+// a process with a folder of its own (host_network.h).
+struct HostSpec {
+  int index = 1;  // 1-based: algo-<index>
+  int count = 1;  // the job's InstanceCount
+  // Every host's loopback address, by index - 1 (host_network.h); empty for a single host.
+  std::vector<std::string> addresses;
+  // When set, written to the folder's `hosts` file (JobPaths::hosts_file), which the launcher
+  // mounts over /etc/hosts (HostsFileText).
+  std::string hosts_file_text;
+};
+
 struct JobPaths {
-  std::filesystem::path root;  // <work-dir>/<training_job_name>, absolute
+  // <work-dir>/<training_job_name> for algo-1, <work-dir>/<training_job_name>.algo-<k> for the
+  // other hosts of a multi-instance job (a training job name has no '.'), absolute.
+  std::filesystem::path root;
   std::filesystem::path input;
   std::filesystem::path input_config;
   std::filesystem::path input_data;
@@ -53,6 +67,7 @@ struct JobPaths {
   std::filesystem::path output_intermediate;
   std::filesystem::path failure;
   std::filesystem::path checkpoints;  // empty when the job has no checkpoint config
+  std::filesystem::path hosts_file;   // <root>/hosts; empty without HostSpec::hosts_file_text
 };
 
 // Folders of jobs that succeeded, emptied down to the layout (the directories and the three
@@ -93,11 +108,17 @@ class JobDir {
   // Errors: InvalidArgument for a training job or channel name that is not a SageMaker name
   // (it becomes a path) or a channel's input_config_json that is not a JSON object; NotFound for
   // a channel local_path that does not exist; Internal for file-system failures.
-  static absl::StatusOr<JobDir> Create(const JobDirOptions& options, const amt::v1::StartJob& job);
+  // For a multi-instance job, `host` says which host's folder this is: its name goes in
+  // resourceconfig.json's current_host and SM_CURRENT_HOST, every host's in hosts and SM_HOSTS,
+  // the addresses in AMT_HOST_ADDRESSES ({"algo-1": "127.1.0.1", ...}), and the network
+  // interface is "lo" (the hosts' addresses are loopback ones; a single host keeps "eth0").
+  static absl::StatusOr<JobDir> Create(const JobDirOptions& options, const amt::v1::StartJob& job,
+                                       const HostSpec& host = {});
 
   const JobPaths& paths() const { return paths_; }
 
-  // TRAINING_JOB_NAME, TRAINING_JOB_ARN, the SM_* variables and AMT_JOB_DIR, over the request's
+  // TRAINING_JOB_NAME, TRAINING_JOB_ARN, the SM_* variables, AMT_JOB_DIR (and for several hosts
+  // AMT_HOST_ADDRESSES), over the request's
   // Environment (ours win on a clash). The worker's own PATH/HOME/LANG are not included.
   const std::map<std::string, std::string>& environment() const { return environment_; }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <system_error>
 #include <utility>
 
@@ -12,18 +14,36 @@
 namespace amt::worker {
 namespace fs = std::filesystem;
 
+namespace {
+
+// When StartJob gives no stop grace: the others' grace after one host of a job fails.
+constexpr double kDefaultHostFailureGraceSeconds = 10;
+
+bool Failed(const ExitStatus& status) { return status.exit_code != 0 || status.signal != 0; }
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
 JobRunner::JobRunner(JobRunnerOptions options, amt::v1::StartJob job, ProcessLauncher& launcher,
                      const Clock& clock, ReportFn report)
     : options_(std::move(options)),
       job_(std::move(job)),
       launcher_(launcher),
       clock_(clock),
-      report_(std::move(report)) {}
+      report_(std::move(report)),
+      networks_(options_.networks != nullptr ? options_.networks
+                                             : std::make_shared<LoopbackNetworks>()) {}
 
 JobRunner::~JobRunner() {
   {
     MutexLock lock(&mu_);
-    if (process_ != nullptr && !process_exited_) (void)process_->SignalGroup(SIGKILL);
+    if (!process_exited_) {
+      for (auto& process : processes_) (void)process->SignalGroup(SIGKILL);
+    }
   }
   if (thread_.joinable()) thread_.join();
   std::thread kill_timer;
@@ -49,14 +69,14 @@ void JobRunner::Stop(double grace_seconds) {
   if (!kill_at_.has_value() || kill_at < *kill_at_) kill_at_ = kill_at;
   stop_requested_ = true;
   // Without a process yet, the job thread signals right after the launch.
-  if (process_ != nullptr) SignalAndArmKillTimerLocked();
+  if (!processes_.empty()) SignalAndArmKillTimerLocked();
   kill_cv_.SignalAll();
 }
 
 void JobRunner::SignalAndArmKillTimerLocked() {
   if (signalled_) return;
   signalled_ = true;
-  (void)process_->SignalGroup(SIGTERM);
+  for (auto& process : processes_) (void)process->SignalGroup(SIGTERM);
   kill_timer_ = std::thread([this] { KillTimer(); });
 }
 
@@ -68,7 +88,9 @@ void JobRunner::KillTimer() {
     if (left <= std::chrono::steady_clock::duration::zero()) break;
     kill_cv_.WaitFor(&mu_, left);
   }
-  if (!process_exited_) (void)process_->SignalGroup(SIGKILL);
+  if (!process_exited_) {
+    for (auto& process : processes_) (void)process->SignalGroup(SIGKILL);
+  }
 }
 
 bool JobRunner::WaitForExit(std::chrono::milliseconds timeout) {
@@ -98,7 +120,7 @@ void JobRunner::ReportExit(amt::v1::JobExited exited) {
   done_cv_.SignalAll();  // wakes WaitForExit
 }
 
-absl::Status JobRunner::Tar(const std::string& dir, const std::string& file) {
+absl::Status JobRunner::Tar(const std::vector<fs::path>& dirs, const std::string& file) {
   std::error_code ec;
   const fs::path target = fs::absolute(file, ec);
   fs::create_directories(target.parent_path(), ec);
@@ -108,7 +130,7 @@ absl::Status JobRunner::Tar(const std::string& dir, const std::string& file) {
   }
   // Write next to the target and rename, so a reader never sees half an archive.
   const std::string partial = target.string() + ".partial";
-  if (absl::Status written = WriteTarGz(dir, partial); !written.ok()) {
+  if (absl::Status written = WriteTarGz(dirs, partial); !written.ok()) {
     fs::remove(partial, ec);
     return written;
   }
@@ -117,22 +139,150 @@ absl::Status JobRunner::Tar(const std::string& dir, const std::string& file) {
   return absl::OkStatus();
 }
 
+bool JobRunner::LaunchHosts(std::vector<JobDir>& dirs, LogShipper& shipper) {
+  const bool several = dirs.size() > 1;
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    const JobPaths& paths = dirs[i].paths();
+    LaunchSpec spec;
+    spec.argv.assign(job_.command().begin(), job_.command().end());
+    spec.env = options_.base_environment;
+    for (const auto& [key, value] : dirs[i].environment()) spec.env[key] = value;
+    spec.cwd = paths.root.string();
+    const std::string host = several ? HostName(static_cast<int>(i) + 1) : std::string();
+    if (!paths.hosts_file.empty()) {
+      spec.hosts_file = paths.hosts_file.string();
+      spec.hostname = host;
+    }
+    auto launched = launcher_.Launch(spec, [&shipper, host](OutputStream stream, std::string line) {
+      shipper.Add(stream, line, host);
+    });
+    if (!launched.ok()) {
+      AbandonLaunched();
+      shipper.Close();
+      amt::v1::JobExited exited;
+      exited.set_launch_failed(true);
+      exited.set_failure_reason((several ? host + ": " : std::string()) +
+                                std::string(launched.status().message()));
+      ReportExit(std::move(exited));
+      return false;
+    }
+    MutexLock lock(&mu_);
+    processes_.push_back(std::move(*launched));
+    // A stop that came before (or during) the launches reaches this host too.
+    if (stop_requested_ && signalled_) {
+      (void)processes_.back()->SignalGroup(SIGTERM);
+    } else if (stop_requested_) {
+      SignalAndArmKillTimerLocked();
+    }
+  }
+  return true;
+}
+
+void JobRunner::AbandonLaunched() {
+  std::vector<Process*> launched;
+  {
+    MutexLock lock(&mu_);
+    for (auto& process : processes_) {
+      (void)process->SignalGroup(SIGKILL);
+      launched.push_back(process.get());
+    }
+  }
+  for (Process* process : launched) (void)process->Wait();
+  MutexLock lock(&mu_);
+  process_exited_ = true;
+  kill_cv_.SignalAll();
+}
+
+void JobRunner::OnHostExited(size_t index, const ExitStatus& status) {
+  MutexLock lock(&mu_);
+  ++hosts_exited_;
+  if (hosts_exited_ == static_cast<int>(processes_.size())) {
+    process_exited_ = true;
+    kill_cv_.SignalAll();
+    return;
+  }
+  // One host failing fails the job: the others are stopped as on a StopJob.
+  if (!Failed(status) || stop_requested_ || failed_host_.has_value()) return;
+  failed_host_ = index;
+  const double grace =
+      job_.stop_grace_seconds() > 0 ? job_.stop_grace_seconds() : kDefaultHostFailureGraceSeconds;
+  const auto kill_at = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(grace));
+  if (!kill_at_.has_value() || kill_at < *kill_at_) kill_at_ = kill_at;
+  SignalAndArmKillTimerLocked();
+  kill_cv_.SignalAll();
+}
+
+std::vector<ExitStatus> JobRunner::WaitForHosts() {
+  std::vector<Process*> processes;
+  {
+    MutexLock lock(&mu_);
+    for (auto& process : processes_) processes.push_back(process.get());
+  }
+  std::vector<ExitStatus> statuses(processes.size());
+  if (processes.size() == 1) {
+    statuses[0] = processes[0]->Wait();
+    OnHostExited(0, statuses[0]);
+    return statuses;
+  }
+  std::vector<std::thread> waiters;
+  waiters.reserve(processes.size());
+  for (size_t i = 0; i < processes.size(); ++i) {
+    waiters.emplace_back([this, i, &processes, &statuses] {
+      statuses[i] = processes[i]->Wait();
+      OnHostExited(i, statuses[i]);
+    });
+  }
+  for (auto& waiter : waiters) waiter.join();
+  return statuses;
+}
+
 void JobRunner::Run() {
-  auto dir = JobDir::Create(options_.job_dir, job_);
-  if (!dir.ok()) {
+  const int host_count = std::max(1, job_.instance_count());
+  HostSpec host;
+  host.count = host_count;
+  if (host_count > kMaxHostsPerNetwork) {
     amt::v1::JobExited exited;
     exited.set_launch_failed(true);
-    exited.set_failure_reason(std::string(dir.status().message()));
+    exited.set_failure_reason("InstanceCount " + std::to_string(host_count) +
+                              " is more than one worker runs (" +
+                              std::to_string(kMaxHostsPerNetwork) + ")");
     ReportExit(std::move(exited));
     return;
   }
-  const JobPaths& paths = dir->paths();
-
-  LaunchSpec spec;
-  spec.argv.assign(job_.command().begin(), job_.command().end());
-  spec.env = options_.base_environment;
-  for (const auto& [key, value] : dir->environment()) spec.env[key] = value;
-  spec.cwd = paths.root.string();
+  if (host_count > 1) {
+    network_ = networks_->Take();
+    if (network_ == nullptr) {
+      amt::v1::JobExited exited;
+      exited.set_launch_failed(true);
+      exited.set_failure_reason("no free loopback network for the job's hosts");
+      ReportExit(std::move(exited));
+      return;
+    }
+    std::vector<std::string> names;
+    for (int i = 1; i <= host_count; ++i) {
+      names.push_back(HostName(i));
+      host.addresses.push_back(network_->Address(i));
+    }
+    if (options_.private_hosts) {
+      host.hosts_file_text =
+          HostsFileText(ReadWholeFile(options_.etc_hosts), names, host.addresses);
+    }
+  }
+  std::vector<JobDir> dirs;
+  for (int i = 1; i <= host_count; ++i) {
+    host.index = i;
+    auto dir = JobDir::Create(options_.job_dir, job_, host);
+    if (!dir.ok()) {
+      amt::v1::JobExited exited;
+      exited.set_launch_failed(true);
+      exited.set_failure_reason(std::string(dir.status().message()));
+      ReportExit(std::move(exited));
+      return;
+    }
+    dirs.push_back(std::move(*dir));
+  }
 
   auto shipper = std::make_unique<LogShipper>(job_.training_job_name(), job_.attempt(), clock_,
                                               options_.logs, [this](amt::v1::LogBatch batch) {
@@ -140,74 +290,87 @@ void JobRunner::Run() {
                                                 *message.mutable_logs() = std::move(batch);
                                                 report_(std::move(message));
                                               });
-  auto launched =
-      launcher_.Launch(spec, [shipper = shipper.get()](OutputStream stream, std::string line) {
-        shipper->Add(stream, line);
-      });
-  if (!launched.ok()) {
-    shipper->Close();
-    amt::v1::JobExited exited;
-    exited.set_launch_failed(true);
-    exited.set_failure_reason(std::string(launched.status().message()));
-    ReportExit(std::move(exited));
-    return;
-  }
-  Process* process = launched->get();
-  {
-    MutexLock lock(&mu_);
-    process_ = std::move(*launched);
-    if (stop_requested_) SignalAndArmKillTimerLocked();
-  }
+  if (!LaunchHosts(dirs, *shipper)) return;
 
   amt::v1::WorkerMessage started;
   started.mutable_started()->set_training_job_name(job_.training_job_name());
   started.mutable_started()->set_attempt(job_.attempt());
-  started.mutable_started()->set_job_dir(paths.root.string());
+  started.mutable_started()->set_job_dir(dirs.front().paths().root.string());
   report_(std::move(started));
   shipper->Start();
 
-  const ExitStatus status = process->Wait();
-  {
-    MutexLock lock(&mu_);
-    process_exited_ = true;
-    kill_cv_.SignalAll();
-  }
+  const std::vector<ExitStatus> statuses = WaitForHosts();
   shipper->Close();  // every line is out before JobExited
 
-  if (absl::Status synced = dir->SyncCheckpointsOut(); !synced.ok()) {
-    Diagnose("checkpoint sync failed: " + std::string(synced.message()));
+  // The job's exit: the first host that failed on its own, else the first that did not exit 0
+  // (after a stop), else algo-1's.
+  size_t chosen = 0;
+  {
+    MutexLock lock(&mu_);
+    if (failed_host_.has_value()) {
+      chosen = *failed_host_;
+    } else {
+      for (size_t i = 0; i < statuses.size(); ++i) {
+        if (Failed(statuses[i])) {
+          chosen = i;
+          break;
+        }
+      }
+    }
+  }
+  const ExitStatus& status = statuses[chosen];
+
+  for (const JobDir& dir : dirs) {
+    if (absl::Status synced = dir.SyncCheckpointsOut(); !synced.ok()) {
+      Diagnose("checkpoint sync failed: " + std::string(synced.message()));
+    }
   }
   amt::v1::JobExited exited;
   exited.set_exit_code(status.exit_code);
   exited.set_signal(status.signal);
   if (!job_.model_output_path().empty()) {
-    absl::Status tarred = Tar(paths.model.string(), job_.model_output_path());
+    std::vector<fs::path> models;
+    for (const JobDir& dir : dirs) models.push_back(dir.paths().model);
+    absl::Status tarred = Tar(models, job_.model_output_path());
     exited.set_model_uploaded(tarred.ok());
     if (!tarred.ok()) {
       Diagnose("model upload failed: " + std::string(tarred.message()));
       exited.set_upload_failure(std::string(tarred.message()));
     }
   }
-  if (!job_.output_data_path().empty() && dir->HasOutputData()) {
-    absl::Status tarred = Tar(paths.output_data.string(), job_.output_data_path());
+  std::vector<fs::path> output_data;
+  for (const JobDir& dir : dirs) {
+    if (dir.HasOutputData()) output_data.push_back(dir.paths().output_data);
+  }
+  if (!job_.output_data_path().empty() && !output_data.empty()) {
+    absl::Status tarred = Tar(output_data, job_.output_data_path());
     if (!tarred.ok()) {
       Diagnose("output data upload failed: " + std::string(tarred.message()));
       if (exited.upload_failure().empty()) exited.set_upload_failure(std::string(tarred.message()));
     }
   }
-  exited.set_failure_reason(dir->ReadFailureReason());
-  const bool succeeded = status.exit_code == 0 && status.signal == 0 &&
-                         exited.upload_failure().empty() && exited.failure_reason().empty();
+  // The chosen host's output/failure, else the first host's that wrote one.
+  std::string failure = dirs[chosen].ReadFailureReason();
+  for (size_t i = 0; i < dirs.size() && failure.empty(); ++i) failure = dirs[i].ReadFailureReason();
+  exited.set_failure_reason(failure);
+  const bool succeeded =
+      !Failed(status) && exited.upload_failure().empty() && exited.failure_reason().empty();
   if (succeeded && !options_.keep_job_dirs) {
     // Before the exit is reported: the next attempt of this job can only start after it.
-    if (options_.job_dir.spares != nullptr) {
-      options_.job_dir.spares->Recycle(paths);
-    } else {
-      std::error_code ec;
-      std::filesystem::remove_all(paths.root, ec);
-      if (ec) Diagnose("cannot remove the job folder " + paths.root.string() + ": " + ec.message());
+    for (const JobDir& dir : dirs) {
+      const JobPaths& paths = dir.paths();
+      if (options_.job_dir.spares != nullptr) {
+        options_.job_dir.spares->Recycle(paths);
+      } else {
+        std::error_code ec;
+        std::filesystem::remove_all(paths.root, ec);
+        if (ec) {
+          Diagnose("cannot remove the job folder " + paths.root.string() + ": " + ec.message());
+        }
+      }
     }
   }
+  network_.reset();
   ReportExit(std::move(exited));
 }
 

@@ -3,26 +3,40 @@
 // (LogShipper), stops it on request (SIGTERM to the group, SIGKILL after the grace), and on exit
 // syncs checkpoints, tars model/ and output/data/, reads output/failure and reports JobExited.
 //
+// InstanceCount N > 1 runs N hosts, algo-1..algo-N: N processes, each with a folder of its own
+// (JobDir with a HostSpec) and an address on a loopback network of the job's own
+// (host_network.h), named in a private /etc/hosts when `private_hosts` is on. The job ends when
+// every host has ended; when one fails (a non-zero exit or a signal, with no stop requested) the
+// others get SIGTERM and, the job's stop grace later, SIGKILL, and the job's exit is the first
+// failed host's (its output/failure is the FailureReason). A stop reaches every host. Log lines
+// carry their host (LogRecord.host); checkpoints are synced host by host into the one sync
+// folder; model.tar.gz and output.tar.gz hold every host's files merged (a later host's file
+// replaces an earlier one's of the same name), as SageMaker merges them.
+//
 // Threads: Start() spawns the job thread, which does all of the above and makes every report
 // except LogBatch; LogBatch reports come from the LogShipper's thread; output lines are read on
-// the Process's reader thread. Reports for one job arrive in order: JobStarted, LogBatch...,
-// JobExited (or only JobExited when the launch failed). Stop() spawns a kill-timer thread.
+// the Process's reader thread. With several hosts, one thread per host waits for its process.
+// Reports for one job arrive in order: JobStarted, LogBatch..., JobExited (or only JobExited when
+// the launch failed). Stop() (or a host's failure) spawns a kill-timer thread.
 #ifndef AMT_WORKER_JOB_RUNNER_H_
 #define AMT_WORKER_JOB_RUNNER_H_
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "amt/v1/worker.pb.h"
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "worker/host_network.h"
 #include "worker/job_dir.h"
 #include "worker/log_shipper.h"
 #include "worker/process_launcher.h"
@@ -41,6 +55,14 @@ struct JobRunnerOptions {
   // are uploaded, so finished jobs take no disk beyond their S3 artifacts; a failed job's stays
   // for inspection. True keeps every folder (amt-worker --keep-job-dirs).
   bool keep_job_dirs = false;
+  // Where multi-instance jobs get their hosts' loopback network; null: one of this runner's own.
+  std::shared_ptr<LoopbackNetworks> networks;
+  // Gives each host of a multi-instance job its own /etc/hosts and host name (LaunchSpec's
+  // hosts_file; needs root), so algo-1, ... resolve. Off: the names do not resolve and trainers
+  // find the addresses in AMT_HOST_ADDRESSES.
+  bool private_hosts = false;
+  // The base of each host's /etc/hosts.
+  std::string etc_hosts = "/etc/hosts";
 };
 
 class JobRunner {
@@ -62,9 +84,9 @@ class JobRunner {
   // Starts the job thread. Call once.
   void Start();
 
-  // SIGTERM to the job's process group now (or right after launch if it is still starting),
-  // SIGKILL to the group if it has not exited `grace_seconds` later. A second Stop can only
-  // shorten the grace. Thread-safe; a no-op once the process has exited.
+  // SIGTERM to the process group of every host now (or right after launch if it is still
+  // starting), SIGKILL to the groups not exited `grace_seconds` later. A second Stop can only
+  // shorten the grace. Thread-safe; a no-op once every process has exited.
   void Stop(double grace_seconds) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Waits until JobExited has been reported, at most `timeout`. True if it has.
@@ -72,14 +94,24 @@ class JobRunner {
 
   const std::string& training_job_name() const { return job_.training_job_name(); }
   int attempt() const { return job_.attempt(); }
+  int instance_count() const { return job_.instance_count(); }
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // Launches every host; false (after reporting JobExited) when one could not be launched.
+  bool LaunchHosts(std::vector<JobDir>& dirs, LogShipper& shipper) ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits for every host's process; the exit statuses by host.
+  std::vector<ExitStatus> WaitForHosts() ABSL_LOCKS_EXCLUDED(mu_);
+  // Host `index` (0-based) exited with `status`: a failure stops the others.
+  void OnHostExited(size_t index, const ExitStatus& status) ABSL_LOCKS_EXCLUDED(mu_);
+  // Kills the hosts launched so far and waits for them (a later host failed to launch).
+  void AbandonLaunched() ABSL_LOCKS_EXCLUDED(mu_);
   void ReportExit(amt::v1::JobExited exited) ABSL_LOCKS_EXCLUDED(mu_);
   void SignalAndArmKillTimerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void KillTimer() ABSL_LOCKS_EXCLUDED(mu_);
-  // Packs `dir` into `file` (model.tar.gz, output.tar.gz) in-process, atomically (tar_gz.h).
-  absl::Status Tar(const std::string& dir, const std::string& file);
+  // Packs `dirs` (the hosts' model/ or output/data/ folders) into `file` (model.tar.gz,
+  // output.tar.gz) in-process, atomically (tar_gz.h).
+  absl::Status Tar(const std::vector<std::filesystem::path>& dirs, const std::string& file);
   void Diagnose(const std::string& message) const;
 
   const JobRunnerOptions options_;
@@ -91,13 +123,21 @@ class JobRunner {
   Mutex mu_;
   CondVar kill_cv_;  // wakes the kill timer: the process exited or kill_at_ moved earlier
   CondVar done_cv_;  // wakes WaitForExit: done_ set
-  std::unique_ptr<Process> process_ ABSL_GUARDED_BY(mu_);  // set once by the job thread
-  bool process_exited_ ABSL_GUARDED_BY(mu_) = false;
+  // One per host launched so far, in host order; only the job thread adds to it.
+  std::vector<std::unique_ptr<Process>> processes_ ABSL_GUARDED_BY(mu_);
+  bool process_exited_ ABSL_GUARDED_BY(mu_) = false;  // every launched process has exited
+  int hosts_exited_ ABSL_GUARDED_BY(mu_) = 0;
+  // The first host (0-based) that failed on its own, when one did: the job's exit is its exit.
+  std::optional<size_t> failed_host_ ABSL_GUARDED_BY(mu_);
   bool done_ ABSL_GUARDED_BY(mu_) = false;  // JobExited reported
   bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool signalled_ ABSL_GUARDED_BY(mu_) = false;  // SIGTERM sent
   std::optional<std::chrono::steady_clock::time_point> kill_at_ ABSL_GUARDED_BY(mu_);
   std::thread kill_timer_ ABSL_GUARDED_BY(mu_);  // started under mu_, joined by the destructor
+
+  // The job thread's: the hosts' network while the job runs (several hosts only).
+  std::shared_ptr<LoopbackNetworks> networks_;
+  std::unique_ptr<LoopbackNetworks::Lease> network_;
 
   std::thread thread_;  // the job thread
 };

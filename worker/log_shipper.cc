@@ -16,8 +16,9 @@ LogShipper::LogShipper(std::string training_job_name, int attempt, const Clock& 
 
 LogShipper::~LogShipper() { Close(); }
 
-void LogShipper::Add(OutputStream stream, const std::string& line) {
+void LogShipper::Add(OutputStream stream, const std::string& line, const std::string& host) {
   amt::v1::LogRecord record;
+  if (!host.empty()) record.set_host(host);
   record.set_timestamp(clock_.Now());
   record.set_text(SageMakerLogLine(line));
   record.set_stderr(stream == OutputStream::kStderr);

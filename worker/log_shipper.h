@@ -39,8 +39,10 @@ class LogShipper {
   LogShipper(const LogShipper&) = delete;
   LogShipper& operator=(const LogShipper&) = delete;
 
-  // Queues one raw output line. Thread-safe. Lines added after Close() are dropped.
-  void Add(OutputStream stream, const std::string& line) ABSL_LOCKS_EXCLUDED(mu_);
+  // Queues one raw output line of `host` (LogRecord.host; empty for a one-host job).
+  // Thread-safe. Lines added after Close() are dropped.
+  void Add(OutputStream stream, const std::string& line, const std::string& host = {})
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Starts sending (lines queued before wait, so no batch precedes JobStarted). Call once.
   void Start();

@@ -60,6 +60,14 @@ int main(int argc, char** argv) {
                "keep every job's folder under --work-dir; by default the folder of a job that "
                "exited 0 is removed once its model.tar.gz and output are uploaded (a failed job's "
                "stays)");
+  std::string host_names = "auto";
+  app.add_option("--host-names", host_names,
+                 "how the hosts of a multi-instance job (InstanceCount > 1: algo-1, algo-2, ...) "
+                 "find each other: private gives each host's process its own /etc/hosts naming "
+                 "every host's loopback address, and its name as host name (mount and UTS "
+                 "namespaces: needs root); off leaves the names unresolved (trainers read the "
+                 "addresses from AMT_HOST_ADDRESSES); auto is private as root, else off")
+      ->check(CLI::IsMember({"auto", "private", "off"}));
   std::string credentials_file;
   std::string profile;
   app.add_option("--credentials", credentials_file,
@@ -107,6 +115,8 @@ int main(int argc, char** argv) {
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.runner.diagnostics = diagnostics;
   options.runner.keep_job_dirs = keep_job_dirs;
+  options.runner.private_hosts =
+      host_names == "private" || (host_names == "auto" && geteuid() == 0);
   if (!keep_job_dirs) {
     // Succeeded jobs' folders, emptied, become the next jobs' (JobDirPool says why).
     options.runner.job_dir.spares = std::make_shared<amt::worker::JobDirPool>(

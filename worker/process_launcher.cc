@@ -4,12 +4,14 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <system_error>
@@ -210,12 +212,32 @@ class PosixProcess final : public Process {
   std::thread reader_;  // last member: starts after everything it reads is initialised
 };
 
-// Writes errno to the parent through `error_fd` and ends the child: exec never happened.
-[[noreturn]] void FailInChild(int error_fd) {
-  const int err = errno;
-  while (::write(error_fd, &err, sizeof err) < 0 && errno == EINTR) {
+// Where the child failed, sent to the parent with errno.
+enum ChildStage : int { kExec = 0, kPrivateHosts = 1 };
+
+// Writes the stage and errno to the parent through `error_fd` and ends the child: exec never
+// happened.
+[[noreturn]] void FailInChild(int error_fd, ChildStage stage = kExec) {
+  const int report[2] = {stage, errno};
+  while (::write(error_fd, report, sizeof report) < 0 && errno == EINTR) {
   }
   ::_exit(127);
+}
+
+// Mount and UTS namespaces of the child's own, `hosts_file` over /etc/hosts, `hostname` (may be
+// null) as its host name. Async-signal-safe system calls only.
+void EnterPrivateHosts(const char* hosts_file, const char* hostname, int error_fd) {
+  if (::unshare(CLONE_NEWNS | CLONE_NEWUTS) != 0) FailInChild(error_fd, kPrivateHosts);
+  // Without this, the bind mount would propagate to the worker's mount namespace.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    FailInChild(error_fd, kPrivateHosts);
+  }
+  if (::mount(hosts_file, "/etc/hosts", nullptr, MS_BIND, nullptr) != 0) {
+    FailInChild(error_fd, kPrivateHosts);
+  }
+  if (hostname != nullptr && ::sethostname(hostname, std::strlen(hostname)) != 0) {
+    FailInChild(error_fd, kPrivateHosts);
+  }
 }
 
 // The child between clone and exec: async-signal-safe calls only (the worker has other threads,
@@ -225,8 +247,8 @@ class PosixProcess final : public Process {
 // /dev/null, stdout and stderr the pipes, no other descriptor; default signal dispositions and
 // an empty mask; then exec (searching PATH for a bare name, as posix_spawnp).
 [[noreturn]] void RunChild(pid_t worker, const char* file, char* const argv[], char* const envp[],
-                           const char* cwd, int out_fd, int err_fd, int error_fd,
-                           bool search_path) {
+                           const char* cwd, int out_fd, int err_fd, int error_fd, bool search_path,
+                           const char* hosts_file, const char* hostname) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != worker) ::_exit(127);  // the worker died before prctl took effect
@@ -243,6 +265,7 @@ class PosixProcess final : public Process {
   // Every descriptor from 3 up but the error pipe (close-on-exec: exec closes it).
   if (error_fd > 3) ::close_range(3, static_cast<unsigned>(error_fd) - 1, 0);
   ::close_range(static_cast<unsigned>(error_fd) + 1, ~0U, 0);
+  if (hosts_file != nullptr) EnterPrivateHosts(hosts_file, hostname, error_fd);
   if (cwd != nullptr && ::chdir(cwd) != 0) FailInChild(error_fd);
   if (search_path) {
     ::execvpe(file, argv, envp);
@@ -263,12 +286,14 @@ struct ChildArgs {
   int err_fd;
   int error_fd;
   bool search_path;
+  const char* hosts_file;  // null: the worker's mount and UTS namespaces
+  const char* hostname;    // null: the worker's host name
 };
 
 int ChildMain(void* arg) {
   const auto* a = static_cast<const ChildArgs*>(arg);
   RunChild(a->worker, a->file, a->argv, a->envp, a->cwd, a->out_fd, a->err_fd, a->error_fd,
-           a->search_path);
+           a->search_path, a->hosts_file, a->hostname);
 }
 
 // Starts the child the way glibc's posix_spawn does: clone(CLONE_VM | CLONE_VFORK) on a stack of
@@ -352,8 +377,11 @@ class PosixProcessLauncher final : public ProcessLauncher {
     const bool search_path = spec.argv[0].find('/') == std::string::npos;
     const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
-    ChildArgs child{::getpid(),  argv[0],     argv.data(),   envp.data(), cwd,
-                    out_pipe[1], err_pipe[1], error_pipe[1], search_path};
+    const char* hosts_file = spec.hosts_file.empty() ? nullptr : spec.hosts_file.c_str();
+    const char* hostname =
+        spec.hosts_file.empty() || spec.hostname.empty() ? nullptr : spec.hostname.c_str();
+    ChildArgs child{::getpid(),  argv[0],       argv.data(), envp.data(), cwd,     out_pipe[1],
+                    err_pipe[1], error_pipe[1], search_path, hosts_file,  hostname};
     const pid_t pid = StartChild(&child);
     const int fork_errno = errno;
     CloseFd(out_pipe[1]);
@@ -366,9 +394,9 @@ class PosixProcessLauncher final : public ProcessLauncher {
     }
     // Also a group of its own as seen from here, before any signal is sent to it.
     ::setpgid(pid, pid);
-    int exec_errno = 0;
+    int report[2] = {kExec, 0};  // stage, errno
     ssize_t n;
-    while ((n = ::read(error_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+    while ((n = ::read(error_pipe[0], report, sizeof report)) < 0 && errno == EINTR) {
     }
     CloseFd(error_pipe[0]);
     if (n > 0) {
@@ -376,7 +404,10 @@ class PosixProcessLauncher final : public ProcessLauncher {
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       close_all();
-      return SpawnError(spec.argv[0], exec_errno);
+      if (report[0] == kPrivateHosts) {
+        return SpawnError(spec.argv[0] + ": cannot give the process its own /etc/hosts", report[1]);
+      }
+      return SpawnError(spec.argv[0], report[1]);
     }
     return std::unique_ptr<Process>(
         std::make_unique<PosixProcess>(pid, std::move(tree_marker), out_pipe[0], err_pipe[0],

@@ -24,6 +24,13 @@ struct LaunchSpec {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
   std::string cwd;
+  // When `hosts_file` is set, the child gets mount and UTS namespaces of its own (this needs
+  // CAP_SYS_ADMIN: amt-worker as root): `hosts_file` is bind-mounted over /etc/hosts and the
+  // host name becomes `hostname` (when set). This is how the hosts of a multi-instance training
+  // job find each other by their SageMaker names (algo-1, algo-2, ...) on one machine. A failure
+  // there fails the launch ("<argv[0]>: cannot give the process its own /etc/hosts: <reason>").
+  std::string hosts_file;
+  std::string hostname;
 };
 
 enum class OutputStream { kStdout, kStderr };

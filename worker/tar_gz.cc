@@ -133,41 +133,54 @@ absl::Status Error(const std::string& what, const fs::path& path, const std::str
 }  // namespace
 
 absl::Status WriteTarGz(const fs::path& dir, const fs::path& out) {
-  std::vector<Entry> entries;
+  return WriteTarGz(std::vector<fs::path>{dir}, out);
+}
+
+absl::Status WriteTarGz(const std::vector<fs::path>& dirs, const fs::path& out) {
+  if (dirs.empty()) return absl::InvalidArgumentError("no folder to archive");
   Entry root;
   root.name = "./";
   root.type = '5';
-  root.path = dir;
-  if (::lstat(dir.c_str(), &root.st) != 0) return Error("read", dir, std::strerror(errno));
-  entries.push_back(root);
-
+  root.path = dirs.front();
+  if (::lstat(root.path.c_str(), &root.st) != 0) {
+    return Error("read", root.path, std::strerror(errno));
+  }
+  // By relative path, in fs::path order (a folder's entries right after it); a later folder's
+  // entry replaces an earlier one of the same name.
+  std::map<fs::path, Entry> members;
   std::error_code ec;
-  std::vector<fs::path> paths;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    paths.push_back(it->path());
-  }
-  if (ec) return Error("list", dir, ec.message());
-  std::sort(paths.begin(), paths.end());
-  for (const fs::path& path : paths) {
-    Entry e;
-    e.path = path;
-    e.name = "./" + path.lexically_relative(dir).generic_string();
-    if (::lstat(path.c_str(), &e.st) != 0) return Error("read", path, std::strerror(errno));
-    if (S_ISDIR(e.st.st_mode)) {
-      e.type = '5';
-      e.name += '/';
-    } else if (S_ISLNK(e.st.st_mode)) {
-      e.type = '2';
-      e.link = fs::read_symlink(path, ec).string();
-      if (ec) return Error("read the link", path, ec.message());
-    } else if (S_ISREG(e.st.st_mode)) {
-      e.size = static_cast<uint64_t>(e.st.st_size);
-    } else {
-      continue;  // sockets, FIFOs, devices: not archived
+  for (const fs::path& dir : dirs) {
+    std::vector<fs::path> paths;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      paths.push_back(it->path());
     }
-    entries.push_back(std::move(e));
+    if (ec) return Error("list", dir, ec.message());
+    for (const fs::path& path : paths) {
+      Entry e;
+      e.path = path;
+      const fs::path relative = path.lexically_relative(dir);
+      e.name = "./" + relative.generic_string();
+      if (::lstat(path.c_str(), &e.st) != 0) return Error("read", path, std::strerror(errno));
+      if (S_ISDIR(e.st.st_mode)) {
+        e.type = '5';
+        e.name += '/';
+      } else if (S_ISLNK(e.st.st_mode)) {
+        e.type = '2';
+        e.link = fs::read_symlink(path, ec).string();
+        if (ec) return Error("read the link", path, ec.message());
+      } else if (S_ISREG(e.st.st_mode)) {
+        e.size = static_cast<uint64_t>(e.st.st_size);
+      } else {
+        continue;  // sockets, FIFOs, devices: not archived
+      }
+      members.insert_or_assign(relative, std::move(e));
+    }
   }
+  std::vector<Entry> entries;
+  entries.reserve(members.size() + 1);
+  entries.push_back(std::move(root));
+  for (auto& [relative, e] : members) entries.push_back(std::move(e));
 
   gzFile file = gzopen(out.c_str(), "wb6");
   if (file == nullptr) return Error("write", out, std::strerror(errno));

@@ -11,6 +11,7 @@
 #define AMT_WORKER_TAR_GZ_H_
 
 #include <filesystem>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -20,6 +21,13 @@ namespace amt::worker {
 // and the system's reason when a file cannot be read or the archive written; `out` may then be
 // left incomplete (callers write next to the target and rename).
 absl::Status WriteTarGz(const std::filesystem::path& dir, const std::filesystem::path& out);
+
+// The same for several folders merged into one archive, as SageMaker merges the hosts' model/
+// folders of a multi-instance training job: every entry of every folder, and where two folders
+// have an entry of the same relative path, the later folder's. The "./" entry is the first
+// folder's. InvalidArgument for no folder.
+absl::Status WriteTarGz(const std::vector<std::filesystem::path>& dirs,
+                        const std::filesystem::path& out);
 
 // Unpacks the gzip-compressed (or plain) tar archive `archive` into the folder `dest` (created
 // if missing), as `tar -xzf ARCHIVE -C DEST` does for what Python's tarfile, GNU tar and bsdtar

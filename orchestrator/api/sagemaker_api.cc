@@ -199,16 +199,19 @@ absl::StatusOr<LogPage> SageMakerApi::ReadTrainingJobLogs(
     ASSIGN_OR_RETURN(const v1::DescribeTrainingJobResponse job,
                      orchestrator_.DescribeTrainingJob(name));
     ASSIGN_OR_RETURN(const std::vector<store::LogEntry> entries,
-                     orchestrator_.ReadLogs(name, request.start_sequence(), max_lines));
+                     orchestrator_.ReadLogs(name, request.start_sequence(), max_lines,
+                                            request.has_host() ? &request.host() : nullptr));
     LogPage page;
     ASSIGN_OR_RETURN(page.log_length, orchestrator_.LogLength(name));
     page.creation_time = job.creation_time();
+    page.instance_count = std::max(1, job.resource_config().instance_count());
     page.next_sequence = request.start_sequence();
     for (const store::LogEntry& e : entries) {
       v1::LogLine* line = page.lines.add_lines();
       line->set_sequence(e.sequence);
       line->set_timestamp(e.timestamp);
       line->set_message(e.message);
+      line->set_host(e.host);
       page.next_sequence = e.sequence + 1;
     }
     page.full = static_cast<int>(entries.size()) >= max_lines;

@@ -66,8 +66,10 @@ struct LogPage {
   int64_t next_sequence = 0;
   // The number of lines the job had logged when they were read (the sequence of its next line).
   int64_t log_length = 0;
-  // The job's creation time (epoch seconds), which names its CloudWatch log stream.
+  // The job's creation time (epoch seconds), which names its CloudWatch log streams.
   double creation_time = 0;
+  // Its ResourceConfig.InstanceCount (at least 1): one log stream per host.
+  int instance_count = 1;
   // `max_lines` lines came back: more may be there already.
   bool full = false;
   // The job had ended when the lines were read: lines are committed before the status changes,

@@ -546,9 +546,13 @@ absl::StatusOr<v1::ExplainTrainingJobResponse> Orchestrator::ExplainTrainingJob(
 }
 
 absl::StatusOr<std::vector<store::LogEntry>> Orchestrator::ReadLogs(const std::string& name,
-                                                                    int64_t from, int limit) {
+                                                                    int64_t from, int limit,
+                                                                    const std::string* host) {
   const auto* job = FindTraining(name);
   if (job == nullptr) return TrainingJobNotFound();
+  if (host != nullptr) {
+    return store_.ReadHostLogs(job->describe().training_job_name(), *host, from, limit);
+  }
   return store_.ReadLogs(job->describe().training_job_name(), from, limit);
 }
 

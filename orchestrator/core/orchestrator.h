@@ -139,8 +139,10 @@ class Orchestrator {
   // amt-local extensions.
   // Early-stopping decisions of a training job (ValidationException when it does not exist).
   absl::StatusOr<v1::ExplainTrainingJobResponse> ExplainTrainingJob(const std::string& name);
+  // Log lines from sequence `from` on, at most `limit`; only `host`'s ("algo-2") when it is set.
   absl::StatusOr<std::vector<store::LogEntry>> ReadLogs(const std::string& training_job_name,
-                                                        int64_t from, int limit);
+                                                        int64_t from, int limit,
+                                                        const std::string* host = nullptr);
   // Every value the training job's MetricDefinitions captured, in emission order.
   absl::StatusOr<std::vector<v1::MetricPoint>> ReadMetrics(const std::string& training_job_name);
   // The number of lines the training job has logged so far: the sequence of its next line.

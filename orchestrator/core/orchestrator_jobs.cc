@@ -36,6 +36,22 @@ search::History HistoryOf(const v1::TuningJobRecord& tuning,
   return history;
 }
 
+// Worker slots a training job takes: one per instance.
+int Instances(const v1::TrainingJobRecord& job) {
+  return std::max(1, job.describe().resource_config().instance_count());
+}
+
+// The slots the next trial of `tuning` may need: its definitions' largest InstanceCount.
+int MostInstances(const v1::TuningJobRecord& tuning) {
+  int most = 1;
+  for (int i = 0; i < validation::DefinitionCount(tuning.describe()); ++i) {
+    most = std::max(most, validation::DefinitionAt(tuning.describe(), i)
+                              .definition.resource_config()
+                              .instance_count());
+  }
+  return most;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- scheduling
@@ -44,16 +60,24 @@ void Orchestrator::Schedule() {
   if (store_failing_) return;  // nothing new while state cannot be written
   // Jobs already accepted come first: standalone CreateTrainingJob requests and tuning trials
   // that were created but not placed (after a restart), oldest first.
-  while (!waiting_.empty()) {
-    const auto worker = workers_.FreeWorker();
-    if (!worker.has_value()) return;
-    const std::string key = waiting_.front();
-    waiting_.pop_front();
-    auto it = training_.find(key);
+  // In order, but a job of more instances than any connected worker has slots waits without
+  // holding up the ones behind it (a bigger worker may connect).
+  for (size_t pos = 0; pos < waiting_.size();) {
+    auto it = training_.find(waiting_[pos]);
     if (it == training_.end() || IsTerminal(it->second) || !it->second.worker_id().empty()) {
+      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pos));
       continue;
     }
-    Launch(it->second, *worker);
+    const int needed = Instances(it->second);
+    if (needed > workers_.MaxSlots()) {
+      ++pos;
+      continue;
+    }
+    const auto worker = workers_.FreeWorker(needed);
+    if (!worker.has_value()) return;
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pos));
+    Launch(it->second, *worker);  // may change waiting_: scan again from the front
+    pos = 0;
   }
   for (const auto& key : tuning_order_) {
     auto& t = tuning_.at(key);
@@ -63,7 +87,9 @@ void Orchestrator::Schedule() {
                                .resource_limits()
                                .max_parallel_training_jobs();
       if (RunningJobs(JobsOf(t), &TuningRt(t).settled) >= std::max(1, parallel)) break;
-      const auto worker = workers_.FreeWorker();
+      const int needed = MostInstances(t);
+      if (needed > workers_.MaxSlots()) break;  // waits for a worker with that many slots
+      const auto worker = workers_.FreeWorker(needed);
       if (!worker.has_value()) return;
       if (!LaunchNextTrial(t, *worker).ok()) break;
     }
@@ -143,7 +169,7 @@ void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_
   }
   job.set_worker_id(worker_id);
   MarkLaunching(job, now);
-  workers_.Assign(worker_id, Key(job.describe().training_job_name()));
+  workers_.Assign(worker_id, Key(job.describe().training_job_name()), Instances(job));
   const auto& sc = job.describe().stopping_condition();
   const double max_runtime =
       sc.has_max_runtime_in_seconds() ? sc.max_runtime_in_seconds() : kDefaultMaxRuntimeSeconds;
@@ -155,6 +181,9 @@ void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_
   (void)Persist(job);  // a launch is not a request: kept and written again on failure
   v1::OrchestratorMessage message;
   *message.mutable_start() = std::move(*plan);
+  // What a StopJob would give; the worker uses it when one host of several fails.
+  message.mutable_start()->set_stop_grace_seconds(options_.stop_grace_seconds *
+                                                  options_.time_scale);
   workers_.Send(worker_id, message);
   Notify(job.tuning_job_name(), job.describe().training_job_name());
 }
@@ -368,7 +397,7 @@ void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
     if (job == nullptr || IsTerminal(*job) || job->attempt() != ref.attempt()) continue;
     const std::string key = Key(ref.training_job_name());
     reported.insert(key);
-    workers_.Assign(worker_id, key);
+    workers_.Assign(worker_id, key, Instances(*job));
     job->set_worker_id(worker_id);
     Rt(*job).lost_timer.Cancel();
     // The StopJob may have been lost with the old connection (or with amtd): sent again.
@@ -511,7 +540,9 @@ void Orchestrator::OnLogs(const v1::LogBatch& batch) {
   for (const auto& line : batch.lines() | std::views::drop(skip)) {
     const int64_t seq = job->next_log_sequence();
     job->set_next_log_sequence(seq + 1);
-    logs.push_back({seq, line.timestamp(), line.text()});
+    // A one-host job's worker leaves the host out: it is algo-1.
+    logs.push_back(
+        {seq, line.timestamp(), line.text(), line.host().empty() ? "algo-1" : line.host()});
     ApplyMetrics(*job, line, seq, points, stop_message);
   }
   (void)Persist(*job, std::move(logs), std::move(points));

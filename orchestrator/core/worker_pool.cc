@@ -9,6 +9,7 @@ void WorkerPool::Connect(const std::string& id, int slots, std::shared_ptr<Worke
   worker.slots = std::max(1, slots);
   worker.link = std::move(link);
   worker.jobs.clear();
+  worker.busy = 0;
   worker.applied_seq = 0;
   worker.acked_seq = 0;
 }
@@ -33,16 +34,17 @@ std::optional<std::set<std::string>> WorkerPool::Disconnect(const std::string& i
                                                             const WorkerLink* link) {
   auto it = workers_.find(id);
   if (it == workers_.end() || it->second.link.get() != link) return std::nullopt;
-  std::set<std::string> jobs = std::move(it->second.jobs);
+  std::set<std::string> jobs;
+  for (const auto& [key, slots] : it->second.jobs) jobs.insert(key);
   workers_.erase(it);
   return jobs;
 }
 
-std::optional<std::string> WorkerPool::FreeWorker() const {
+std::optional<std::string> WorkerPool::FreeWorker(int needed) const {
   const std::string* best = nullptr;
-  int best_free = 0;
+  int best_free = std::max(1, needed) - 1;
   for (const auto& [id, worker] : workers_) {
-    const int free = worker.slots - static_cast<int>(worker.jobs.size());
+    const int free = worker.slots - worker.busy;
     if (free > best_free) {
       best = &id;
       best_free = free;
@@ -52,12 +54,32 @@ std::optional<std::string> WorkerPool::FreeWorker() const {
   return *best;
 }
 
-void WorkerPool::Assign(const std::string& id, const std::string& key) {
-  if (auto it = workers_.find(id); it != workers_.end()) it->second.jobs.insert(key);
+int WorkerPool::MaxSlots() const {
+  int most = 0;
+  for (const auto& [id, worker] : workers_) most = std::max(most, worker.slots);
+  return most;
+}
+
+void WorkerPool::Assign(const std::string& id, const std::string& key, int instances) {
+  auto it = workers_.find(id);
+  if (it == workers_.end()) return;
+  Worker& worker = it->second;
+  const int slots = std::max(1, instances);
+  auto [job, inserted] = worker.jobs.emplace(key, slots);
+  if (!inserted) {
+    worker.busy -= job->second;
+    job->second = slots;
+  }
+  worker.busy += slots;
 }
 
 void WorkerPool::Release(const std::string& id, const std::string& key) {
-  if (auto it = workers_.find(id); it != workers_.end()) it->second.jobs.erase(key);
+  auto it = workers_.find(id);
+  if (it == workers_.end()) return;
+  auto job = it->second.jobs.find(key);
+  if (job == it->second.jobs.end()) return;
+  it->second.busy -= job->second;
+  it->second.jobs.erase(job);
 }
 
 bool WorkerPool::Runs(const std::string& id, const std::string& key) const {

@@ -1,6 +1,7 @@
 // WorkerPool: the connected workers (amt-worker agents), their slots and the training jobs each
-// runs, and placement: a new attempt goes to the worker with the most free slots. State only, no
-// I/O beyond handing messages to a worker's link. Runs on the orchestrator loop.
+// runs, and placement: a new attempt goes to the worker with the most free slots. A job takes one
+// slot per instance (InstanceCount), all on one worker. State only, no I/O beyond handing
+// messages to a worker's link. Runs on the orchestrator loop.
 #ifndef AMT_ORCHESTRATOR_CORE_WORKER_POOL_H_
 #define AMT_ORCHESTRATOR_CORE_WORKER_POOL_H_
 
@@ -34,10 +35,13 @@ class WorkerPool {
   // nullopt (nothing changed) for a late disconnect of a replaced connection or an unknown id.
   std::optional<std::set<std::string>> Disconnect(const std::string& id, const WorkerLink* link);
 
-  // The worker with the most free slots (the first by id on ties); nullopt when none has one.
-  std::optional<std::string> FreeWorker() const;
-  // Counts job `key` against `id`'s slots. No-op for an unknown worker.
-  void Assign(const std::string& id, const std::string& key);
+  // The worker with the most free slots, at least `needed` of them (the first by id on ties);
+  // nullopt when none has that many free.
+  std::optional<std::string> FreeWorker(int needed = 1) const;
+  // The most slots any connected worker has (0 with none): a job of more instances waits.
+  int MaxSlots() const;
+  // Counts job `key` against `id`'s slots, `instances` of them. No-op for an unknown worker.
+  void Assign(const std::string& id, const std::string& key, int instances = 1);
   // Frees the slot job `key` held on `id`, if any.
   void Release(const std::string& id, const std::string& key);
   // Whether `id` is connected and runs job `key`.
@@ -57,9 +61,11 @@ class WorkerPool {
   struct Worker {
     int slots = 0;
     std::shared_ptr<WorkerLink> link;
-    std::set<std::string> jobs;  // keys (lower-cased names) of the training jobs it runs
-    uint64_t applied_seq = 0;    // highest report seq applied over `link`
-    uint64_t acked_seq = 0;      // highest seq acknowledged over `link`
+    // Keys (lower-cased names) of the training jobs it runs -> the slots each takes.
+    std::map<std::string, int> jobs;
+    int busy = 0;              // the sum of `jobs`' slots
+    uint64_t applied_seq = 0;  // highest report seq applied over `link`
+    uint64_t acked_seq = 0;    // highest seq acknowledged over `link`
   };
   std::map<std::string, Worker> workers_;
 };

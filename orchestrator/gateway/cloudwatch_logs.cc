@@ -129,6 +129,9 @@ std::optional<std::string> JobOfStream(std::string_view stream) {
   return std::string(stream.substr(0, slash));
 }
 
+// SageMaker's name of host `index` of a job: algo-1 .. algo-N.
+std::string HostName(int index) { return "algo-" + std::to_string(index); }
+
 int64_t Milliseconds(double epoch_seconds) {
   return static_cast<int64_t>(std::llround(epoch_seconds * 1000.0));
 }
@@ -164,10 +167,12 @@ struct Events {
   int64_t next = 0;  // the sequence after the last line looked at
 };
 
-// The lines of `job` with sequence in [from, to) and timestamp in [start, end), ascending, read
-// a page at a time; stops after `limit` events or kMaxReplyBytes.
+// The lines of `job` (of `host` only, when it is set) with sequence in [from, to) and timestamp
+// in [start, end), ascending, read a page at a time; stops after `limit` events or
+// kMaxReplyBytes.
 absl::StatusOr<Events> ReadEvents(const api::SageMakerApi& api, const std::string& job,
-                                  int64_t from, int64_t to, int64_t start, int64_t end, int limit) {
+                                  const std::string* host, int64_t from, int64_t to, int64_t start,
+                                  int64_t end, int limit) {
   Events out;
   out.next = from;
   size_t bytes = 0;
@@ -175,9 +180,12 @@ absl::StatusOr<Events> ReadEvents(const api::SageMakerApi& api, const std::strin
     v1::GetTrainingJobLogsRequest request;
     request.set_training_job_name(job);
     request.set_start_sequence(out.next);
+    if (host != nullptr) request.set_host(*host);
     const int want = static_cast<int>(std::min<int64_t>(kPageLines, to - out.next));
     ASSIGN_OR_RETURN(const api::LogPage page, api.ReadTrainingJobLogs(request, want));
     for (const v1::LogLine& line : page.lines.lines()) {
+      // One host's lines are read past `to` (their sequences are sparse): they wait for later.
+      if (line.sequence() >= to) return out;
       out.next = line.sequence() + 1;
       const int64_t timestamp = Milliseconds(line.timestamp());
       if (timestamp < start || timestamp >= end) continue;
@@ -195,6 +203,37 @@ absl::StatusOr<api::LogPage> LogBounds(const api::SageMakerApi& api, const std::
   v1::GetTrainingJobLogsRequest request;
   request.set_training_job_name(job);
   return api.ReadTrainingJobLogs(request, 0);
+}
+
+// A stream of a job: its name and the host whose lines it holds (null: every line, for a job of
+// one instance, whose lines are all algo-1's).
+struct HostStream {
+  std::string name;
+  std::string job;
+  std::optional<std::string> host;
+  const std::string* host_filter() const { return host ? &*host : nullptr; }
+  friend bool operator<(const HostStream& a, const HostStream& b) { return a.name < b.name; }
+  friend bool operator==(const HostStream& a, const HostStream& b) { return a.name == b.name; }
+};
+
+// The streams of `job` that exist (their host has printed a line), by host.
+absl::StatusOr<std::vector<HostStream>> StreamsOf(const api::SageMakerApi& api,
+                                                  const std::string& job,
+                                                  const api::LogPage& bounds) {
+  std::vector<HostStream> streams;
+  if (bounds.log_length == 0) return streams;  // no stream until the first line
+  if (bounds.instance_count <= 1) {
+    streams.push_back({TrainingJobLogStream(job, bounds.creation_time), job, std::nullopt});
+    return streams;
+  }
+  for (int i = 1; i <= bounds.instance_count; ++i) {
+    HostStream stream{TrainingJobLogStream(job, bounds.creation_time, HostName(i)), job,
+                      HostName(i)};
+    ASSIGN_OR_RETURN(const Events first, ReadEvents(api, job, stream.host_filter(), 0,
+                                                    bounds.log_length, 0, INT64_MAX, 1));
+    if (!first.events.empty()) streams.push_back(std::move(stream));
+  }
+  return streams;
 }
 
 // One event as CloudWatch Logs prints it.
@@ -335,9 +374,12 @@ class Operations {
     if (!bounds.ok())
       return bounds.status().code() == absl::StatusCode::kInternal ? FromStatus(bounds.status())
                                                                    : NoStream();
-    if (*stream != TrainingJobLogStream(*job, bounds->creation_time) || bounds->log_length == 0) {
-      return NoStream();
-    }
+    auto streams = StreamsOf(api_, *job, *bounds);
+    if (!streams.ok()) return FromStatus(streams.status());
+    const auto found = std::find_if(streams->begin(), streams->end(),
+                                    [&](const HostStream& s) { return s.name == *stream; });
+    if (found == streams->end()) return NoStream();
+    const std::string* host = found->host_filter();
     const int64_t length = bounds->log_length;
     const int64_t start = start_time.value_or(0);
     const int64_t end = end_time.value_or(INT64_MAX);
@@ -348,7 +390,7 @@ class Operations {
     json reply = {{"events", json::array()}};
     if (forward) {
       const int64_t from = position ? std::min(position->second, length) : 0;
-      auto read = ReadEvents(api_, *job, from, length, start, end, max);
+      auto read = ReadEvents(api_, *job, host, from, length, start, end, max);
       if (!read.ok()) return FromStatus(read.status());
       for (const Event& event : read->events) reply["events"].push_back(EventJson(event));
       // A forward read that found nothing hands its own token back: that is the end.
@@ -359,7 +401,7 @@ class Operations {
       // The `max` lines just before the token (or the end), those of them in the time window.
       const int64_t before = position ? std::min(position->second, length) : length;
       const int64_t from = std::max<int64_t>(0, before - max);
-      auto read = ReadEvents(api_, *job, from, before, start, end, max);
+      auto read = ReadEvents(api_, *job, host, from, before, start, end, max);
       if (!read.ok()) return FromStatus(read.status());
       for (const Event& event : read->events) reply["events"].push_back(EventJson(event));
       reply["nextForwardToken"] = Token('f', before);
@@ -413,17 +455,18 @@ class Operations {
     // The first max + 1 matching events after the token: max to return, one to know there are
     // more. Trimmed as it grows, so memory stays bounded by the page, not the log.
     std::vector<StreamEvent> found;
-    for (const auto& [stream, job] : *streams) {
+    for (const HostStream& stream : *streams) {
       int64_t next = 0;
       while (true) {
         v1::GetTrainingJobLogsRequest request;
-        request.set_training_job_name(job);
+        request.set_training_job_name(stream.job);
         request.set_start_sequence(next);
+        if (stream.host) request.set_host(*stream.host);
         auto page = api_.ReadTrainingJobLogs(request, kPageLines);
         if (!page.ok()) return FromStatus(page.status());
         for (const v1::LogLine& line : page->lines.lines()) {
           next = line.sequence() + 1;
-          StreamEvent event{Milliseconds(line.timestamp()), stream, line.sequence(), ""};
+          StreamEvent event{Milliseconds(line.timestamp()), stream.name, line.sequence(), ""};
           if (event.timestamp < start || event.timestamp >= end) continue;
           if (after && !(*after < event)) continue;
           if (!MatchesAll(line.message(), std::get<std::vector<std::string>>(terms))) continue;
@@ -580,9 +623,9 @@ class Operations {
     return names;
   }
 
-  // The streams FilterLogEvents reads, as (stream, job), sorted by stream: those of `names`
-  // that exist (others are skipped), or every stream whose name starts with `prefix`.
-  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> StreamsToSearch(
+  // The streams FilterLogEvents reads, sorted by name: those of `names` that exist (others are
+  // skipped), or every stream whose name starts with `prefix`.
+  absl::StatusOr<std::vector<HostStream>> StreamsToSearch(
       const std::optional<std::vector<std::string>>& names, const std::string& prefix) const {
     std::vector<std::string> jobs;
     if (names) {
@@ -592,7 +635,7 @@ class Operations {
     } else {
       ASSIGN_OR_RETURN(jobs, CandidateJobs(prefix));
     }
-    std::vector<std::pair<std::string, std::string>> streams;
+    std::vector<HostStream> streams;
     for (const std::string& job : jobs) {
       absl::StatusOr<api::LogPage> bounds = LogBounds(api_, job);
       if (bounds.status().code() == absl::StatusCode::kNotFound ||
@@ -600,17 +643,37 @@ class Operations {
         continue;  // gone, or a name no job can have
       }
       if (!bounds.ok()) return bounds.status();
-      if (bounds->log_length == 0) continue;
-      const std::string name = TrainingJobLogStream(job, bounds->creation_time);
-      if (names ? std::find(names->begin(), names->end(), name) == names->end()
-                : !name.starts_with(prefix)) {
-        continue;
+      ASSIGN_OR_RETURN(std::vector<HostStream> of_job, StreamsOf(api_, job, *bounds));
+      for (HostStream& stream : of_job) {
+        if (names ? std::find(names->begin(), names->end(), stream.name) == names->end()
+                  : !stream.name.starts_with(prefix)) {
+          continue;
+        }
+        streams.push_back(std::move(stream));
       }
-      streams.emplace_back(name, job);
     }
     std::sort(streams.begin(), streams.end());
     streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
     return streams;
+  }
+
+  // The last line before `length` of `host` (every host's when null), read back a page at a time.
+  absl::StatusOr<std::optional<Event>> LastEvent(const std::string& job, const std::string* host,
+                                                 int64_t length) const {
+    for (int64_t to = length; to > 0;) {
+      const int64_t from = std::max<int64_t>(0, to - (host == nullptr ? 1 : kPageLines));
+      std::optional<Event> last;
+      for (int64_t at = from; at < to;) {
+        ASSIGN_OR_RETURN(const Events read,
+                         ReadEvents(api_, job, host, at, to, 0, INT64_MAX, kMaxEvents));
+        if (!read.events.empty()) last = read.events.back();
+        if (read.next <= at) break;  // nothing more in the window
+        at = read.next;
+      }
+      if (last) return last;
+      to = from;
+    }
+    return std::nullopt;
   }
 
   // Every stream whose name starts with `prefix`, sorted by name.
@@ -624,22 +687,25 @@ class Operations {
         continue;  // gone, or a name no job can have
       }
       if (!bounds.ok()) return bounds.status();
-      if (bounds->log_length == 0) continue;  // no stream until the first line
-      const std::string name = TrainingJobLogStream(job, bounds->creation_time);
-      if (!name.starts_with(prefix)) continue;
-      ASSIGN_OR_RETURN(const Events first, ReadEvents(api_, job, 0, 1, 0, INT64_MAX, 1));
-      ASSIGN_OR_RETURN(const Events last, ReadEvents(api_, job, bounds->log_length - 1,
-                                                     bounds->log_length, 0, INT64_MAX, 1));
-      json stream = {{"logStreamName", name},
-                     {"creationTime", Milliseconds(bounds->creation_time)},
-                     {"arn", StreamArn(name)},
-                     {"storedBytes", 0}};
-      if (!first.events.empty()) stream["firstEventTimestamp"] = first.events[0].timestamp;
-      if (!last.events.empty()) {
-        stream["lastEventTimestamp"] = last.events[0].timestamp;
-        stream["lastIngestionTime"] = last.events[0].timestamp;
+      ASSIGN_OR_RETURN(const std::vector<HostStream> of_job, StreamsOf(api_, job, *bounds));
+      for (const HostStream& host_stream : of_job) {
+        const std::string& name = host_stream.name;
+        if (!name.starts_with(prefix)) continue;
+        const std::string* host = host_stream.host_filter();
+        ASSIGN_OR_RETURN(const Events first,
+                         ReadEvents(api_, job, host, 0, bounds->log_length, 0, INT64_MAX, 1));
+        ASSIGN_OR_RETURN(const std::optional<Event> last, LastEvent(job, host, bounds->log_length));
+        json stream = {{"logStreamName", name},
+                       {"creationTime", Milliseconds(bounds->creation_time)},
+                       {"arn", StreamArn(name)},
+                       {"storedBytes", 0}};
+        if (!first.events.empty()) stream["firstEventTimestamp"] = first.events[0].timestamp;
+        if (last) {
+          stream["lastEventTimestamp"] = last->timestamp;
+          stream["lastIngestionTime"] = last->timestamp;
+        }
+        streams.push_back(std::move(stream));
       }
-      streams.push_back(std::move(stream));
     }
     std::sort(streams.begin(), streams.end(), [](const json& a, const json& b) {
       return a["logStreamName"].get<std::string>() < b["logStreamName"].get<std::string>();
@@ -653,8 +719,9 @@ class Operations {
 
 }  // namespace
 
-std::string TrainingJobLogStream(std::string_view training_job_name, double creation_time) {
-  return std::string(training_job_name) + "/algo-1-" +
+std::string TrainingJobLogStream(std::string_view training_job_name, double creation_time,
+                                 std::string_view host) {
+  return std::string(training_job_name) + "/" + std::string(host) + "-" +
          std::to_string(static_cast<int64_t>(std::floor(creation_time)));
 }
 

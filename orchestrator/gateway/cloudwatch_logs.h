@@ -5,9 +5,10 @@
 // (the lines GetTrainingJobLogs streams over gRPC), with nothing changed but the endpoint.
 //
 // As SageMaker lays it out: one log group, /aws/sagemaker/TrainingJobs; one stream per training
-// job and host, "<TrainingJobName>/algo-1-<CreationTime in epoch seconds>", which exists once the
-// job has printed a line (SageMaker creates it when the container first writes). Every attempt
-// of a spot job writes to the same stream, as SageMaker's do.
+// job and host, "<TrainingJobName>/algo-<k>-<CreationTime in epoch seconds>" (algo-1 .. algo-N
+// for InstanceCount N), which exists once that host has printed a line (SageMaker creates it
+// when the container first writes). Every attempt of a spot job writes to the same streams, as
+// SageMaker's do. A stream's tokens are positions in the job's whole log (all hosts').
 //
 // Operations:
 //   DescribeLogStreams  logGroupName, logStreamNamePrefix, orderBy (LogStreamName only; see the
@@ -41,9 +42,10 @@
 
 namespace amt::gateway {
 
-// The log group of training jobs, and a training job's one stream in it.
+// The log group of training jobs, and the stream of a training job's host in it.
 inline constexpr std::string_view kTrainingJobsLogGroup = "/aws/sagemaker/TrainingJobs";
-std::string TrainingJobLogStream(std::string_view training_job_name, double creation_time);
+std::string TrainingJobLogStream(std::string_view training_job_name, double creation_time,
+                                 std::string_view host = "algo-1");
 
 class CloudWatchLogsHandler final : public ProtocolHandler {
  public:

@@ -54,6 +54,11 @@ class FaultyStore final : public Store {
                                                  int limit) override {
     return base_.ReadLogs(training_job_name, from, limit);
   }
+  absl::StatusOr<std::vector<LogEntry>> ReadHostLogs(std::string_view training_job_name,
+                                                     std::string_view host, int64_t from,
+                                                     int limit) override {
+    return base_.ReadHostLogs(training_job_name, host, from, limit);
+  }
   absl::StatusOr<std::vector<v1::MetricPoint>> ReadMetrics(
       std::string_view training_job_name) override {
     return base_.ReadMetrics(training_job_name);

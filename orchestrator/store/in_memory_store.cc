@@ -137,6 +137,19 @@ class InMemoryStore final : public Store {
 
   absl::StatusOr<std::vector<LogEntry>> ReadLogs(std::string_view training_job_name, int64_t from,
                                                  int limit) override {
+    return ReadLogLines(training_job_name, nullptr, from, limit);
+  }
+
+  absl::StatusOr<std::vector<LogEntry>> ReadHostLogs(std::string_view training_job_name,
+                                                     std::string_view host, int64_t from,
+                                                     int limit) override {
+    return ReadLogLines(training_job_name, &host, from, limit);
+  }
+
+  // `host` null: every host's lines.
+  absl::StatusOr<std::vector<LogEntry>> ReadLogLines(std::string_view training_job_name,
+                                                     const std::string_view* host, int64_t from,
+                                                     int limit) const {
     if (limit < 0) return internal::NegativeLimit(limit);
     const std::string key = FoldCase(training_job_name);
     if (!training_.contains(key)) return internal::TrainingJobNotFound(training_job_name);
@@ -145,7 +158,7 @@ class InMemoryStore final : public Store {
     if (found == logs_.end()) return result;
     for (auto it = found->second.lower_bound(from);
          it != found->second.end() && static_cast<int>(result.size()) < limit; ++it) {
-      result.push_back(it->second);
+      if (host == nullptr || it->second.host == *host) result.push_back(it->second);
     }
     return result;
   }

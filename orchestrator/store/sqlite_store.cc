@@ -59,7 +59,13 @@ CREATE TABLE metrics (
   log_sequence INTEGER NOT NULL
 );
 CREATE INDEX metrics_by_training_job ON metrics (training_job, id);
-PRAGMA user_version = 1;  -- kSchemaVersion
+PRAGMA user_version = 1;
+)sql";
+
+// Version 2: the host that printed each log line (multi-instance jobs).
+constexpr char kUpgradeToV2[] = R"sql(
+ALTER TABLE logs ADD COLUMN host TEXT NOT NULL DEFAULT 'algo-1';
+PRAGMA user_version = 2;
 )sql";
 
 struct DatabaseCloser {
@@ -208,22 +214,13 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<std::vector<LogEntry>> ReadLogs(std::string_view training_job_name, int64_t from,
                                                  int limit) override {
-    if (limit < 0) return internal::NegativeLimit(limit);
-    ASSIGN_OR_RETURN(bool exists, Exists(training_exists_, training_job_name));
-    if (!exists) return internal::TrainingJobNotFound(training_job_name);
-    StatementUse use(read_logs_);
-    RETURN_IF_ERROR(BindText(use, 1, training_job_name));
-    RETURN_IF_ERROR(Check(sqlite3_bind_int64(use.get(), 2, from), "bind"));
-    RETURN_IF_ERROR(Check(sqlite3_bind_int64(use.get(), 3, limit), "bind"));
-    std::vector<LogEntry> entries;
-    int rc;
-    while ((rc = sqlite3_step(use.get())) == SQLITE_ROW) {
-      entries.push_back(LogEntry{.sequence = sqlite3_column_int64(use.get(), 0),
-                                 .timestamp = ColumnDouble(use.get(), 1),
-                                 .message = ColumnText(use.get(), 2)});
-    }
-    RETURN_IF_ERROR(CheckDone(rc, "read logs"));
-    return entries;
+    return ReadLogLines(read_logs_, training_job_name, nullptr, from, limit);
+  }
+
+  absl::StatusOr<std::vector<LogEntry>> ReadHostLogs(std::string_view training_job_name,
+                                                     std::string_view host, int64_t from,
+                                                     int limit) override {
+    return ReadLogLines(read_host_logs_, training_job_name, &host, from, limit);
   }
 
   absl::StatusOr<std::vector<v1::MetricPoint>> ReadMetrics(
@@ -299,8 +296,10 @@ class SqliteStore final : public Store {
             "amt.db has schema version " + std::to_string(version) +
             ", newer than this build supports (" + std::to_string(kSchemaVersion) + ")");
       }
-      // version == 0: a new database. Later versions add their upgrade steps here.
-      return Exec(kSchemaV1, "create schema");
+      // 0: a new database; then each version's upgrade step in turn.
+      if (version < 1) RETURN_IF_ERROR(Exec(kSchemaV1, "create schema"));
+      if (version < 2) RETURN_IF_ERROR(Exec(kUpgradeToV2, "upgrade schema to version 2"));
+      return absl::OkStatus();
     });
   }
 
@@ -340,11 +339,15 @@ class SqliteStore final : public Store {
                             "SELECT record FROM training_jobs WHERE tuning_job_name = ?1 "
                             "ORDER BY job_index, creation"));
     RETURN_IF_ERROR(Prepare(insert_log_,
-                            "INSERT INTO logs (training_job, sequence, timestamp, message) "
-                            "VALUES (?1, ?2, ?3, ?4)"));
+                            "INSERT INTO logs (training_job, sequence, timestamp, message, host) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5)"));
     RETURN_IF_ERROR(Prepare(read_logs_,
-                            "SELECT sequence, timestamp, message FROM logs "
+                            "SELECT sequence, timestamp, message, host FROM logs "
                             "WHERE training_job = ?1 AND sequence >= ?2 "
+                            "ORDER BY sequence LIMIT ?3"));
+    RETURN_IF_ERROR(Prepare(read_host_logs_,
+                            "SELECT sequence, timestamp, message, host FROM logs "
+                            "WHERE training_job = ?1 AND sequence >= ?2 AND host = ?4 "
                             "ORDER BY sequence LIMIT ?3"));
     RETURN_IF_ERROR(Prepare(insert_metric_,
                             "INSERT INTO metrics (training_job, metric_name, value, timestamp, "
@@ -467,12 +470,38 @@ class SqliteStore final : public Store {
     return CheckDone(sqlite3_step(use.get()), "write training job");
   }
 
+  // `host` null: every host's lines.
+  absl::StatusOr<std::vector<LogEntry>> ReadLogLines(Statement& statement,
+                                                     std::string_view training_job_name,
+                                                     const std::string_view* host, int64_t from,
+                                                     int limit) {
+    if (limit < 0) return internal::NegativeLimit(limit);
+    ASSIGN_OR_RETURN(bool exists, Exists(training_exists_, training_job_name));
+    if (!exists) return internal::TrainingJobNotFound(training_job_name);
+    StatementUse use(statement);
+    RETURN_IF_ERROR(BindText(use, 1, training_job_name));
+    RETURN_IF_ERROR(Check(sqlite3_bind_int64(use.get(), 2, from), "bind"));
+    RETURN_IF_ERROR(Check(sqlite3_bind_int64(use.get(), 3, limit), "bind"));
+    if (host != nullptr) RETURN_IF_ERROR(BindText(use, 4, *host));
+    std::vector<LogEntry> entries;
+    int rc;
+    while ((rc = sqlite3_step(use.get())) == SQLITE_ROW) {
+      entries.push_back(LogEntry{.sequence = sqlite3_column_int64(use.get(), 0),
+                                 .timestamp = ColumnDouble(use.get(), 1),
+                                 .message = ColumnText(use.get(), 2),
+                                 .host = ColumnText(use.get(), 3)});
+    }
+    RETURN_IF_ERROR(CheckDone(rc, "read logs"));
+    return entries;
+  }
+
   absl::Status InsertLog(const std::string& training_job_name, const LogEntry& entry) {
     StatementUse use(insert_log_);
     RETURN_IF_ERROR(BindText(use, 1, training_job_name));
     RETURN_IF_ERROR(Check(sqlite3_bind_int64(use.get(), 2, entry.sequence), "bind"));
     RETURN_IF_ERROR(Check(sqlite3_bind_double(use.get(), 3, entry.timestamp), "bind"));
     RETURN_IF_ERROR(BindText(use, 4, entry.message));
+    RETURN_IF_ERROR(BindText(use, 5, entry.host));
     const int rc = sqlite3_step(use.get());
     if (rc == SQLITE_CONSTRAINT &&
         sqlite3_extended_errcode(db_.get()) == SQLITE_CONSTRAINT_PRIMARYKEY) {
@@ -497,7 +526,7 @@ class SqliteStore final : public Store {
   Statement put_tuning_, get_tuning_, tuning_exists_, list_tuning_;
   Statement put_training_, get_training_, training_exists_, list_training_,
       list_training_for_tuning_;
-  Statement insert_log_, read_logs_, insert_metric_, read_metrics_;
+  Statement insert_log_, read_logs_, read_host_logs_, insert_metric_, read_metrics_;
   Statement delete_tuning_, delete_training_, delete_logs_, delete_metrics_;
 };
 

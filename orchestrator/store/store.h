@@ -25,6 +25,9 @@ struct LogEntry {
   int64_t sequence = 0;
   double timestamp = 0;  // epoch seconds
   std::string message;
+  // The host that printed it: algo-1 .. algo-N for a job of InstanceCount N (lines stored by a
+  // schema-1 amtd read as algo-1).
+  std::string host = "algo-1";
 
   friend bool operator==(const LogEntry&, const LogEntry&) = default;
 };
@@ -83,6 +86,10 @@ class Store {
   // InvalidArgument for a negative limit; NotFound when no training job has that name.
   virtual absl::StatusOr<std::vector<LogEntry>> ReadLogs(std::string_view training_job_name,
                                                          int64_t from, int limit) = 0;
+  // The same for the lines of one host ("algo-2"): those of it with sequence >= from.
+  virtual absl::StatusOr<std::vector<LogEntry>> ReadHostLogs(std::string_view training_job_name,
+                                                             std::string_view host, int64_t from,
+                                                             int limit) = 0;
   // All metric points of a job in emission order. NotFound when no training job has that name.
   virtual absl::StatusOr<std::vector<v1::MetricPoint>> ReadMetrics(
       std::string_view training_job_name) = 0;
@@ -91,8 +98,9 @@ class Store {
 // The file the SQLite store keeps under its data directory.
 inline constexpr char kDatabaseFileName[] = "amt.db";
 
-// The schema version this build writes (PRAGMA user_version).
-inline constexpr int kSchemaVersion = 1;
+// The schema version this build writes (PRAGMA user_version). 2 added the logs' host; a
+// version-1 database is upgraded when opened.
+inline constexpr int kSchemaVersion = 2;
 
 // Opens (creating if missing) `data_dir`/amt.db: SQLite in WAL mode with synchronous=FULL, so a
 // committed write survives kill -9 of the process and power loss. Creates `data_dir` when

@@ -53,7 +53,10 @@ std::string WriteImageMap(const std::string& dir) {
                 "/examples/python_trainer/train\"],\n"
                 "  \"amt-local/failing-trainer:latest\": [\"" +
                 SourceDir() +
-                "/examples/failing_trainer/train\"]\n"
+                "/examples/failing_trainer/train\"],\n"
+                "  \"amt-local/distributed-trainer:latest\": [\"" +
+                SourceDir() +
+                "/examples/distributed_trainer/train\"]\n"
                 "}\n");
   return path;
 }

@@ -72,11 +72,11 @@ class ApiFixture : public ::testing::Test {
   ~ApiFixture() override { loop_.Stop(); }
 
   // Connects a worker with one slot; the orchestrator starts pending jobs on it.
-  void ConnectWorker() {
-    loop_.Call([this] {
+  void ConnectWorker(int slots = 1) {
+    loop_.Call([this, slots] {
       v1::WorkerHello hello;
       hello.set_worker_id("w1");
-      hello.set_slots(1);
+      hello.set_slots(slots);
       orchestrator_->OnWorkerConnected(hello, link_);
     });
   }

@@ -151,6 +151,8 @@ TEST_F(SageMakerApiTest, ReadsLogsInPagesFromTheStartSequence) {
   ASSERT_EQ(page->lines.lines_size(), 2);
   EXPECT_EQ(page->lines.lines(0).message(), "one");
   EXPECT_EQ(page->lines.lines(1).message(), "two");
+  EXPECT_EQ(page->lines.lines(0).host(), "algo-1");  // a one-host job's lines
+  EXPECT_EQ(page->instance_count, 1);
   EXPECT_TRUE(page->full);
   EXPECT_FALSE(page->job_ended);
 

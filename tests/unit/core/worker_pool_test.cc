@@ -61,5 +61,24 @@ TEST(WorkerPool, SendReachesOnlyAConnectedWorker) {
   EXPECT_EQ(link->Stops()[0].training_job_name(), "j");
 }
 
+TEST(WorkerPool, AJobTakesASlotPerInstance) {
+  WorkerPool pool;
+  EXPECT_EQ(pool.MaxSlots(), 0);
+  pool.Connect("a", 2, std::make_shared<FakeWorkerLink>());
+  pool.Connect("b", 4, std::make_shared<FakeWorkerLink>());
+  EXPECT_EQ(pool.MaxSlots(), 4);
+  EXPECT_EQ(pool.FreeWorker(3), "b");
+  pool.Assign("b", "three-hosts", 3);
+  // b has 1 free, a 2: a job of 2 instances fits on a only.
+  EXPECT_EQ(pool.FreeWorker(2), "a");
+  pool.Assign("a", "two-hosts", 2);
+  EXPECT_FALSE(pool.FreeWorker(2).has_value());
+  EXPECT_EQ(pool.FreeWorker(1), "b");
+  EXPECT_FALSE(pool.FreeWorker(5).has_value());
+  // Releasing gives back every instance's slot.
+  pool.Release("b", "three-hosts");
+  EXPECT_EQ(pool.FreeWorker(4), "b");
+}
+
 }  // namespace
 }  // namespace amt::core

@@ -46,8 +46,8 @@ class CloudWatchLogsHandlerTest : public api::ApiFixture {
       clock_.Advance(1);
     }
   }
-  // One more line of the running job `name`, at the clock's time.
-  void Log(const std::string& name, const std::string& text) {
+  // One more line of the running job `name`, at the clock's time (of `host`, when set).
+  void Log(const std::string& name, const std::string& text, const std::string& host = "") {
     loop_.Call([&] {
       int64_t attempt = 0;
       for (const auto& m : link_->sent) {
@@ -61,6 +61,7 @@ class CloudWatchLogsHandlerTest : public api::ApiFixture {
       auto* line = batch.add_lines();
       line->set_text(text);
       line->set_timestamp(clock_.Now());
+      if (!host.empty()) line->set_host(host);
       orchestrator_->OnWorkerReport("w1", nullptr, logs);
     });
   }
@@ -109,6 +110,58 @@ TEST_F(CloudWatchLogsHandlerTest, AJobHasAStreamOnceItHasPrintedALine) {
                       "arn:aws:logs:eu-west-1:123456789012:log-group:/aws/sagemaker/"
                       "TrainingJobs:log-stream:quiet/algo-1-1700000000"},
                      {"storedBytes", 0}}}}}));
+}
+
+TEST_F(CloudWatchLogsHandlerTest, AMultiInstanceJobHasAStreamPerHostThatHoldsItsLines) {
+  ConnectWorker(/*slots=*/3);
+  v1::CreateTrainingJobRequest request = api::TrainingJobRequest("multi");
+  request.mutable_resource_config()->set_instance_count(3);
+  ASSERT_TRUE(api_->CreateTrainingJob(request).ok());
+  StartAndLog("multi", {});
+  Log("multi", "a1", "algo-1");
+  clock_.Advance(1);
+  Log("multi", "b2", "algo-2");
+  clock_.Advance(1);
+  Log("multi", "c1", "algo-1");
+  const int64_t ms = static_cast<int64_t>(kCreated * 1000);
+
+  // algo-3 has printed nothing: no stream yet.
+  json reply = Json(
+      Post("DescribeLogStreams", {{"logGroupName", kGroup}, {"logStreamNamePrefix", "multi/"}}));
+  ASSERT_EQ(reply["logStreams"].size(), 2u);
+  EXPECT_EQ(reply["logStreams"][0]["logStreamName"], "multi/algo-1-1700000000");
+  EXPECT_EQ(reply["logStreams"][0]["firstEventTimestamp"], ms);
+  EXPECT_EQ(reply["logStreams"][0]["lastEventTimestamp"], ms + 2000);
+  EXPECT_EQ(reply["logStreams"][1]["logStreamName"], "multi/algo-2-1700000000");
+  EXPECT_EQ(reply["logStreams"][1]["firstEventTimestamp"], ms + 1000);
+  EXPECT_EQ(reply["logStreams"][1]["lastEventTimestamp"], ms + 1000);
+
+  reply = Json(Post("GetLogEvents", {{"logGroupName", kGroup},
+                                     {"logStreamName", "multi/algo-1-1700000000"},
+                                     {"startFromHead", true}}));
+  EXPECT_THAT(Messages(reply), ::testing::ElementsAre("a1", "c1"));
+  reply = Json(Post("GetLogEvents", {{"logGroupName", kGroup},
+                                     {"logStreamName", "multi/algo-2-1700000000"},
+                                     {"startFromHead", true}}));
+  EXPECT_THAT(Messages(reply), ::testing::ElementsAre("b2"));
+  // At the end, the forward token comes back unchanged.
+  const json again = Json(Post("GetLogEvents", {{"logGroupName", kGroup},
+                                                {"logStreamName", "multi/algo-2-1700000000"},
+                                                {"nextToken", reply["nextForwardToken"]}}));
+  EXPECT_THAT(Messages(again), ::testing::IsEmpty());
+  EXPECT_EQ(again["nextForwardToken"], reply["nextForwardToken"]);
+  EXPECT_EQ(
+      Post("GetLogEvents", {{"logGroupName", kGroup}, {"logStreamName", "multi/algo-3-1700000000"}})
+          .status,
+      400);
+
+  reply =
+      Json(Post("FilterLogEvents", {{"logGroupName", kGroup}, {"logStreamNamePrefix", "multi/"}}));
+  ASSERT_EQ(reply["events"].size(), 3u);
+  EXPECT_EQ(reply["events"][0]["logStreamName"], "multi/algo-1-1700000000");
+  EXPECT_EQ(reply["events"][1]["logStreamName"], "multi/algo-2-1700000000");
+  EXPECT_EQ(reply["events"][1]["message"], "b2");
+  EXPECT_EQ(reply["events"][2]["message"], "c1");
 }
 
 TEST_F(CloudWatchLogsHandlerTest, ListsStreamsByPrefixInNameOrderAPageAtATime) {

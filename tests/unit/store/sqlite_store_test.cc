@@ -203,12 +203,33 @@ TEST(SqliteStore, OpenRejectsNewerSchemaVersion) {
   std::filesystem::create_directories(dir.path());
   {
     RawConnection other(dir.path() / kDatabaseFileName);
-    other.Exec("PRAGMA user_version = 2");
+    other.Exec("PRAGMA user_version = 3");
   }
 
   EXPECT_THAT(OpenSqliteStore(dir.str()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       "amt.db has schema version 2, newer than this build supports (1)"));
+                       "amt.db has schema version 3, newer than this build supports (2)"));
+}
+
+TEST(SqliteStore, UpgradesAVersion1DatabaseItsLogLinesBecomingAlgo1s) {
+  ScopedTempDir dir;
+  {
+    std::unique_ptr<Store> store = OpenOrDie(dir.str());
+    ASSERT_NE(store, nullptr);
+    WriteOneOfEverything(*store);
+  }
+  {
+    // What version 1 wrote: no host column.
+    RawConnection other(dir.path() / kDatabaseFileName);
+    other.Exec("ALTER TABLE logs DROP COLUMN host");
+    other.Exec("PRAGMA user_version = 1");
+  }
+  std::unique_ptr<Store> store = OpenOrDie(dir.str());
+  ASSERT_NE(store, nullptr);
+  ExpectOneOfEverything(*store);
+  EXPECT_EQ(store->ReadHostLogs("tune-001", "algo-1", 0, 10).value().size(), 2u);
+  RawConnection other(dir.path() / kDatabaseFileName);
+  EXPECT_EQ(other.QueryText("PRAGMA user_version"), "2");
 }
 
 TEST(SqliteStore, OpenCreatesMissingDataDirectories) {

@@ -262,6 +262,24 @@ TEST_P(StoreContractTest, CommitTrainingJobProgressStoresRecordLogsAndMetrics) {
   EXPECT_THAT(store_->ReadMetrics("job").value(), ElementsAre(EqualsProto(Point("loss", 0.5, 1))));
 }
 
+TEST_P(StoreContractTest, KeepsEachLinesHostAndReadsOneHostsLines) {
+  v1::TrainingJobRecord record = TrainingRecord("job", "t", 1);
+  record.set_next_log_sequence(4);
+  const std::vector<LogEntry> logs = {{0, 1.0, "a1", "algo-1"},
+                                      {1, 2.0, "b2", "algo-2"},
+                                      {2, 3.0, "c1", "algo-1"},
+                                      {3, 4.0, "d2", "algo-2"}};
+  ASSERT_THAT(store_->CommitTrainingJobProgress(record, logs, {}), IsOk());
+  EXPECT_EQ(store_->ReadLogs("job", 0, 10).value(), logs);
+  EXPECT_EQ(store_->ReadHostLogs("job", "algo-2", 0, 10).value(),
+            (std::vector<LogEntry>{logs[1], logs[3]}));
+  // From a sequence on, at most `limit` of that host's lines.
+  EXPECT_EQ(store_->ReadHostLogs("JOB", "algo-1", 1, 1).value(), (std::vector<LogEntry>{logs[2]}));
+  EXPECT_THAT(store_->ReadHostLogs("job", "algo-3", 0, 10).value(), IsEmpty());
+  EXPECT_THAT(store_->ReadHostLogs("nope", "algo-1", 0, 10),
+              StatusIs(absl::StatusCode::kNotFound, "training job 'nope' not found"));
+}
+
 TEST_P(StoreContractTest, CommitTrainingJobProgressAppendsToEarlierCommits) {
   ASSERT_THAT(store_->PutTrainingJob(TrainingRecord("job")), IsOk());
   v1::TrainingJobRecord first = TrainingRecord("job");

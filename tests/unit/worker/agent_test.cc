@@ -369,5 +369,26 @@ TEST_F(AgentTest, StopsItsJobsAndReturnsWhenAmtdStaysAwayPastTheOrphanTimeout) {
   EXPECT_THAT(process->signals(), ElementsAre(SIGTERM));
 }
 
+TEST_F(AgentTest, AJobTakesASlotPerInstance) {
+  auto stream = connector_.Offer();
+  options_.slots = 3;
+  StartAgent(launcher_);
+  auto two_hosts = StartMessage("job-1", 1);
+  two_hosts.mutable_start()->set_instance_count(2);
+  stream->Push(two_hosts);
+  ASSERT_NE(launcher_.WaitForProcess(1), nullptr);  // both hosts launched
+  auto another = StartMessage("job-2", 1);
+  another.mutable_start()->set_instance_count(2);
+  stream->Push(another);
+  Messages written = stream->WaitForWritten(HasExitOf("job-2"));
+  const auto& refused = ExitOf(written, "job-2");
+  EXPECT_TRUE(refused.launch_failed());
+  EXPECT_EQ(refused.failure_reason(),
+            "not enough free slots for 2 instances: 2 of 3 slots are busy");
+  // One slot is still free for a one-instance job.
+  stream->Push(StartMessage("job-3", 1));
+  EXPECT_NE(launcher_.WaitForProcess(2), nullptr);
+}
+
 }  // namespace
 }  // namespace amt::worker

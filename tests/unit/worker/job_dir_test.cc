@@ -281,6 +281,40 @@ TEST(TruncateFailureReason, CountsUtf8CharactersNotBytes) {
   EXPECT_EQ(TruncateFailureReason("", 10), "");
 }
 
+TEST_F(JobDirTest, AnotherHostOfAMultiInstanceJobHasItsOwnFolderNameAndAddresses) {
+  HostSpec host;
+  host.index = 2;
+  host.count = 2;
+  host.addresses = {"127.1.0.1", "127.1.0.2"};
+  host.hosts_file_text = "127.1.0.1 algo-1\n127.1.0.2 algo-2\n";
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_), host);
+  ASSERT_THAT(dir, IsOk());
+  const fs::path root = temp_.path() / "work" / "tune-001-abcdef12.algo-2";
+  EXPECT_EQ(dir->paths().root, root);
+  EXPECT_EQ(ReadFile(root / "hosts"), host.hosts_file_text);
+  EXPECT_EQ(dir->paths().hosts_file, root / "hosts");
+  const json config = json::parse(ReadFile(root / "input" / "config" / "resourceconfig.json"));
+  EXPECT_EQ(config, json::parse(R"({
+    "current_host": "algo-2", "hosts": ["algo-1", "algo-2"], "network_interface_name": "lo",
+    "current_instance_type": "ml.m5.large", "current_group_name": "homogeneousCluster",
+    "instance_groups": [{"instance_group_name": "homogeneousCluster",
+                         "instance_type": "ml.m5.large", "hosts": ["algo-1", "algo-2"]}]})"));
+  const auto& env = dir->environment();
+  EXPECT_EQ(env.at("SM_CURRENT_HOST"), "algo-2");
+  EXPECT_EQ(env.at("SM_HOSTS"), R"(["algo-1","algo-2"])");
+  EXPECT_EQ(env.at("SM_NETWORK_INTERFACE_NAME"), "lo");
+  EXPECT_EQ(env.at("AMT_HOST_ADDRESSES"), R"({"algo-1":"127.1.0.1","algo-2":"127.1.0.2"})");
+  EXPECT_EQ(env.at("SM_MODEL_DIR"), (root / "model").string());
+}
+
+TEST_F(JobDirTest, RefusesAHostOutsideTheJobsCount) {
+  HostSpec host;
+  host.index = 3;
+  host.count = 2;
+  EXPECT_THAT(JobDir::Create(options_, MakeJob(data_dir_), host),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 }  // namespace
 // A succeeded job's folder becomes the next job's: the same directories (same inodes), emptied of
 // everything the job wrote, the user's channel data untouched, the config files rewritten.

@@ -11,12 +11,16 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/status_matchers.h"
+#include "tests/unit/worker/fake_process_launcher.h"
 #include "tests/unit/worker/temp_dir.h"
+#include "worker/host_network.h"
+#include "worker/tar_gz.h"
 
 namespace amt::worker {
 namespace {
@@ -182,6 +186,13 @@ TEST_F(JobRunnerTest, GivesTheTrainerItsEnvironmentAndJobDirAsCwd) {
                           R"({"learning_rate":"0.1"})"));
 }
 
+LaunchSpec TarSpec(const fs::path& tarball, const fs::path& into) {
+  LaunchSpec spec;
+  spec.argv = {"tar", "-xzf", tarball.string(), "-C", into.string()};
+  spec.env = {{"PATH", "/usr/bin:/bin"}};
+  return spec;
+}
+
 TEST_F(JobRunnerTest, TarsTheModelDirIntoModelOutputPath) {
   amt::v1::StartJob job = Job("echo weights > \"$SM_MODEL_DIR/model.txt\"");
   const fs::path tarball = temp_.path() / "s3" / "out" / "job-1" / "output" / "model.tar.gz";
@@ -198,11 +209,8 @@ TEST_F(JobRunnerTest, TarsTheModelDirIntoModelOutputPath) {
   const fs::path unpacked = temp_.path() / "unpacked";
   fs::create_directories(unpacked);
   std::vector<std::string> ignored;
-  auto tar =
-      launcher_->Launch(LaunchSpec{{"tar", "-xzf", tarball.string(), "-C", unpacked.string()},
-                                   {{"PATH", "/usr/bin:/bin"}},
-                                   ""},
-                        [&](OutputStream, std::string line) { ignored.push_back(line); });
+  auto tar = launcher_->Launch(TarSpec(tarball, unpacked),
+                               [&](OutputStream, std::string line) { ignored.push_back(line); });
   ASSERT_THAT(tar, IsOk());
   ASSERT_EQ((*tar)->Wait().exit_code, 0);
   EXPECT_EQ(ReadFile(unpacked / "model.txt"), "weights\n");
@@ -332,6 +340,141 @@ TEST_F(JobRunnerTest, StopAfterExitIsANoOp) {
   ASSERT_TRUE(runner.WaitForExit(std::chrono::milliseconds(0)));
   runner.Stop(0);
   EXPECT_FALSE(messages.back().exited().stop_requested());
+}
+
+// ---------------------------------------------------------------- several hosts (InstanceCount)
+
+std::vector<std::pair<std::string, std::string>> HostLines(
+    const std::vector<amt::v1::WorkerMessage>& messages) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const auto& m : messages) {
+    for (const auto& line : m.logs().lines()) lines.emplace_back(line.host(), line.text());
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+TEST_F(JobRunnerTest, RunsOneProcessPerHostEachWithItsFolderAndMergesTheirModels) {
+  amt::v1::StartJob job =
+      Job("echo \"$SM_CURRENT_HOST of $SM_HOSTS in $PWD\"; "
+          "echo \"$SM_CURRENT_HOST\" > \"$SM_MODEL_DIR/$SM_CURRENT_HOST.txt\"; "
+          "echo \"$SM_CURRENT_HOST\" > \"$SM_MODEL_DIR/shared.txt\"");
+  job.set_instance_count(2);
+  const fs::path tarball = temp_.path() / "s3" / "model.tar.gz";
+  job.set_model_output_path(tarball.string());
+  const auto messages = RunToExit(job);
+  ASSERT_TRUE(messages.front().has_started());
+  const fs::path work = temp_.path() / "work";
+  EXPECT_EQ(messages.front().started().job_dir(), (work / "job-1").string());
+  EXPECT_THAT(
+      HostLines(messages),
+      ElementsAre(
+          std::pair<std::string, std::string>(
+              "algo-1", "algo-1 of [\"algo-1\",\"algo-2\"] in " + (work / "job-1").string()),
+          std::pair<std::string, std::string>("algo-2", "algo-2 of [\"algo-1\",\"algo-2\"] in " +
+                                                            (work / "job-1.algo-2").string())));
+  const auto& exited = messages.back().exited();
+  EXPECT_EQ(exited.exit_code(), 0);
+  EXPECT_TRUE(exited.model_uploaded());
+
+  // Both hosts' files; for the name both wrote, the later host's.
+  const fs::path unpacked = temp_.path() / "unpacked";
+  ASSERT_THAT(ExtractTarGz(tarball, unpacked), IsOk());
+  EXPECT_EQ(ReadFile(unpacked / "algo-1.txt"), "algo-1\n");
+  EXPECT_EQ(ReadFile(unpacked / "algo-2.txt"), "algo-2\n");
+  EXPECT_EQ(ReadFile(unpacked / "shared.txt"), "algo-2\n");
+  // Both folders are gone once the job succeeded.
+  EXPECT_FALSE(fs::exists(work / "job-1"));
+  EXPECT_FALSE(fs::exists(work / "job-1.algo-2"));
+}
+
+TEST_F(JobRunnerTest, AFailingHostFailsTheJobAndTheOthersAreStopped) {
+  // algo-2 fails at once; algo-1 would run for ever but for the SIGTERM it gets.
+  amt::v1::StartJob job = Job(
+      "if [ \"$SM_CURRENT_HOST\" = algo-2 ]; then echo 'algo-2 broke' > \"$SM_OUTPUT_DIR/failure\";"
+      " exit 3; fi; while :; do sleep 1 & wait $!; done");
+  job.set_instance_count(2);
+  job.set_stop_grace_seconds(30);
+  const auto messages = RunToExit(job);
+  const auto& exited = messages.back().exited();
+  EXPECT_FALSE(exited.stop_requested());
+  EXPECT_EQ(exited.exit_code(), 3);
+  EXPECT_EQ(exited.signal(), 0);
+  EXPECT_EQ(exited.failure_reason(), "algo-2 broke");
+  // The failed job's folders stay for inspection.
+  EXPECT_TRUE(fs::exists(temp_.path() / "work" / "job-1.algo-2" / "output" / "failure"));
+}
+
+TEST_F(JobRunnerTest, TheOthersGetSigtermWhenAHostFailsAndSigkillAfterTheGrace) {
+  testing::FakeProcessLauncher fake;  // only SIGKILL ends a fake process
+  amt::v1::StartJob job = Job("unused");
+  job.set_instance_count(3);
+  job.set_stop_grace_seconds(0.05);
+  JobRunner runner(options_, job, fake, clock_, reports_.Fn());
+  runner.Start();
+  auto first = fake.WaitForProcess(0);
+  auto second = fake.WaitForProcess(1);
+  auto third = fake.WaitForProcess(2);
+  ASSERT_NE(third, nullptr);
+  second->Exit(3);
+  // algo-1 exits on SIGTERM; algo-3 ignores it and is killed once the grace is over.
+  ASSERT_TRUE(first->WaitForSignals(1));
+  EXPECT_EQ(first->signals(), std::vector<int>{SIGTERM});
+  first->Exit(0);
+  ASSERT_TRUE(third->WaitForSignals(2));
+  EXPECT_EQ(third->signals(), (std::vector<int>{SIGTERM, SIGKILL}));
+  const auto& exited = reports_.WaitForExit().back().exited();
+  EXPECT_EQ(exited.exit_code(), 3);  // the failed host's
+  EXPECT_FALSE(exited.stop_requested());
+}
+
+TEST_F(JobRunnerTest, AStopReachesEveryHost) {
+  amt::v1::StartJob job = Job(
+      "trap 'echo \"$SM_CURRENT_HOST got TERM\"; exit 0' TERM; echo \"$SM_CURRENT_HOST ready\"; "
+      "while :; do sleep 1 & wait $!; done");
+  job.set_instance_count(3);
+  JobRunner runner(options_, job, *launcher_, clock_, reports_.Fn());
+  runner.Start();
+  for (const char* line : {"algo-1 ready", "algo-2 ready", "algo-3 ready"}) {
+    reports_.WaitForLine(line);
+  }
+  runner.Stop(/*grace_seconds=*/30);
+  const auto messages = reports_.WaitForExit();
+  for (const char* line : {"algo-1 got TERM", "algo-2 got TERM", "algo-3 got TERM"}) {
+    EXPECT_THAT(LogTexts(messages), Contains(line));
+  }
+  const auto& exited = messages.back().exited();
+  EXPECT_TRUE(exited.stop_requested());
+  EXPECT_EQ(exited.exit_code(), 0);
+}
+
+TEST_F(JobRunnerTest, HostsGetAddressesOfTheirOwnNetworkAndAHostsFileWhenPrivate) {
+  options_.private_hosts = true;
+  options_.etc_hosts = (temp_.path() / "etc-hosts").string();
+  WriteFile(options_.etc_hosts, "127.0.0.1 localhost\n");
+  options_.keep_job_dirs = true;
+  // Another job holds the first network: this one gets the next.
+  auto networks = std::make_shared<LoopbackNetworks>();
+  options_.networks = networks;
+  const auto held = networks->Take();
+  amt::v1::StartJob job = Job("echo \"$AMT_HOST_ADDRESSES\"");
+  job.set_instance_count(2);
+  // The fake launcher records the specs: the real one would need root for the mount.
+  testing::FakeProcessLauncher fake(/*exit_on_signal=*/true);
+  JobRunner runner(options_, job, fake, clock_, reports_.Fn());
+  runner.Start();
+  for (size_t i = 0; i < 2; ++i) {
+    auto process = fake.WaitForProcess(i);
+    ASSERT_NE(process, nullptr);
+    const LaunchSpec& spec = process->spec();
+    EXPECT_EQ(spec.hostname, i == 0 ? "algo-1" : "algo-2");
+    EXPECT_EQ(spec.env.at("AMT_HOST_ADDRESSES"), R"({"algo-1":"127.1.1.1","algo-2":"127.1.1.2"})");
+    EXPECT_EQ(ReadFile(spec.hosts_file),
+              "127.0.0.1 localhost\n# The hosts of this training job (amt-worker).\n"
+              "127.1.1.1 algo-1\n127.1.1.2 algo-2\n");
+    process->Exit(0);
+  }
+  EXPECT_EQ(reports_.WaitForExit().back().exited().exit_code(), 0);
 }
 
 }  // namespace

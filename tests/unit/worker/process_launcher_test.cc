@@ -9,9 +9,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -71,8 +75,17 @@ class Lines {
   std::promise<void> seen_;
 };
 
+LaunchSpec Spec(std::vector<std::string> argv, std::map<std::string, std::string> env = {},
+                std::string cwd = "") {
+  LaunchSpec spec;
+  spec.argv = std::move(argv);
+  spec.env = std::move(env);
+  spec.cwd = std::move(cwd);
+  return spec;
+}
+
 LaunchSpec Shell(const std::string& script, const std::string& cwd = "") {
-  return LaunchSpec{{"/bin/sh", "-c", script}, {{"PATH", "/usr/bin:/bin"}}, cwd};
+  return Spec({"/bin/sh", "-c", script}, {{"PATH", "/usr/bin:/bin"}}, cwd);
 }
 
 TEST(PosixProcessLauncher, DeliversStdoutAndStderrLinesAndTheExitCode) {
@@ -92,7 +105,7 @@ TEST(PosixProcessLauncher, PassesExactlyTheGivenEnvironmentAndCwd) {
   TempDir temp;
   auto launcher = NewPosixProcessLauncher();
   Lines lines;
-  LaunchSpec spec{{"/usr/bin/env"}, {{"A", "1"}, {"B", "two words"}}, temp.path().string()};
+  LaunchSpec spec = Spec({"/usr/bin/env"}, {{"A", "1"}, {"B", "two words"}}, temp.path().string());
   auto process = launcher->Launch(spec, lines.Fn());
   ASSERT_THAT(process, IsOk());
   EXPECT_EQ((*process)->Wait().exit_code, 0);
@@ -254,7 +267,7 @@ TEST(PosixProcessLauncher, SignalGroupAfterWaitIsANoOp) {
 TEST(PosixProcessLauncher, FailsWithNotFoundForAMissingExecutable) {
   auto launcher = NewPosixProcessLauncher();
   Lines lines;
-  auto process = launcher->Launch(LaunchSpec{{"/nonexistent/train", "train"}, {}, ""}, lines.Fn());
+  auto process = launcher->Launch(Spec({"/nonexistent/train", "train"}), lines.Fn());
   EXPECT_THAT(process, StatusIs(absl::StatusCode::kNotFound,
                                 "/nonexistent/train: No such file or directory"));
 }
@@ -266,7 +279,7 @@ TEST(PosixProcessLauncher, FailsWithPermissionDeniedForAFileThatIsNotExecutable)
   ::chmod(script.c_str(), 0644);
   auto launcher = NewPosixProcessLauncher();
   Lines lines;
-  auto process = launcher->Launch(LaunchSpec{{script.string()}, {}, ""}, lines.Fn());
+  auto process = launcher->Launch(Spec({script.string()}), lines.Fn());
   EXPECT_THAT(process, StatusIs(absl::StatusCode::kPermissionDenied,
                                 script.string() + ": Permission denied"));
 }
@@ -285,6 +298,48 @@ TEST(PosixProcessLauncher, FailsWithInvalidArgumentForAnEmptyCommand) {
   auto process = launcher->Launch(LaunchSpec{}, lines.Fn());
   EXPECT_THAT(process, StatusIs(absl::StatusCode::kInvalidArgument, "empty command"));
   EXPECT_THAT(lines.out(), IsEmpty());
+}
+
+TEST(PosixProcessLauncher, APrivateHostsFileAndHostNameForTheChildOnly) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mount and UTS namespaces need root";
+  TempDir temp;
+  const std::string hosts = (temp.path() / "hosts").string();
+  std::ofstream(hosts) << "127.1.0.2 algo-2\n";
+  std::string before;
+  {
+    std::ifstream in("/etc/hosts");
+    before.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  char own_name[256] = {};
+  ::gethostname(own_name, sizeof own_name - 1);
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  LaunchSpec spec = Shell("cat /etc/hosts; hostname");
+  spec.hosts_file = hosts;
+  spec.hostname = "algo-2";
+  auto process = launcher->Launch(spec, lines.Fn());
+  ASSERT_THAT(process, IsOk());
+  EXPECT_EQ((*process)->Wait().exit_code, 0);
+  EXPECT_THAT(lines.out(), ElementsAre("127.1.0.2 algo-2", "algo-2"));
+  // Nothing changed for the worker.
+  std::ifstream in("/etc/hosts");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+            before);
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  EXPECT_STREQ(name, own_name);
+}
+
+TEST(PosixProcessLauncher, SaysWhenTheHostsFileCannotBeMounted) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mount and UTS namespaces need root";
+  auto launcher = NewPosixProcessLauncher();
+  Lines lines;
+  LaunchSpec spec = Shell("true");
+  spec.hosts_file = "/nonexistent/hosts";
+  auto process = launcher->Launch(spec, lines.Fn());
+  EXPECT_THAT(process, StatusIs(absl::StatusCode::kNotFound,
+                                "/bin/sh: cannot give the process its own /etc/hosts: "
+                                "No such file or directory"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/status_matchers.h"
 #include "tests/unit/worker/temp_dir.h"
@@ -177,6 +178,26 @@ TEST_F(TarGzTest, RefusesWhatIsNotATarArchive) {
               StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("checksum")));
   EXPECT_THAT(ExtractTarGz(temp_.path() / "missing.tar.gz", temp_.path() / "out"),
               StatusIs(absl::StatusCode::kInternal));
+}
+
+TEST_F(TarGzTest, MergesSeveralFoldersTheLaterOnesFileWinning) {
+  const fs::path a = temp_.path() / "a";
+  const fs::path b = temp_.path() / "b";
+  fs::create_directories(a / "sub");
+  fs::create_directories(b / "sub");
+  std::ofstream(a / "only-a.txt") << "a";
+  std::ofstream(a / "sub" / "both.txt") << "from a";
+  std::ofstream(b / "sub" / "both.txt") << "from b";
+  std::ofstream(b / "only-b.txt") << "b";
+  const fs::path archive = temp_.path() / "merged.tar.gz";
+  ASSERT_TRUE(WriteTarGz(std::vector<fs::path>{a, b}, archive).ok());
+  EXPECT_EQ(Shell("tar -tzf " + archive.string()),
+            "./\n./only-a.txt\n./only-b.txt\n./sub/\n./sub/both.txt\n");
+  const fs::path out = temp_.path() / "out";
+  ASSERT_TRUE(ExtractTarGz(archive, out).ok());
+  EXPECT_EQ(Shell("cat " + (out / "sub" / "both.txt").string()), "from b");
+  EXPECT_EQ(WriteTarGz(std::vector<fs::path>{}, archive).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
