@@ -231,6 +231,50 @@ void AddStoreFlags(CLI::App& app, Flags& flags) {
       ->capture_default_str();
 }
 
+// Where attempts run: amt-worker processes, or Slurm jobs.
+void AddExecutorFlags(CLI::App& app, Flags& flags) {
+  auto& o = flags.options;
+  app.add_option("--executor", o.executor,
+                 "Where training jobs run: local (amt-worker processes: amtd's local worker and "
+                 "any started with amt-worker --orchestrator) or slurm (every attempt one Slurm "
+                 "job named after its training job, running a one-shot amt-worker; no local "
+                 "worker; needs sbatch/squeue/scancel and SLURM_CONF as for those commands)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  app.add_option("--slurm-partition", o.slurm.partition, "sbatch --partition (default: Slurm's)");
+  app.add_option("--slurm-account", o.slurm.account, "sbatch --account");
+  app.add_option("--sbatch-arg", o.slurm.extra_sbatch_args,
+                 "One more sbatch option, passed as it is (repeat the flag for more), e.g. "
+                 "--sbatch-arg=--qos=low");
+  app.add_option("--max-slurm-jobs", o.slurm.max_jobs,
+                 "Slurm jobs submitted and not ended, at most (each tuning job's "
+                 "MaxParallelTrainingJobs applies too)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--slurm-resource-scale", o.slurm.resource_scale,
+                 "Multiplies the InstanceType's vCPUs and memory (ml.m5.large: 2 vCPUs, 8 GiB) "
+                 "asked of Slurm (--cpus-per-task, --mem; GPUs as --gres=gpu:K); at least 1 CPU. "
+                 "0: ask for no resources (Slurm's defaults)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--slurm-orchestrator-address", o.slurm.orchestrator_address,
+                 "How the Slurm jobs' workers reach amtd (default: unix:<data-dir>/amtd.sock, "
+                 "this machine only; give HOST:PORT for other nodes, with --host and --port)");
+  app.add_option("--slurm-work-dir", o.slurm.work_dir,
+                 "Where the Slurm jobs' workers put job folders (default: <data-dir>/jobs; other "
+                 "nodes need the data dir on a shared file system, as for the S3 folder)");
+  app.add_option("--slurm-poll-seconds", o.slurm.poll_seconds,
+                 "How often squeue is read while Slurm jobs are submitted")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag_callback(
+      "--slurm-no-tmp", [&o] { o.slurm.volume_as_tmp = false; },
+      "Do not ask for VolumeSizeInGB as sbatch --tmp (for clusters whose nodes declare no "
+      "TmpDisk, where every such job would be refused)");
+  app.add_option("--slurm-bin-dir", o.slurm_bin_dir,
+                 "The folder of sbatch, squeue and scancel (default: found on PATH)");
+}
+
 // Runs the daemon until SIGINT or SIGTERM; the exit code.
 int Run(const amt::daemon::DaemonOptions& options) {
   // A reader of our stdout or a client going away must never end amtd.
@@ -277,6 +321,7 @@ int main(int argc, char** argv) {
   AddEarlyStoppingFlags(app, flags);
   AddSpotFlags(app, flags);
   AddStoreFlags(app, flags);
+  AddExecutorFlags(app, flags);
   CLI11_PARSE(app, argc, argv);
   amt::daemon::DaemonOptions& options = flags.options;
   options.start_local_worker = !flags.no_local_worker;

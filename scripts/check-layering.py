@@ -31,6 +31,10 @@ The rules, and what each one means:
   core/       [no-wire]    State machines and the coordinator: messages, common/, nlohmann-json,
                            and the pure libraries plus store/. Never gRPC, Asio/Beast, api/,
                            gateway/, daemon/: handlers decode the wire and post onto the loop.
+  executor/   [executor]   Where attempts run besides connected workers (Slurm): runs sbatch,
+                           squeue and scancel (POSIX), hands single-use workers to core/
+                           (core/provisioner.h): standard library, POSIX, Abseil, messages,
+                           common/, core/. Never gRPC, Asio/Beast, api/, gateway/, daemon/.
   api/        [api]        The transport-neutral service and its gRPC handlers: anything in
                            orchestrator/ below it, never gateway/, daemon/, worker/, cli/.
   gateway/    [gateway]    The HTTP edge wraps api/: it reaches orchestrator state only through
@@ -116,6 +120,11 @@ RULES = {
                     lib("validation"), lib("store")],
         "core/ knows no wire: no gRPC, Asio/Beast, api/, gateway/, daemon/ (handlers decode "
         "and post onto the loop)"),
+    "orchestrator/executor": (
+        "executor", [STD, POSIX, ABSL, own("orchestrator/executor"), PROTO_MESSAGES, COMMON,
+                     lib("core")],
+        "executor/ runs Slurm's commands and hands workers to core/: no gRPC, Asio/Beast, api/, "
+        "gateway/, daemon/"),
 }
 
 # Folders whose rule is a deny list: anything but these.

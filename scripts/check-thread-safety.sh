@@ -17,7 +17,8 @@ if [ ! -f "$build_dir/proto/amt/v1/worker.pb.h" ]; then
   exit 1
 fi
 # worker/: the agent, job runners, log shippers and process readers run on their own threads.
-files=(worker/*.cc)
+# orchestrator/executor/: the Slurm executor's thread runs sbatch/squeue/scancel beside the loop.
+files=(worker/*.cc orchestrator/executor/*.cc)
 failed=0
 for f in "${files[@]}"; do
   if ! "$clangxx" -std=c++20 -fsyntax-only -Wthread-safety -Werror=thread-safety \

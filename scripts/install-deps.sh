@@ -24,6 +24,9 @@ PACKAGES=(
   python3-xgboost python3-sklearn
   # PyTorch 1.13 (CPU) for the managed-spot example's training script (examples/sdk/pytorch_src).
   python3-torch
+  # Slurm 22.05 and munge: the Slurm executor's tests start a one-machine cluster
+  # (scripts/slurm-up.sh; no daemon starts on install, as there is no systemd).
+  slurm-wlm munge
 )
 
 missing=()

@@ -47,6 +47,9 @@ void Agent::Diagnose(const std::string& message) const {
 }
 
 void Agent::Run() {
+  // A one-shot worker's job starts at once: Slurm gave it its node for that job only, and the
+  // reports wait in unacked_ until the first Hello.
+  if (options_.one_shot.has_value()) HandleStart(*options_.one_shot);
   auto backoff = options_.initial_backoff;
   bool said_unreachable = false;  // say it once per outage, not on every try
   std::optional<std::chrono::steady_clock::time_point> alone_since;  // not connected since
@@ -115,6 +118,7 @@ std::unique_ptr<WorkerStream> Agent::ConnectOnce() {
   hello.set_worker_id(options_.worker_id);
   hello.set_slots(options_.slots);
   hello.set_host(options_.host);
+  hello.set_one_shot(options_.one_shot.has_value());
   // "Running" until amtd has its JobExited: a job that ended while we were away is reported
   // right after the Hello, and amtd must not presume it lost in between.
   std::set<JobKey> running = undelivered_exits_;
@@ -224,6 +228,12 @@ void Agent::HandleAck(uint64_t seq) {
       undelivered_exits_.erase({exited.training_job_name(), exited.attempt()});
     }
     unacked_.pop_front();
+  }
+  if (options_.one_shot.has_value() && jobs_.empty() && unacked_.empty() && !exit_run_) {
+    // The one job's exit is saved by amtd: done. Ending the stream ends Run()'s read loop.
+    exit_run_ = true;
+    exit_cv_.SignalAll();
+    if (stream_ != nullptr) stream_->Cancel();
   }
 }
 

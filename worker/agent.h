@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -47,6 +48,11 @@ struct AgentOptions {
   // amtd's local worker uses it so a killed amtd that is not restarted leaves no trainers behind,
   // while one restarted in time finds its jobs still running.
   std::chrono::milliseconds orphan_timeout{0};
+  // One-shot mode (amt-worker --one-shot, as amtd's Slurm executor starts it): the agent runs
+  // this job from the start, before it has reached amtd, says so in every Hello (`running`,
+  // `one_shot`), and Run() returns once amtd has acknowledged the job's exit. Its slots are
+  // the job's instances.
+  std::optional<amt::v1::StartJob> one_shot;
   // Reports kept until amtd acknowledges them (replayed after a reconnect); beyond this many a
   // LogBatch is still sent when connected but not kept, and dropped when disconnected
   // (JobStarted and JobExited are always kept).

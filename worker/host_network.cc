@@ -1,5 +1,9 @@
 #include "worker/host_network.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 namespace amt::worker {
 namespace {
 
@@ -11,7 +15,10 @@ constexpr int kMaxNetworks = 254 * 256;
 
 std::string HostName(int index) { return "algo-" + std::to_string(index); }
 
-LoopbackNetworks::Lease::~Lease() { owner_->Give(index_); }
+LoopbackNetworks::Lease::~Lease() {
+  if (lock_fd_ > 0) ::close(lock_fd_);  // releases the flock
+  owner_->Give(index_);
+}
 
 std::string LoopbackNetworks::Lease::Address(int host) const {
   return "127." + std::to_string(1 + index_ / 256) + "." + std::to_string(index_ % 256) + "." +
@@ -20,15 +27,26 @@ std::string LoopbackNetworks::Lease::Address(int host) const {
 
 std::unique_ptr<LoopbackNetworks::Lease> LoopbackNetworks::Take() {
   MutexLock lock(&mu_);
-  int index = 0;
-  // taken_ is sorted: the first gap is the lowest free index.
-  for (int taken : taken_) {
-    if (taken != index) break;
-    ++index;
+  for (int index = 0; index < kMaxNetworks; ++index) {
+    if (taken_.count(index) > 0) continue;
+    const int fd = Claim(index);
+    if (fd < 0) continue;  // another process's job has it
+    taken_.insert(index);
+    return std::make_unique<Lease>(this, index, fd);
   }
-  if (index >= kMaxNetworks) return nullptr;
-  taken_.insert(index);
-  return std::make_unique<Lease>(this, index);
+  return nullptr;
+}
+
+int LoopbackNetworks::Claim(int index) const {
+  if (lock_dir_.empty()) return 0;
+  const std::string path = lock_dir_ + "/network-" + std::to_string(index) + ".lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return 0;  // an unusable folder: unique within this process, as without one
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 void LoopbackNetworks::Give(int index) {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -26,12 +27,21 @@ std::string HostName(int index);
 inline constexpr int kMaxHostsPerNetwork = 254;
 
 // Hands out job networks (their index), lowest free first. Thread-safe.
+//
+// With a lock folder, a network is also claimed machine-wide: an exclusive flock(2) on
+// <lock_dir>/network-<index>.lock, held while the lease lives, so workers of one machine (two
+// amtds' workers, or the one-shot workers Slurm starts side by side on a node) never give two
+// running jobs the same addresses. A lock the kernel drops with its process (a killed worker)
+// frees the network.
 class LoopbackNetworks {
  public:
+  // `lock_dir` empty: networks are unique within this process only.
+  explicit LoopbackNetworks(std::string lock_dir = "") : lock_dir_(std::move(lock_dir)) {}
   // A network held until the lease is destroyed.
   class Lease {
    public:
-    Lease(LoopbackNetworks* owner, int index) : owner_(owner), index_(index) {}
+    Lease(LoopbackNetworks* owner, int index, int lock_fd = -1)
+        : owner_(owner), index_(index), lock_fd_(lock_fd) {}
     ~Lease();
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
@@ -42,14 +52,20 @@ class LoopbackNetworks {
    private:
     LoopbackNetworks* owner_;
     int index_;
+    int lock_fd_;  // the machine-wide claim, -1 without a lock folder
   };
 
-  // The lowest free network; null when all 254 * 256 are taken.
+  // The lowest free network; null when all 254 * 256 are taken (or claimed elsewhere).
   std::unique_ptr<Lease> Take() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Give(int index) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The machine-wide claim of `index`: the locked file's descriptor, or -1 when another
+  // process holds it. Without a lock folder, 0 (nothing to hold).
+  int Claim(int index) const;
+
+  const std::string lock_dir_;
   Mutex mu_;
   std::set<int> taken_ ABSL_GUARDED_BY(mu_);
 };

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,10 +14,12 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/escaping.h"
 #include "common/clock.h"
 #include "common/grpc_credential.h"
 #include "common/mutex.h"
@@ -77,8 +80,31 @@ int main(int argc, char** argv) {
   app.add_option("--profile", profile,
                  "the profile of that file whose key to use (default: amt-worker if the file has "
                  "it, else default, else its only key)");
+  std::string network_lock_dir = "/tmp/amt-local-networks";
+  app.add_option("--network-lock-dir", network_lock_dir,
+                 "where the workers of this machine claim the loopback networks of their "
+                 "multi-instance jobs (a lock file each), so two workers' jobs never share "
+                 "addresses; empty: unique within this worker only")
+      ->capture_default_str();
+  std::string one_shot;
+  app.add_option("--one-shot", one_shot,
+                 "run only this job and exit once amtd has its exit: a StartJob, serialized and "
+                 "base64-encoded (amtd --executor slurm writes it into each Slurm job's batch "
+                 "script); its instances are the worker's slots");
   const pid_t parent = getppid();
   CLI11_PARSE(app, argc, argv);
+  std::optional<amt::v1::StartJob> one_shot_job;
+  if (!one_shot.empty()) {
+    std::string bytes;
+    amt::v1::StartJob start;
+    if (!absl::Base64Unescape(one_shot, &bytes) || !start.ParseFromString(bytes) ||
+        start.training_job_name().empty()) {
+      std::fprintf(stderr, "amt-worker: --one-shot: not a base64-encoded StartJob\n");
+      return 2;
+    }
+    slots = std::max(1, start.instance_count());
+    one_shot_job = std::move(start);
+  }
   if (exit_with_parent) {
     // SIGTERM on parent death is handled like any SIGTERM: jobs are stopped, then we exit.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -108,6 +134,12 @@ int main(int argc, char** argv) {
   options.worker_id = worker_id;
   options.host = host;
   options.slots = slots;
+  options.one_shot = one_shot_job;
+  if (!network_lock_dir.empty()) {
+    std::filesystem::create_directories(network_lock_dir, ec);
+    ::chmod(network_lock_dir.c_str(), 01777);  // any user's workers, as /tmp
+    options.runner.networks = std::make_shared<amt::worker::LoopbackNetworks>(network_lock_dir);
+  }
   options.diagnostics = diagnostics;
   options.orphan_timeout = std::chrono::milliseconds(static_cast<int64_t>(orphan_timeout * 1000));
   options.runner.job_dir.work_dir = work_dir;
@@ -117,7 +149,7 @@ int main(int argc, char** argv) {
   options.runner.keep_job_dirs = keep_job_dirs;
   options.runner.private_hosts =
       host_names == "private" || (host_names == "auto" && geteuid() == 0);
-  if (!keep_job_dirs) {
+  if (!keep_job_dirs && !one_shot_job.has_value()) {
     // Succeeded jobs' folders, emptied, become the next jobs' (JobDirPool says why).
     options.runner.job_dir.spares = std::make_shared<amt::worker::JobDirPool>(
         std::filesystem::absolute(work_dir, ec) / ".spare-folders", static_cast<size_t>(2 * slots));

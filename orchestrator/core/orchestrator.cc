@@ -21,8 +21,12 @@ absl::Status TrainingJobNotFound() { return ValidationError("Requested resource 
 }  // namespace
 
 Orchestrator::Orchestrator(OrchestratorOptions options, store::Store& store, const Clock& clock,
-                           Timers& timers)
-    : options_(std::move(options)), store_(store), clock_(clock), timers_(timers) {}
+                           Timers& timers, Provisioner* provisioner)
+    : options_(std::move(options)),
+      store_(store),
+      clock_(clock),
+      timers_(timers),
+      provisioner_(provisioner) {}
 
 // Every timer is a ScopedTimer in job_rt_, tuning_rt_ or store_retry_timer_: destroying them
 // cancels it.

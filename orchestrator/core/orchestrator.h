@@ -38,6 +38,7 @@
 #include "common/clock.h"
 #include "orchestrator/core/early_stopping.h"
 #include "orchestrator/core/launch_plan.h"
+#include "orchestrator/core/provisioner.h"
 #include "orchestrator/core/tags.h"
 #include "orchestrator/core/timers.h"
 #include "orchestrator/core/training_job.h"
@@ -92,9 +93,10 @@ struct OrchestratorOptions {
 class Orchestrator {
  public:
   // `store`, `clock` and `timers` must outlive the orchestrator. Destroying it cancels every
-  // timer it armed.
-  Orchestrator(OrchestratorOptions options, store::Store& store, const Clock& clock,
-               Timers& timers);
+  // timer it armed. `provisioner`, when given (amtd --executor slurm), must outlive it too: jobs
+  // no connected worker has room for go to workers it makes (provisioner.h).
+  Orchestrator(OrchestratorOptions options, store::Store& store, const Clock& clock, Timers& timers,
+               Provisioner* provisioner = nullptr);
   ~Orchestrator();
   Orchestrator(const Orchestrator&) = delete;
   Orchestrator& operator=(const Orchestrator&) = delete;
@@ -167,6 +169,12 @@ class Orchestrator {
   // accepts writes again). A report applied twice (a replay) changes nothing the second time.
   void OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
                       const v1::WorkerMessage& report);
+  // A provisioned worker (`link` its provisional link) ended without reporting the exit of
+  // `attempt` of `training_job_name` (provisioner.h): the attempt ends as `end` says, unless it
+  // has ended already or its worker has connected since.
+  void OnProvisionedWorkerEnded(const std::string& worker_id, const WorkerLink* link,
+                                const std::string& training_job_name, int attempt,
+                                const ProvisionedEnd& end);
 
  private:
   // The reports OnWorkerReport applies.
@@ -230,6 +238,11 @@ class Orchestrator {
 
   // Scheduling.
   void Schedule();
+  // A worker with `needed` free slots: a connected one, else one the provisioner makes (nullopt
+  // when neither can be had now).
+  std::optional<std::string> PlaceFor(int needed);
+  // A provisioned worker that got no job after all is dropped.
+  void DropIfUnused(const std::string& worker_id);
   absl::Status LaunchNextTrial(v1::TuningJobRecord& tuning, const std::string& worker_id);
   void Launch(v1::TrainingJobRecord& job, const std::string& worker_id);
   // Stops a job (signal to its worker, or at once when never placed). Returns the write's status;
@@ -273,6 +286,7 @@ class Orchestrator {
   store::Store& store_;
   const Clock& clock_;
   Timers& timers_;
+  Provisioner* const provisioner_;
 
   // Records by lower-cased name (SageMaker names are unique case-insensitively).
   std::map<std::string, v1::TuningJobRecord> tuning_;

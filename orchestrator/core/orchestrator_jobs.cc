@@ -69,14 +69,15 @@ void Orchestrator::Schedule() {
       continue;
     }
     const int needed = Instances(it->second);
-    if (needed > workers_.MaxSlots()) {
+    if (provisioner_ == nullptr && needed > workers_.MaxSlots()) {
       ++pos;
       continue;
     }
-    const auto worker = workers_.FreeWorker(needed);
+    const auto worker = PlaceFor(needed);
     if (!worker.has_value()) return;
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pos));
     Launch(it->second, *worker);  // may change waiting_: scan again from the front
+    DropIfUnused(*worker);        // the launch failed before the worker got the job
     pos = 0;
   }
   for (const auto& key : tuning_order_) {
@@ -88,12 +89,30 @@ void Orchestrator::Schedule() {
                                .max_parallel_training_jobs();
       if (RunningJobs(JobsOf(t), &TuningRt(t).settled) >= std::max(1, parallel)) break;
       const int needed = MostInstances(t);
-      if (needed > workers_.MaxSlots()) break;  // waits for a worker with that many slots
-      const auto worker = workers_.FreeWorker(needed);
+      // Waits for a worker with that many slots (a provisioner makes them to measure).
+      if (provisioner_ == nullptr && needed > workers_.MaxSlots()) break;
+      const auto worker = PlaceFor(needed);
       if (!worker.has_value()) return;
-      if (!LaunchNextTrial(t, *worker).ok()) break;
+      const bool launched = LaunchNextTrial(t, *worker).ok();
+      DropIfUnused(*worker);
+      if (!launched) break;
     }
   }
+}
+
+std::optional<std::string> Orchestrator::PlaceFor(int needed) {
+  if (auto worker = workers_.FreeWorker(needed); worker.has_value()) return worker;
+  if (provisioner_ == nullptr || !provisioner_->HasRoom()) return std::nullopt;
+  Provisioner::Provided provided = provisioner_->Provide(needed);
+  workers_.Connect(provided.worker_id, needed, std::move(provided.link), /*single_use=*/true);
+  return provided.worker_id;
+}
+
+void Orchestrator::DropIfUnused(const std::string& worker_id) {
+  if (provisioner_ == nullptr || !workers_.Idle(worker_id)) return;
+  const WorkerLink* link = workers_.LinkOf(worker_id);
+  // Only a provisional link that never got a job: a connected worker stays.
+  if (workers_.Disconnect(worker_id, link).has_value()) provisioner_->Discard(worker_id);
 }
 
 absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
@@ -184,6 +203,9 @@ void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_
   // What a StopJob would give; the worker uses it when one host of several fails.
   message.mutable_start()->set_stop_grace_seconds(options_.stop_grace_seconds *
                                                   options_.time_scale);
+  // For executors that ask a scheduler for the time and disk (Slurm's --time and --tmp).
+  message.mutable_start()->set_max_runtime_seconds(std::max(0.0, job.runtime_deadline() - now));
+  message.mutable_start()->set_volume_size_gb(job.describe().resource_config().volume_size_in_gb());
   workers_.Send(worker_id, message);
   Notify(job.tuning_job_name(), job.describe().training_job_name());
 }
@@ -390,7 +412,7 @@ void Orchestrator::EndTuningIfDone(v1::TuningJobRecord& tuning) {
 void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
                                      std::shared_ptr<WorkerLink> link) {
   const std::string& worker_id = hello.worker_id();
-  workers_.Connect(worker_id, hello.slots(), std::move(link));
+  workers_.Connect(worker_id, hello.slots(), std::move(link), hello.one_shot());
   std::set<std::string> reported;
   for (const auto& ref : hello.running()) {
     auto* job = FindTraining(ref.training_job_name());
@@ -424,6 +446,62 @@ void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
   }
   Schedule();
   Notify("", "");
+}
+
+void Orchestrator::OnProvisionedWorkerEnded(const std::string& worker_id, const WorkerLink* link,
+                                            const std::string& training_job_name, int attempt,
+                                            const ProvisionedEnd& end) {
+  // Still provisional (the worker never connected): it is gone. A worker that did connect
+  // leaves through OnWorkerDisconnected instead, with its own link.
+  const bool never_connected = workers_.Disconnect(worker_id, link).has_value();
+  auto* job = FindTraining(training_job_name);
+  if (job == nullptr || IsTerminal(*job) || job->attempt() != attempt ||
+      job->worker_id() != worker_id) {
+    Schedule();
+    return;
+  }
+  if (!never_connected && workers_.Runs(worker_id, Key(training_job_name))) {
+    return;  // its worker is connected and will report the exit itself
+  }
+  const std::string name = job->describe().training_job_name();
+  const bool stopping = job->describe().training_job_status() == kStopping;
+  if (end.kind == ProvisionedEnd::Kind::kCancelled && (stopping || job->interrupted())) {
+    // amtd cancelled it (a stop, or a spot interruption): as if the worker had stopped it.
+    v1::JobExited exited;
+    exited.set_training_job_name(name);
+    exited.set_attempt(attempt);
+    exited.set_signal(15);
+    exited.set_stop_requested(true);
+    OnJobExited(exited);
+    return;
+  }
+  if (end.kind == ProvisionedEnd::Kind::kRetryable) {
+    if (RetryInPlace(*job, end.message)) {
+      Schedule();
+      Notify(job->tuning_job_name(), name);
+      return;
+    }
+  }
+  ExitReport report;
+  report.failure_reason = end.message;
+  switch (end.kind) {
+    case ProvisionedEnd::Kind::kRefused:
+      report.launch_failed = true;
+      break;
+    case ProvisionedEnd::Kind::kRetryable:
+      report.internal_error = !stopping;
+      break;
+    case ProvisionedEnd::Kind::kOutOfMemory:
+      report.signal = 9;  // AlgorithmError, with Slurm's words
+      break;
+    case ProvisionedEnd::Kind::kCancelled:
+    case ProvisionedEnd::Kind::kFailed:
+      report.exit_code = 1;
+      break;
+  }
+  EndJob(*job, report);
+  Schedule();
+  Notify(job->tuning_job_name(), name);
 }
 
 void Orchestrator::OnWorkerDisconnected(const std::string& worker_id, const WorkerLink* link) {

@@ -4,8 +4,10 @@
 
 namespace amt::core {
 
-void WorkerPool::Connect(const std::string& id, int slots, std::shared_ptr<WorkerLink> link) {
+void WorkerPool::Connect(const std::string& id, int slots, std::shared_ptr<WorkerLink> link,
+                         bool single_use) {
   auto& worker = workers_[id];
+  worker.single_use = single_use;
   worker.slots = std::max(1, slots);
   worker.link = std::move(link);
   worker.jobs.clear();
@@ -44,6 +46,7 @@ std::optional<std::string> WorkerPool::FreeWorker(int needed) const {
   const std::string* best = nullptr;
   int best_free = std::max(1, needed) - 1;
   for (const auto& [id, worker] : workers_) {
+    if (worker.single_use) continue;
     const int free = worker.slots - worker.busy;
     if (free > best_free) {
       best = &id;
@@ -56,8 +59,20 @@ std::optional<std::string> WorkerPool::FreeWorker(int needed) const {
 
 int WorkerPool::MaxSlots() const {
   int most = 0;
-  for (const auto& [id, worker] : workers_) most = std::max(most, worker.slots);
+  for (const auto& [id, worker] : workers_) {
+    if (!worker.single_use) most = std::max(most, worker.slots);
+  }
   return most;
+}
+
+bool WorkerPool::Idle(const std::string& id) const {
+  const auto it = workers_.find(id);
+  return it != workers_.end() && it->second.jobs.empty();
+}
+
+const WorkerLink* WorkerPool::LinkOf(const std::string& id) const {
+  const auto it = workers_.find(id);
+  return it == workers_.end() ? nullptr : it->second.link.get();
 }
 
 void WorkerPool::Assign(const std::string& id, const std::string& key, int instances) {

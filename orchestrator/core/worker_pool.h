@@ -29,8 +29,11 @@ class WorkerLink {
 class WorkerPool {
  public:
   // Registers `id` with `slots` (at least 1) over `link`, replacing an earlier connection of the
-  // same id; the jobs it runs are then only those Assign()ed again.
-  void Connect(const std::string& id, int slots, std::shared_ptr<WorkerLink> link);
+  // same id; the jobs it runs are then only those Assign()ed again. A `single_use` worker (a
+  // one-shot worker started for one attempt: provisioner.h) is never offered by FreeWorker nor
+  // counted by MaxSlots: it runs only the job it was made for.
+  void Connect(const std::string& id, int slots, std::shared_ptr<WorkerLink> link,
+               bool single_use = false);
   // Removes `id` when `link` is its current connection and returns the keys of the jobs it ran;
   // nullopt (nothing changed) for a late disconnect of a replaced connection or an unknown id.
   std::optional<std::set<std::string>> Disconnect(const std::string& id, const WorkerLink* link);
@@ -44,6 +47,10 @@ class WorkerPool {
   void Assign(const std::string& id, const std::string& key, int instances = 1);
   // Frees the slot job `key` held on `id`, if any.
   void Release(const std::string& id, const std::string& key);
+  // Whether `id` is connected and runs no job.
+  bool Idle(const std::string& id) const;
+  // `id`'s current connection; nullptr when not connected.
+  const WorkerLink* LinkOf(const std::string& id) const;
   // Whether `id` is connected and runs job `key`.
   bool Runs(const std::string& id, const std::string& key) const;
   // Notes that the report numbered `seq` from `id`'s current connection `link` was applied; a
@@ -64,6 +71,7 @@ class WorkerPool {
     // Keys (lower-cased names) of the training jobs it runs -> the slots each takes.
     std::map<std::string, int> jobs;
     int busy = 0;              // the sum of `jobs`' slots
+    bool single_use = false;   // runs only the job it was made for
     uint64_t applied_seq = 0;  // highest report seq applied over `link`
     uint64_t acked_seq = 0;    // highest seq acknowledged over `link`
   };

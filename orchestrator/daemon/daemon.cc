@@ -20,6 +20,8 @@
 #include "orchestrator/api/worker_service.h"
 #include "orchestrator/core/orchestrator.h"
 #include "orchestrator/daemon/local_worker.h"
+#include "orchestrator/executor/command.h"
+#include "orchestrator/executor/slurm_executor.h"
 #include "orchestrator/gateway/aws_json.h"
 #include "orchestrator/gateway/cloudwatch_logs.h"
 #include "orchestrator/gateway/cloudwatch_metrics.h"
@@ -91,7 +93,9 @@ class DaemonImpl final : public Daemon {
     if (options.http_port >= 0) {
       if (auto s = StartHttp(options); !s.ok()) return s;
     }
-    if (options.start_local_worker) return StartLocalWorker(options);
+    if (options.start_local_worker && options.executor == "local") {
+      return StartLocalWorker(options);
+    }
     return absl::OkStatus();
   }
 
@@ -119,6 +123,8 @@ class DaemonImpl final : public Daemon {
       });
       loop_->Stop();
     }
+    // Its Slurm jobs keep running; the next amtd of this data dir takes them back.
+    slurm_.reset();
   }
 
  private:
@@ -174,11 +180,76 @@ class DaemonImpl final : public Daemon {
     if (!store.ok()) return store.status();
     store_ = std::move(*store);
     MarkJobsFolder(data_dir_);
+    // Before the loop exists: a refusal here leaves nothing to stop.
+    if (options.executor == "slurm") {
+      if (auto s = StartSlurm(options); !s.ok()) return s;
+    } else if (options.executor != "local") {
+      return absl::InvalidArgumentError("--executor must be local or slurm");
+    }
     loop_ = std::make_unique<api::Loop>();
     timers_ = std::make_unique<api::AsioTimers>(*loop_, clock_);
-    orchestrator_ = std::make_unique<core::Orchestrator>(orch, *store_, clock_, *timers_);
+    orchestrator_ =
+        std::make_unique<core::Orchestrator>(orch, *store_, clock_, *timers_, slurm_.get());
     loop_->Start();
     if (auto s = loop_->Call([this] { return orchestrator_->Load(); }); !s.ok()) return s;
+    if (slurm_ != nullptr) {
+      // The Slurm jobs an earlier amtd of this data dir submitted, taken back before any worker
+      // can connect (their workers reconnect by themselves once they run).
+      auto recovered = slurm_->Recover();
+      if (!recovered.ok()) return recovered.status();
+      loop_->Call([this, &recovered] {
+        for (auto& r : *recovered) orchestrator_->OnWorkerConnected(r.hello, r.link);
+      });
+    }
+    return absl::OkStatus();
+  }
+
+  // The Slurm executor, its settings completed; FailedPrecondition when Slurm does not answer.
+  absl::Status StartSlurm(const DaemonOptions& options) {
+    executor::SlurmOptions slurm = options.slurm;
+    if (slurm.worker_binary.empty()) {
+      slurm.worker_binary =
+          options.worker_binary.empty() ? ExecutableDir() + "/amt-worker" : options.worker_binary;
+    }
+    if (slurm.orchestrator_address.empty()) {
+      // On this machine the data dir's Unix socket (known before the port is); other nodes
+      // need --slurm-orchestrator-address HOST:PORT.
+      const std::string socket = data_dir_ + "/amtd.sock";
+      slurm.orchestrator_address = socket.size() <= 107
+                                       ? "unix:" + socket
+                                       : options.host + ":" + std::to_string(options.port);
+    }
+    if (slurm.work_dir.empty()) slurm.work_dir = data_dir_ + "/jobs";
+    if (slurm.output_dir.empty()) slurm.output_dir = data_dir_ + "/slurm";
+    if (slurm.owner.empty()) {
+      char owner[32];
+      std::snprintf(owner, sizeof(owner), "%016zx", std::hash<std::string>{}(data_dir_));
+      slurm.owner = owner;
+    }
+    if (slurm.credentials_file.empty() && !options.credentials_file.empty()) {
+      slurm.credentials_file = fs::absolute(options.credentials_file).string();
+    }
+    if (!options.slurm_bin_dir.empty()) {
+      slurm.sbatch = options.slurm_bin_dir + "/sbatch";
+      slurm.squeue = options.slurm_bin_dir + "/squeue";
+      slurm.scancel = options.slurm_bin_dir + "/scancel";
+    }
+    std::error_code ec;
+    fs::create_directories(slurm.output_dir, ec);
+    fs::create_directories(slurm.work_dir, ec);
+    command_runner_ = executor::NewProcessCommandRunner();
+    executor::SlurmExecutorHooks hooks;
+    hooks.post = [this](std::function<void()> task) { loop_->Post(std::move(task)); };
+    hooks.ended = [this](const std::string& worker_id, const core::WorkerLink* link,
+                         const std::string& job, int attempt, const core::ProvisionedEnd& end) {
+      if (orchestrator_)
+        orchestrator_->OnProvisionedWorkerEnded(worker_id, link, job, attempt, end);
+    };
+    hooks.log = [](const std::string& message) { std::cerr << "amtd: slurm: " << message << "\n"; };
+    auto started =
+        executor::SlurmExecutor::Start(std::move(slurm), *command_runner_, std::move(hooks));
+    if (!started.ok()) return started.status();
+    slurm_ = std::move(*started);
     return absl::OkStatus();
   }
 
@@ -293,6 +364,8 @@ class DaemonImpl final : public Daemon {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<api::Loop> loop_;
   std::unique_ptr<api::AsioTimers> timers_;
+  std::unique_ptr<executor::CommandRunner> command_runner_;
+  std::unique_ptr<executor::SlurmExecutor> slurm_;  // --executor slurm; outlives orchestrator_
   std::unique_ptr<core::Orchestrator> orchestrator_;
   std::unique_ptr<api::SageMakerApi> api_;
   std::unique_ptr<api::TuningServiceImpl> tuning_service_;

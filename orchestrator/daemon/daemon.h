@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "orchestrator/core/orchestrator.h"
+#include "orchestrator/executor/slurm_plan.h"
 #include "orchestrator/gateway/http_server.h"
 
 namespace amt::daemon {
@@ -35,6 +36,16 @@ struct DaemonOptions {
   // --init); without it that start is refused, as it would forget every job.
   bool init = false;
   bool start_local_worker = true;
+  // Where training-job attempts run: "local" (amt-worker processes: the local one, and any
+  // started by hand) or "slurm" (each attempt a Slurm job running a one-shot amt-worker:
+  // executor/slurm_executor.h; no local worker is started, workers started by hand still join).
+  std::string executor = "local";
+  // --executor slurm's settings. Filled in when empty: worker_binary (amt-worker next to amtd),
+  // orchestrator_address (unix:<data-dir>/amtd.sock, else host:port), work_dir
+  // (<data-dir>/jobs), output_dir (<data-dir>/slurm), owner (from the data dir's path).
+  // `slurm_bin_dir`, when set, is where sbatch, squeue and scancel are.
+  executor::SlurmOptions slurm;
+  std::string slurm_bin_dir;
   int local_worker_slots = 0;  // 0: the number of CPUs
   std::string worker_binary;   // default: amt-worker next to the running executable
   // The local worker outlives a killed amtd this long, then stops its jobs (local_worker.h).
@@ -57,8 +68,8 @@ class Daemon {
   // Starts everything; returns once amtd accepts requests. FailedPrecondition when the port is
   // taken, another amtd holds the data dir, the data dir has job folders but its database is
   // missing or empty (unless `init`), or `host` is not loopback and neither credentials nor
-  // `insecure` are given; InvalidArgument for a bad image map or credentials file; Internal for
-  // store errors.
+  // `insecure` are given, or --executor slurm and Slurm does not answer; InvalidArgument for a bad
+  // image map or credentials file; Internal for store errors.
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options);
   virtual ~Daemon() = default;
 

@@ -56,7 +56,10 @@ std::string WriteImageMap(const std::string& dir) {
                 "/examples/failing_trainer/train\"],\n"
                 "  \"amt-local/distributed-trainer:latest\": [\"" +
                 SourceDir() +
-                "/examples/distributed_trainer/train\"]\n"
+                "/examples/distributed_trainer/train\"],\n"
+                "  \"amt-local/pytorch-ddp:latest\": [\"" +
+                SourceDir() +
+                "/examples/pytorch_ddp/train\"]\n"
                 "}\n");
   return path;
 }

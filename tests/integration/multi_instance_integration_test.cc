@@ -155,6 +155,28 @@ TEST_F(MultiInstanceIntegrationTest, AStopReachesEveryHost) {
   EXPECT_THAT(logs, Contains("SIGTERM received on algo-2"));
 }
 
+TEST_F(MultiInstanceIntegrationTest, PyTorchDdpTrainsOneModelOverTwoHosts) {
+  std::string json = JobJson("ddp", R"({"epochs": "3", "lr": "0.1"})");
+  json.replace(json.find("amt-local/distributed-trainer:latest"),
+               std::string("amt-local/distributed-trainer:latest").size(),
+               "amt-local/pytorch-ddp:latest");
+  const std::string regex = R"re("^epoch=[0-9]+ loss=([0-9.eE+-]+)")re";
+  json.replace(json.find(regex), regex.size(), R"re("val_loss=([0-9.eE+-]+)")re");
+  CreateTrainingJob(*amtd_, json);
+  const auto job = WaitForTrainingJob(amtd_->stub(), "ddp", Terminal);
+  ASSERT_EQ(job.training_job_status(), "Completed") << job.failure_reason();
+  const auto logs = ReadLogs(amtd_->stub(), "ddp");
+  EXPECT_THAT(logs, Contains("host=algo-1 rank=0 of 2"));
+  EXPECT_THAT(logs, Contains("host=algo-2 rank=1 of 2"));
+  // DDP averaged the gradients of both shards: the fit found y = 3x - 1.
+  EXPECT_THAT(logs, Contains(::testing::StartsWith("w=2.99")));
+  ASSERT_EQ(job.final_metric_data_list_size(), 1);
+  EXPECT_LT(job.final_metric_data_list(0).value(), 0.02);
+  const std::string archive = dir_ + "/data/s3/bucket/out/ddp/output/model.tar.gz";
+  ASSERT_TRUE(worker::ExtractTarGz(archive, dir_ + "/ddp-model").ok());
+  EXPECT_TRUE(fs::exists(dir_ + "/ddp-model/model.pt"));
+}
+
 TEST(MultiInstanceSpotIntegrationTest, ASpotInterruptionReachesEveryHostAndTheJobRunsAgain) {
   const std::string dir = MakeTempDir("amt-multi-spot");
   Amtd amtd(dir + "/data", {"--image-map", WriteImageMap(dir), "--slots", "2",

@@ -81,7 +81,7 @@ class OrchestratorTest : public ::testing::Test {
     options.spot_seed = 99;
     options.max_unsaved_log_bytes = max_unsaved_log_bytes_;
     options.log = [this](const std::string& message) { log_.push_back(message); };
-    orch_ = std::make_unique<Orchestrator>(options, faulty_, clock_, timers_);
+    orch_ = std::make_unique<Orchestrator>(options, faulty_, clock_, timers_, provisioner_);
   }
 
   std::shared_ptr<FakeWorkerLink> Connect(int slots, std::vector<v1::JobRef> running = {}) {
@@ -150,6 +150,7 @@ class OrchestratorTest : public ::testing::Test {
   }
 
   spot::SpotOptions spot_;  // the library's defaults unless a test changes them and Rebuild()s
+  Provisioner* provisioner_ = nullptr;  // likewise (provisioner_test.cc)
   size_t max_unsaved_log_bytes_ = OrchestratorOptions().max_unsaved_log_bytes;  // likewise
   FakeClock clock_;
   std::map<std::string, int64_t> lines_logged_;  // by job#attempt, for LogBatch.first_line

@@ -155,6 +155,30 @@ TEST_F(AgentTest, SaysHelloWithItsIdAndSlotsWhenConnected) {
   EXPECT_EQ(written[0].hello().running_size(), 0);
 }
 
+TEST_F(AgentTest, AOneShotAgentRunsItsJobAtOnceSaysSoAndReturnsOnceItsExitIsAcknowledged) {
+  options_.one_shot = StartMessage("job-1", 3).start();
+  StartAgent(launcher_);
+  // The job starts before the agent has reached amtd (no stream is offered yet).
+  auto process = launcher_.WaitForProcess(0);
+  ASSERT_NE(process, nullptr);
+  auto stream = connector_.Offer();
+  const Messages hello = stream->WaitForWritten([](const Messages& m) { return !m.empty(); });
+  ASSERT_TRUE(hello[0].has_hello());
+  EXPECT_TRUE(hello[0].hello().one_shot());
+  ASSERT_EQ(hello[0].hello().running_size(), 1);
+  EXPECT_EQ(hello[0].hello().running(0).training_job_name(), "job-1");
+  EXPECT_EQ(hello[0].hello().running(0).attempt(), 3);
+  // An Ack of JobStarted alone does not end it: the job still runs.
+  const Messages started = stream->WaitForWritten(HasStartOf("job-1"));
+  stream->Push(AckOfAll(started));
+  process->Exit(0);
+  const Messages written = stream->WaitForWritten(HasExitOf("job-1"));
+  EXPECT_THAT(Kinds(written), ElementsAre("hello", "started job-1", "exited job-1"));
+  stream->Push(AckOfAll(written));
+  run_thread_.join();  // Run() returned by itself
+  agent_.reset();
+}
+
 TEST_F(AgentTest, RunsAJobFromStartJobToJobExited) {
   auto stream = connector_.Offer();
   StartAgent(launcher_);

@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/worker/temp_dir.h"
 
 namespace amt::worker {
 namespace {
@@ -38,6 +39,27 @@ TEST(LoopbackNetworks, AddressesLeave127Dot0AndCarryIntoTheSecondOctet) {
   for (int i = 0; i <= 256; ++i) leases.push_back(networks.Take());
   EXPECT_EQ(leases[255]->Address(3), "127.1.255.3");
   EXPECT_EQ(leases[256]->Address(3), "127.2.0.3");
+}
+
+TEST(LoopbackNetworks, WorkersSharingALockFolderNeverHandOutTheSameNetwork) {
+  testing::TempDir temp;
+  // Two workers of one machine (flock conflicts between open files, so two pools in one
+  // process stand for two processes).
+  LoopbackNetworks a(temp.path().string());
+  LoopbackNetworks b(temp.path().string());
+  auto a0 = a.Take();
+  auto b0 = b.Take();
+  auto a1 = a.Take();
+  ASSERT_NE(a0, nullptr);
+  ASSERT_NE(b0, nullptr);
+  ASSERT_NE(a1, nullptr);
+  EXPECT_EQ(a0->index(), 0);
+  EXPECT_EQ(b0->index(), 1);
+  EXPECT_EQ(a1->index(), 2);
+  // A network given back is free for the other worker too.
+  a0.reset();
+  auto b1 = b.Take();
+  EXPECT_EQ(b1->index(), 0);
 }
 
 TEST(HostsFileText, KeepsTheMachinesLinesThenNamesEveryHost) {
