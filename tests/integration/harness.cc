@@ -231,6 +231,20 @@ v1::DescribeTrainingJobResponse WaitForTrainingJob(
       [&](grpc::ClientContext* c) { return stub.WatchTrainingJob(c, request); }, done);
 }
 
+void CreateTrainingJob(Amtd& amtd, const std::string& json) {
+  v1::CreateTrainingJobRequest request;
+  ASSERT_TRUE(JsonToProto(json, &request).ok()) << json;
+  grpc::ClientContext ctx;
+  v1::CreateTrainingJobResponse response;
+  const auto status = amtd.stub().CreateTrainingJob(&ctx, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+}
+
+bool Terminal(const v1::DescribeTrainingJobResponse& job) {
+  const auto& s = job.training_job_status();
+  return s == "Completed" || s == "Failed" || s == "Stopped";
+}
+
 v1::CreateHyperParameterTuningJobRequest TuningRequestFromJson(const std::string& json) {
   v1::CreateHyperParameterTuningJobRequest request;
   const auto status = JsonToProto(json, &request);

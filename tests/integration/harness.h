@@ -91,6 +91,13 @@ v1::WatchHyperParameterTuningJobResponse WaitForTuningSnapshot(
     v1::TuningService::Stub& stub, const std::string& name,
     const std::function<bool(const v1::WatchHyperParameterTuningJobResponse&)>& done);
 
+// CreateTrainingJob of a request body in SageMaker's JSON; fails the test when it does not parse
+// or amtd refuses it.
+void CreateTrainingJob(Amtd& amtd, const std::string& json);
+
+// Whether a training job has ended (Completed, Failed or Stopped), for WaitForTrainingJob.
+bool Terminal(const v1::DescribeTrainingJobResponse& job);
+
 // Every log line of a training job so far (GetTrainingJobLogs, not following).
 std::vector<std::string> ReadLogs(v1::TuningService::Stub& stub, const std::string& job);
 

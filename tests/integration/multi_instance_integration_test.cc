@@ -41,20 +41,6 @@ std::string JobJson(const std::string& name, const std::string& hyperparameters)
   })j";
 }
 
-void CreateTrainingJob(Amtd& amtd, const std::string& json) {
-  v1::CreateTrainingJobRequest request;
-  ASSERT_TRUE(JsonToProto(json, &request).ok());
-  grpc::ClientContext ctx;
-  v1::CreateTrainingJobResponse response;
-  const auto status = amtd.stub().CreateTrainingJob(&ctx, request, &response);
-  ASSERT_TRUE(status.ok()) << status.error_message();
-}
-
-bool Terminal(const v1::DescribeTrainingJobResponse& job) {
-  const auto& s = job.training_job_status();
-  return s == "Completed" || s == "Failed" || s == "Stopped";
-}
-
 // Follows the job's log until `seen(lines so far)` holds (or the job ends); the lines read.
 std::vector<std::string> FollowLogsUntil(
     Amtd& amtd, const std::string& job,

@@ -63,20 +63,6 @@ std::string TrainingJobJson(const std::string& name, const std::string& hyperpar
          (extra.empty() ? std::string("}") : R"j(, "MaxWaitTimeInSeconds": 7200})j") + extra + "}";
 }
 
-void CreateTrainingJob(Amtd& amtd, const std::string& json) {
-  v1::CreateTrainingJobRequest request;
-  ASSERT_TRUE(JsonToProto(json, &request).ok()) << json;
-  grpc::ClientContext ctx;
-  v1::CreateTrainingJobResponse response;
-  const auto status = amtd.stub().CreateTrainingJob(&ctx, request, &response);
-  ASSERT_TRUE(status.ok()) << status.error_message();
-}
-
-bool Terminal(const v1::DescribeTrainingJobResponse& job) {
-  const auto& s = job.training_job_status();
-  return s == "Completed" || s == "Failed" || s == "Stopped";
-}
-
 TEST(SlurmIntegrationTest, ARandomTuningJobWithAutoEarlyStoppingRunsThroughSlurm) {
   const std::string dir = MakeTempDir("amt-slurm-tuning");
   Amtd amtd(dir + "/data", SlurmFlags(dir));

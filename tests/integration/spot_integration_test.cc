@@ -40,26 +40,12 @@ std::string TrainingJobJson(const std::string& name, bool spot) {
   })j";
 }
 
-void CreateTrainingJob(Amtd& amtd, const std::string& json) {
-  v1::CreateTrainingJobRequest request;
-  ASSERT_TRUE(JsonToProto(json, &request).ok());
-  grpc::ClientContext ctx;
-  v1::CreateTrainingJobResponse response;
-  const auto status = amtd.stub().CreateTrainingJob(&ctx, request, &response);
-  ASSERT_TRUE(status.ok()) << status.error_message();
-}
-
 std::vector<std::string> SecondaryStatuses(const v1::DescribeTrainingJobResponse& job) {
   std::vector<std::string> out;
   for (const auto& t : job.secondary_status_transitions()) {
     if (out.empty() || out.back() != t.status()) out.push_back(t.status());
   }
   return out;
-}
-
-bool Terminal(const v1::DescribeTrainingJobResponse& job) {
-  const auto& s = job.training_job_status();
-  return s == "Completed" || s == "Failed" || s == "Stopped";
 }
 
 TEST(SpotIntegrationTest, InterruptedJobResumesFromItsCheckpointAndEndsLikeAnUninterruptedOne) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/escaping.h"
+#include "orchestrator/validation/instance_types.h"
 #include "tests/support/status_matchers.h"
 
 namespace amt::executor {
@@ -36,6 +37,16 @@ TEST(ResourcesOf, ReadsTheSizeAndTheFamily) {
   EXPECT_EQ(ResourcesOf("ml.p3.16xlarge")->gpus, 8);
   EXPECT_EQ(ResourcesOf("ml.g6e.xlarge")->memory_gib, 32);
   EXPECT_EQ(ResourcesOf("ml.t3.medium")->memory_gib, 4);
+}
+
+TEST(ResourcesOf, KnowsEveryTrainingInstanceTypeSageMakerAccepts) {
+  // So no request that passed validation is refused by the executor for its instance type.
+  for (const std::string& type : validation::TrainingInstanceTypes()) {
+    const auto r = ResourcesOf(type);
+    ASSERT_TRUE(r.has_value()) << type;
+    EXPECT_GE(r->vcpus, 2) << type;
+    EXPECT_GE(r->memory_gib, 4) << type;
+  }
 }
 
 TEST(ResourcesOf, RefusesWhatIsNotAnInstanceType) {
