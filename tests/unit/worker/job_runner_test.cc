@@ -423,7 +423,7 @@ TEST_F(JobRunnerTest, TheOthersGetSigtermWhenAHostFailsAndSigkillAfterTheGrace) 
   first->Exit(0);
   ASSERT_TRUE(third->WaitForSignals(2));
   EXPECT_EQ(third->signals(), (std::vector<int>{SIGTERM, SIGKILL}));
-  const auto& exited = reports_.WaitForExit().back().exited();
+  const amt::v1::JobExited exited = reports_.WaitForExit().back().exited();
   EXPECT_EQ(exited.exit_code(), 3);  // the failed host's
   EXPECT_FALSE(exited.stop_requested());
 }
