@@ -240,8 +240,7 @@ void SlurmExecutor::Poll() {
       if (found == by_id.end()) {
         // Forgotten by slurmctld (past MinJobAge) or never listed: lost after two polls.
         if (++missing_[t.slurm_id] < 2) continue;
-        const SlurmEnd end = ClassifyEnd(t.slurm_id, "", "");
-        ends.push_back({worker_id, {core::ProvisionedEnd::Kind::kRetryable, end.message}});
+        ends.push_back({worker_id, ClassifyEnd(t.slurm_id, "", "")});
         continue;
       }
       missing_.erase(t.slurm_id);
@@ -257,24 +256,7 @@ void SlurmExecutor::Poll() {
         continue;
       }
       if (!IsFinalState(job.state)) continue;
-      const SlurmEnd end = ClassifyEnd(t.slurm_id, job.state, job.reason);
-      core::ProvisionedEnd out;
-      out.message = end.message;
-      switch (end.kind) {
-        case SlurmEnd::Kind::kRetryable:
-          out.kind = core::ProvisionedEnd::Kind::kRetryable;
-          break;
-        case SlurmEnd::Kind::kOutOfMemory:
-          out.kind = core::ProvisionedEnd::Kind::kOutOfMemory;
-          break;
-        case SlurmEnd::Kind::kCancelled:
-          out.kind = core::ProvisionedEnd::Kind::kCancelled;
-          break;
-        case SlurmEnd::Kind::kFailed:
-          out.kind = core::ProvisionedEnd::Kind::kFailed;
-          break;
-      }
-      ends.push_back({worker_id, std::move(out)});
+      ends.push_back({worker_id, ClassifyEnd(t.slurm_id, job.state, job.reason)});
     }
     for (const auto& [worker_id, end] : ends) EndLocked(worker_id, end);
   }

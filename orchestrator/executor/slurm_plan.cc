@@ -218,25 +218,27 @@ bool IsFinalState(std::string_view state) {
   return std::find(std::begin(kFinal), std::end(kFinal), state) != std::end(kFinal);
 }
 
-SlurmEnd ClassifyEnd(const std::string& job_id, std::string_view state, std::string_view reason) {
-  SlurmEnd end;
+core::ProvisionedEnd ClassifyEnd(const std::string& job_id, std::string_view state,
+                                 std::string_view reason) {
+  using Kind = core::ProvisionedEnd::Kind;
+  core::ProvisionedEnd end;
   const std::string what =
       "Slurm job " + job_id + " ended " + std::string(state) +
       (reason.empty() || reason == "None" ? std::string() : " (" + std::string(reason) + ")");
   if (state == "OUT_OF_MEMORY") {
-    end.kind = SlurmEnd::Kind::kOutOfMemory;
+    end.kind = Kind::kOutOfMemory;
     end.message = what + ": the training job ran out of memory";
   } else if (state == "CANCELLED") {
-    end.kind = SlurmEnd::Kind::kCancelled;
+    end.kind = Kind::kCancelled;
     end.message = what;
   } else if (state == "NODE_FAIL" || state == "PREEMPTED" || state == "BOOT_FAIL" ||
              state == "REVOKED" || state.empty()) {
-    end.kind = SlurmEnd::Kind::kRetryable;
+    end.kind = Kind::kRetryable;
     end.message = state.empty() ? "Slurm job " + job_id + " is no longer known to Slurm" : what;
   } else {
     // COMPLETED, FAILED, TIMEOUT, DEADLINE without the worker's report: the worker could not
     // run or reach amtd (its log is the Slurm job's output file).
-    end.kind = SlurmEnd::Kind::kFailed;
+    end.kind = Kind::kFailed;
     end.message = what + " before its worker reported the training job's exit";
   }
   return end;

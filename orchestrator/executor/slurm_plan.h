@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "amt/v1/worker.pb.h"
+#include "orchestrator/core/provisioner.h"
 
 namespace amt::executor {
 
@@ -103,18 +104,12 @@ std::vector<SlurmJobState> ParseSqueue(std::string_view text);
 bool IsFinalState(std::string_view state);
 
 // What the end of a Slurm job means for the training-job attempt it ran, when its worker did not
-// report the attempt's exit (it died with the job, or never started).
-struct SlurmEnd {
-  enum class Kind {
-    kRetryable,    // node failure, preemption, boot failure, lost: InternalServerError, retried
-    kOutOfMemory,  // OUT_OF_MEMORY: AlgorithmError with Slurm's reason
-    kCancelled,    // cancelled (amtd stopped it, or someone ran scancel)
-    kFailed,       // any other end without a report: the worker could not run
-  };
-  Kind kind = Kind::kRetryable;
-  std::string message;  // for FailureReason: what Slurm said
-};
-SlurmEnd ClassifyEnd(const std::string& job_id, std::string_view state, std::string_view reason);
+// report the attempt's exit (it died with the job, or never started): node failure, preemption,
+// boot failure or a job Slurm no longer knows (empty `state`) are kRetryable; OUT_OF_MEMORY is
+// kOutOfMemory; CANCELLED is kCancelled; any other end (COMPLETED, FAILED, TIMEOUT without a
+// report: the worker could not run or reach amtd) is kFailed. The message says what Slurm said.
+core::ProvisionedEnd ClassifyEnd(const std::string& job_id, std::string_view state,
+                                 std::string_view reason);
 
 // A pending job's reason that means it will never start (the request exceeds the partition or
 // the cluster): "PartitionConfig", "BadConstraints", ... nullopt for ordinary waits (Resources,

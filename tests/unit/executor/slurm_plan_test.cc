@@ -170,15 +170,15 @@ TEST(ParseSqueue, ReadsLinesAndKeepsBarsInTheComment) {
 }
 
 TEST(ClassifyEnd, MapsSlurmStatesToSageMakerOutcomes) {
-  EXPECT_EQ(ClassifyEnd("7", "NODE_FAIL", "None").kind, SlurmEnd::Kind::kRetryable);
-  EXPECT_EQ(ClassifyEnd("7", "PREEMPTED", "").kind, SlurmEnd::Kind::kRetryable);
-  EXPECT_EQ(ClassifyEnd("7", "BOOT_FAIL", "").kind, SlurmEnd::Kind::kRetryable);
-  const SlurmEnd oom = ClassifyEnd("7", "OUT_OF_MEMORY", "OutOfMemory");
-  EXPECT_EQ(oom.kind, SlurmEnd::Kind::kOutOfMemory);
+  EXPECT_EQ(ClassifyEnd("7", "NODE_FAIL", "None").kind, core::ProvisionedEnd::Kind::kRetryable);
+  EXPECT_EQ(ClassifyEnd("7", "PREEMPTED", "").kind, core::ProvisionedEnd::Kind::kRetryable);
+  EXPECT_EQ(ClassifyEnd("7", "BOOT_FAIL", "").kind, core::ProvisionedEnd::Kind::kRetryable);
+  const core::ProvisionedEnd oom = ClassifyEnd("7", "OUT_OF_MEMORY", "OutOfMemory");
+  EXPECT_EQ(oom.kind, core::ProvisionedEnd::Kind::kOutOfMemory);
   EXPECT_EQ(oom.message,
             "Slurm job 7 ended OUT_OF_MEMORY (OutOfMemory): the training job ran out of memory");
-  EXPECT_EQ(ClassifyEnd("7", "CANCELLED", "").kind, SlurmEnd::Kind::kCancelled);
-  EXPECT_EQ(ClassifyEnd("7", "COMPLETED", "None").kind, SlurmEnd::Kind::kFailed);
+  EXPECT_EQ(ClassifyEnd("7", "CANCELLED", "").kind, core::ProvisionedEnd::Kind::kCancelled);
+  EXPECT_EQ(ClassifyEnd("7", "COMPLETED", "None").kind, core::ProvisionedEnd::Kind::kFailed);
   EXPECT_TRUE(IsFinalState("TIMEOUT"));
   EXPECT_FALSE(IsFinalState("COMPLETING"));
   EXPECT_FALSE(IsFinalState("PENDING"));
