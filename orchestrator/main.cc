@@ -272,7 +272,16 @@ void AddExecutorFlags(CLI::App& app, Flags& flags) {
       "Do not ask for VolumeSizeInGB as sbatch --tmp (for clusters whose nodes declare no "
       "TmpDisk, where every such job would be refused)");
   app.add_option("--slurm-bin-dir", o.slurm_bin_dir,
-                 "The folder of sbatch, squeue and scancel (default: found on PATH)");
+                 "The folder of sbatch, squeue, scancel, srun and scontrol (default: found on "
+                 "PATH)");
+  app.add_option_function<std::string>(
+         "--slurm-hosts",
+         [&o](const std::string& value) { o.slurm.host_per_node = value == "nodes"; },
+         "Where the hosts of a multi-instance training job (InstanceCount N > 1) run: nodes "
+         "(N nodes, one task each: host algo-k is a job step on the k-th node, named by its "
+         "address) or one-node (N tasks on one node, on a loopback network of the job's own); "
+         "either way each host is a job step (srun) of the job's Slurm job. Default: nodes")
+      ->check(CLI::IsMember({"nodes", "one-node"}));
 }
 
 // Runs the daemon until SIGINT or SIGTERM; the exit code.

@@ -66,7 +66,7 @@ INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 # Entries of an allow list: regexes matched against the whole include path.
 STD = r"[a-z_0-9]+"  # <vector>, <cstdint>: the C++ standard library (no dot, no slash)
-POSIX = r"(sys/)?[a-z_0-9]+\.h"  # <unistd.h>, <sys/wait.h>, <zlib.h>-shaped system headers
+POSIX = r"((sys|arpa|netinet|net)/)?[a-z_0-9]+\.h"  # <unistd.h>, <sys/wait.h>, <arpa/inet.h>, <zlib.h>-shaped
 ABSL = r"absl/.*"
 PROTO_MESSAGES = r"amt/v1/[a-z_]+\.pb\.h"  # messages only; services are *.grpc.pb.h
 PROTOBUF = r"google/protobuf/.*"

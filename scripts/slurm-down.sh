@@ -2,8 +2,7 @@
 # Stops what scripts/slurm-up.sh started, by pid file: SIGTERM, then SIGKILL after 10 s.
 # Environment: AMT_SLURM_ROOT (default /tmp/amt-slurm), as for slurm-up.sh.
 ROOT=${AMT_SLURM_ROOT:-/tmp/amt-slurm}
-for p in slurmd slurmctld slurmdbd mysql/mysqld munge/munged; do
-  f="$ROOT/$p.pid"
+for f in "$ROOT"/slurmd*.pid "$ROOT"/{slurmctld,slurmdbd,mysql/mysqld,munge/munged}.pid; do
   [ -s "$f" ] || continue
   pid=$(cat "$f")
   kill "$pid" 2>/dev/null || { rm -f "$f"; continue; }

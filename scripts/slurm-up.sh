@@ -11,6 +11,10 @@
 #   AMT_SLURM_CPUS   CPUs the node offers (default: this machine's); more than the machine has is
 #                    allowed (SlurmdParameters=config_overrides), so a 2-core machine can run 4
 #                    one-CPU jobs at once, as the tests and the README's walkthrough do
+#   AMT_SLURM_NODES  nodes (default 1). More than one: that many slurmd processes on this machine,
+#                    nodes amt-n1..amt-nN at addresses 127.0.0.1..127.0.0.N, each offering
+#                    AMT_SLURM_CPUS; a multi-node job then really runs on N slurmds (all on this
+#                    machine's processors and file system)
 #   AMT_SLURM_CLEAN  1: slurmctld starts without the jobs of an earlier run (slurmctld -c)
 #   WITH_ACCOUNTING  1: also MariaDB + slurmdbd, so `sacct` shows finished jobs (196 MB more to
 #                    install, 2.7 s more to start)
@@ -20,6 +24,7 @@ WITH_ACCOUNTING=${WITH_ACCOUNTING:-0}
 HOST=$(hostname -s)
 REAL_CPUS=$(nproc)
 CPUS=${AMT_SLURM_CPUS:-$REAL_CPUS}
+NODES=${AMT_SLURM_NODES:-1}
 MEM_MB=$(( $(awk '/MemTotal/{print $2}' /proc/meminfo) / 1024 - 1024 ))
 TMP_MB=$(df -m --output=avail /tmp | tail -1 | tr -d ' ')  # what sbatch --tmp is checked against
 
@@ -112,7 +117,19 @@ if [ "$CPUS" -gt "$REAL_CPUS" ]; then
   OVERRIDES="SlurmdParameters=config_overrides"  # trust the CPUs below over the hardware
 fi
 
-# 3. slurm.conf (slurmdbd reads slurmdbd.conf from the folder of SLURM_CONF).
+# 3. slurm.conf (slurmdbd reads slurmdbd.conf from the folder of SLURM_CONF). Several nodes: one
+# slurmd each (slurmd -N), its own port, address, spool folder, pid file and log (%n: its name).
+NODE_SUFFIX=""
+NODE_LINES="NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB TmpDisk=$TMP_MB State=UNKNOWN"
+if [ "$NODES" -gt 1 ]; then
+  NODE_SUFFIX="-%n"
+  NODE_LINES=""
+  for k in $(seq 1 "$NODES"); do
+    NODE_LINES+="NodeName=amt-n$k NodeHostname=$HOST NodeAddr=127.0.0.$k Port=$((16820 + k)) CPUs=$CPUS RealMemory=$MEM_MB TmpDisk=$TMP_MB State=UNKNOWN"$'\n'
+    mkdir -p "$ROOT/spool-amt-n$k"
+  done
+fi
+
 cat >"$ROOT/slurm.conf" <<CONF
 ClusterName=amtlocal
 SlurmctldHost=$HOST(127.0.0.1)
@@ -124,11 +141,11 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$SOCK
 StateSaveLocation=$ROOT/state
-SlurmdSpoolDir=$ROOT/spool
+SlurmdSpoolDir=$ROOT/spool$NODE_SUFFIX
 SlurmctldPidFile=$ROOT/slurmctld.pid
-SlurmdPidFile=$ROOT/slurmd.pid
+SlurmdPidFile=$ROOT/slurmd$NODE_SUFFIX.pid
 SlurmctldLogFile=$ROOT/log/slurmctld.log
-SlurmdLogFile=$ROOT/log/slurmd.log
+SlurmdLogFile=$ROOT/log/slurmd$NODE_SUFFIX.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
@@ -149,7 +166,7 @@ SlurmdTimeout=30
 InactiveLimit=0
 KillWait=5
 MinJobAge=300
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB TmpDisk=$TMP_MB State=UNKNOWN
+$NODE_LINES
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF="$ROOT/slurm.conf"
@@ -166,6 +183,10 @@ if [ "${AMT_SLURM_CLEAN:-0}" = 1 ]; then
 else
   slurmctld -f "$SLURM_CONF"
 fi
-slurmd -f "$SLURM_CONF"
-wait_for "sinfo -h -N -o %t | grep -qE '^(idle|mix|alloc)'"
+if [ "$NODES" -gt 1 ]; then
+  for k in $(seq 1 "$NODES"); do slurmd -N "amt-n$k" -f "$SLURM_CONF"; done
+else
+  slurmd -f "$SLURM_CONF"
+fi
+wait_for "[ \$(sinfo -h -N -o %t | grep -cE '^(idle|mix|alloc)') -ge $NODES ]"
 echo "export SLURM_CONF=$SLURM_CONF"

@@ -149,6 +149,7 @@ bool JobRunner::LaunchHosts(std::vector<JobDir>& dirs, LogShipper& shipper) {
     for (const auto& [key, value] : dirs[i].environment()) spec.env[key] = value;
     spec.cwd = paths.root.string();
     const std::string host = several ? HostName(static_cast<int>(i) + 1) : std::string();
+    spec.host = several ? static_cast<int>(i) + 1 : 0;
     if (!paths.hosts_file.empty()) {
       spec.hosts_file = paths.hosts_file.string();
       spec.hostname = host;
@@ -252,19 +253,31 @@ void JobRunner::Run() {
     return;
   }
   if (host_count > 1) {
-    network_ = networks_->Take();
-    if (network_ == nullptr) {
+    std::string no_addresses;
+    if (options_.host_addresses) {
+      auto addresses = options_.host_addresses(host_count);
+      if (!addresses.ok()) {
+        no_addresses = "cannot find the job's hosts: " + std::string(addresses.status().message());
+      } else if (static_cast<int>(addresses->size()) != host_count) {
+        no_addresses = "the job has " + std::to_string(host_count) + " hosts but " +
+                       std::to_string(addresses->size()) + " node(s)";
+      } else {
+        host.addresses = std::move(*addresses);
+      }
+    } else if (network_ = networks_->Take(); network_ != nullptr) {
+      for (int i = 1; i <= host_count; ++i) host.addresses.push_back(network_->Address(i));
+    } else {
+      no_addresses = "no free loopback network for the job's hosts";
+    }
+    if (!no_addresses.empty()) {
       amt::v1::JobExited exited;
       exited.set_launch_failed(true);
-      exited.set_failure_reason("no free loopback network for the job's hosts");
+      exited.set_failure_reason(no_addresses);
       ReportExit(std::move(exited));
       return;
     }
     std::vector<std::string> names;
-    for (int i = 1; i <= host_count; ++i) {
-      names.push_back(HostName(i));
-      host.addresses.push_back(network_->Address(i));
-    }
+    for (int i = 1; i <= host_count; ++i) names.push_back(HostName(i));
     if (options_.private_hosts) {
       host.hosts_file_text =
           HostsFileText(ReadWholeFile(options_.etc_hosts), names, host.addresses);

@@ -57,6 +57,9 @@ struct JobRunnerOptions {
   bool keep_job_dirs = false;
   // Where multi-instance jobs get their hosts' loopback network; null: one of this runner's own.
   std::shared_ptr<LoopbackNetworks> networks;
+  // The addresses of hosts 1..count when they are not all on this machine (amt-worker
+  // --srun-hosts nodes: the Slurm allocation's nodes), in host order. Empty: a loopback network.
+  std::function<absl::StatusOr<std::vector<std::string>>(int count)> host_addresses;
   // Gives each host of a multi-instance job its own /etc/hosts and host name (LaunchSpec's
   // hosts_file; needs root), so algo-1, ... resolve. Off: the names do not resolve and trainers
   // find the addresses in AMT_HOST_ADDRESSES.

@@ -16,17 +16,20 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/escaping.h"
 #include "common/clock.h"
+#include "common/command.h"
 #include "common/grpc_credential.h"
 #include "common/mutex.h"
 #include "worker/agent.h"
 #include "worker/grpc_connector.h"
 #include "worker/process_launcher.h"
 #include "worker/process_tree.h"
+#include "worker/srun_hosts.h"
 
 int main(int argc, char** argv) {
   // Block the stop signals before any thread exists (gRPC starts some), so only the signal
@@ -43,11 +46,11 @@ int main(int argc, char** argv) {
   int slots = 1;
   std::string work_dir;
   std::string worker_id;
-  app.add_option("--orchestrator", orchestrator, "amtd's WorkerService address, HOST:PORT")
-      ->required();
+  app.add_option("--orchestrator", orchestrator,
+                 "amtd's WorkerService address, HOST:PORT (required but with --exec-host)");
   app.add_option("--slots", slots, "training jobs run at once")->check(CLI::Range(1, 1024));
-  app.add_option("--work-dir", work_dir, "where job directories (the emulated /opt/ml) go")
-      ->required();
+  app.add_option("--work-dir", work_dir,
+                 "where job directories (the emulated /opt/ml) go (required but with --exec-host)");
   app.add_option("--worker-id", worker_id, "stable worker id (default: HOST:PID)");
   bool exit_with_parent = false;
   app.add_flag("--exit-with-parent", exit_with_parent,
@@ -91,8 +94,39 @@ int main(int argc, char** argv) {
                  "run only this job and exit once amtd has its exit: a StartJob, serialized and "
                  "base64-encoded (amtd --executor slurm writes it into each Slurm job's batch "
                  "script); its instances are the worker's slots");
+  std::string srun_hosts;
+  app.add_option("--srun-hosts", srun_hosts,
+                 "inside a Slurm job (amtd --executor slurm sets it for multi-instance jobs): run "
+                 "each host of a multi-instance job as a Slurm job step (srun), nodes: host k on "
+                 "the allocation's k-th node, named by the node's address; tasks: where Slurm "
+                 "places the steps, on a loopback network of the job's own (all on one node)")
+      ->check(CLI::IsMember({"nodes", "tasks"}));
+  std::string srun = "srun";
+  app.add_option("--srun", srun, "the srun command --srun-hosts runs")->capture_default_str();
+  std::string scontrol = "scontrol";
+  app.add_option("--scontrol", scontrol,
+                 "the scontrol command --srun-hosts nodes finds the nodes' addresses with")
+      ->capture_default_str();
+  std::string exec_host;
+  app.add_option("--exec-host", exec_host,
+                 "run one host of a multi-instance job from the launch file its one-shot worker "
+                 "wrote (what --srun-hosts runs in each job step), and exit with its exit code");
   const pid_t parent = getppid();
   CLI11_PARSE(app, argc, argv);
+  if (!exec_host.empty()) {
+    auto launcher = amt::worker::NewPosixProcessLauncher();
+    return amt::worker::RunHostLaunch(exec_host, *launcher);
+  }
+  if (orchestrator.empty() || work_dir.empty()) {
+    std::fprintf(stderr, "amt-worker: --orchestrator and --work-dir are required (see --help)\n");
+    return 2;
+  }
+  if (!srun_hosts.empty() && (one_shot.empty() || std::getenv("SLURM_JOB_ID") == nullptr)) {
+    std::fprintf(stderr,
+                 "amt-worker: --srun-hosts runs only in a Slurm job's one-shot worker (--one-shot, "
+                 "SLURM_JOB_ID set)\n");
+    return 2;
+  }
   std::optional<amt::v1::StartJob> one_shot_job;
   if (!one_shot.empty()) {
     std::string bytes;
@@ -165,7 +199,36 @@ int main(int argc, char** argv) {
                 " leftover process(es) of training jobs whose worker is gone");
   }
   amt::SystemClock clock;
-  auto launcher = amt::worker::NewPosixProcessLauncher();
+  auto posix_launcher = amt::worker::NewPosixProcessLauncher();
+  std::unique_ptr<amt::worker::ProcessLauncher> srun_launcher;
+  auto command_runner = amt::NewProcessCommandRunner();
+  if (!srun_hosts.empty()) {
+    amt::worker::SrunOptions srun_options;
+    srun_options.srun = srun;
+    srun_options.host_per_node = srun_hosts == "nodes";
+    std::error_code exe_error;
+    srun_options.worker_binary =
+        std::filesystem::read_symlink("/proc/self/exe", exe_error).string();
+    for (char** variable = environ; *variable != nullptr; ++variable) {
+      const std::string_view entry = *variable;
+      const size_t equals = entry.find('=');
+      if (equals == std::string_view::npos) continue;
+      const std::string_view name = entry.substr(0, equals);
+      if (name.starts_with("SLURM") || name == "PATH" || name == "HOME" || name == "LANG") {
+        srun_options.environment.emplace(name, entry.substr(equals + 1));
+      }
+    }
+    srun_launcher = amt::worker::NewSrunProcessLauncher(*posix_launcher, std::move(srun_options));
+    if (srun_hosts == "nodes") {
+      const char* node_list = std::getenv("SLURM_JOB_NODELIST");
+      options.runner.host_addresses = [&command_runner, scontrol,
+                                       node_list = std::string(node_list ? node_list : "")](int) {
+        return amt::worker::SlurmNodeAddresses(*command_runner, scontrol, node_list);
+      };
+    }
+  }
+  amt::worker::ProcessLauncher* launcher =
+      srun_launcher != nullptr ? srun_launcher.get() : posix_launcher.get();
   std::function<std::string()> credential;
   if (!credentials_file.empty()) {
     auto made =

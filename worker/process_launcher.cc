@@ -244,17 +244,18 @@ void EnterPrivateHosts(const char* hosts_file, const char* hostname, int error_f
 // and the child shares the memory of the worker thread that started it).
 // Its own process group; SIGKILL when the worker thread that forked it dies (PR_SET_PDEATHSIG),
 // so a trainer never outlives its worker and a job that amtd runs again never runs twice; stdin
-// /dev/null, stdout and stderr the pipes, no other descriptor; default signal dispositions and
-// an empty mask; then exec (searching PATH for a bare name, as posix_spawnp).
+// /dev/null, stdout and stderr the pipes, no other descriptor; default signal dispositions (but
+// `ignored_signal`) and an empty mask; then exec (searching PATH for a bare name, as posix_spawnp).
 [[noreturn]] void RunChild(pid_t worker, const char* file, char* const argv[], char* const envp[],
                            const char* cwd, int out_fd, int err_fd, int error_fd, bool search_path,
-                           const char* hosts_file, const char* hostname) {
+                           const char* hosts_file, const char* hostname, int ignored_signal) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != worker) ::_exit(127);  // the worker died before prctl took effect
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &default_action, nullptr);
+  if (ignored_signal != 0) ::signal(ignored_signal, SIG_IGN);  // stays ignored across exec
   sigset_t empty_mask;
   sigemptyset(&empty_mask);
   ::sigprocmask(SIG_SETMASK, &empty_mask, nullptr);
@@ -288,12 +289,13 @@ struct ChildArgs {
   bool search_path;
   const char* hosts_file;  // null: the worker's mount and UTS namespaces
   const char* hostname;    // null: the worker's host name
+  int ignored_signal;      // 0: none
 };
 
 int ChildMain(void* arg) {
   const auto* a = static_cast<const ChildArgs*>(arg);
   RunChild(a->worker, a->file, a->argv, a->envp, a->cwd, a->out_fd, a->err_fd, a->error_fd,
-           a->search_path, a->hosts_file, a->hostname);
+           a->search_path, a->hosts_file, a->hostname, a->ignored_signal);
 }
 
 // Starts the child the way glibc's posix_spawn does: clone(CLONE_VM | CLONE_VFORK) on a stack of
@@ -380,8 +382,9 @@ class PosixProcessLauncher final : public ProcessLauncher {
     const char* hosts_file = spec.hosts_file.empty() ? nullptr : spec.hosts_file.c_str();
     const char* hostname =
         spec.hosts_file.empty() || spec.hostname.empty() ? nullptr : spec.hostname.c_str();
-    ChildArgs child{::getpid(),  argv[0],       argv.data(), envp.data(), cwd,     out_pipe[1],
-                    err_pipe[1], error_pipe[1], search_path, hosts_file,  hostname};
+    ChildArgs child{::getpid(),  argv[0],     argv.data(), envp.data(),
+                    cwd,         out_pipe[1], err_pipe[1], error_pipe[1],
+                    search_path, hosts_file,  hostname,    spec.ignored_signal};
     const pid_t pid = StartChild(&child);
     const int fork_errno = errno;
     CloseFd(out_pipe[1]);

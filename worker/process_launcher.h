@@ -31,6 +31,13 @@ struct LaunchSpec {
   // there fails the launch ("<argv[0]>: cannot give the process its own /etc/hosts: <reason>").
   std::string hosts_file;
   std::string hostname;
+  // Which host of a multi-instance training job this is: 1 for algo-1, ...; 0 for a job of one
+  // host. The srun launcher (srun_hosts.h) places host k on the allocation's k-th node.
+  int host = 0;
+  // A signal the process starts with ignored (SIG_IGN survives exec; it may install a handler):
+  // amt-worker --exec-host's trainer ignores SIGUSR2, which Slurm delivers to every process of the
+  // job step when it carries a stop (srun_hosts.h). 0: every signal at its default.
+  int ignored_signal = 0;
 };
 
 enum class OutputStream { kStdout, kStderr };

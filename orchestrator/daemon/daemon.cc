@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/command.h"
 #include "common/credentials.h"
 #include "orchestrator/api/loop.h"
 #include "orchestrator/api/sagemaker_api.h"
@@ -20,7 +21,6 @@
 #include "orchestrator/api/worker_service.h"
 #include "orchestrator/core/orchestrator.h"
 #include "orchestrator/daemon/local_worker.h"
-#include "orchestrator/executor/command.h"
 #include "orchestrator/executor/slurm_executor.h"
 #include "orchestrator/gateway/aws_json.h"
 #include "orchestrator/gateway/cloudwatch_logs.h"
@@ -233,11 +233,13 @@ class DaemonImpl final : public Daemon {
       slurm.sbatch = options.slurm_bin_dir + "/sbatch";
       slurm.squeue = options.slurm_bin_dir + "/squeue";
       slurm.scancel = options.slurm_bin_dir + "/scancel";
+      slurm.srun = options.slurm_bin_dir + "/srun";
+      slurm.scontrol = options.slurm_bin_dir + "/scontrol";
     }
     std::error_code ec;
     fs::create_directories(slurm.output_dir, ec);
     fs::create_directories(slurm.work_dir, ec);
-    command_runner_ = executor::NewProcessCommandRunner();
+    command_runner_ = NewProcessCommandRunner();
     executor::SlurmExecutorHooks hooks;
     hooks.post = [this](std::function<void()> task) { loop_->Post(std::move(task)); };
     hooks.ended = [this](const std::string& worker_id, const core::WorkerLink* link,
@@ -364,7 +366,7 @@ class DaemonImpl final : public Daemon {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<api::Loop> loop_;
   std::unique_ptr<api::AsioTimers> timers_;
-  std::unique_ptr<executor::CommandRunner> command_runner_;
+  std::unique_ptr<CommandRunner> command_runner_;
   std::unique_ptr<executor::SlurmExecutor> slurm_;  // --executor slurm; outlives orchestrator_
   std::unique_ptr<core::Orchestrator> orchestrator_;
   std::unique_ptr<api::SageMakerApi> api_;

@@ -43,7 +43,7 @@ struct DaemonOptions {
   // --executor slurm's settings. Filled in when empty: worker_binary (amt-worker next to amtd),
   // orchestrator_address (unix:<data-dir>/amtd.sock, else host:port), work_dir
   // (<data-dir>/jobs), output_dir (<data-dir>/slurm), owner (from the data dir's path).
-  // `slurm_bin_dir`, when set, is where sbatch, squeue and scancel are.
+  // `slurm_bin_dir`, when set, is where sbatch, squeue, scancel, srun and scontrol are.
   executor::SlurmOptions slurm;
   std::string slurm_bin_dir;
   int local_worker_slots = 0;  // 0: the number of CPUs

@@ -31,9 +31,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "amt/v1/worker.pb.h"
+#include "common/command.h"
 #include "common/mutex.h"
 #include "orchestrator/core/provisioner.h"
-#include "orchestrator/executor/command.h"
 #include "orchestrator/executor/slurm_plan.h"
 
 namespace amt::executor {

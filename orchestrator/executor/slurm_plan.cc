@@ -149,9 +149,16 @@ absl::StatusOr<std::vector<std::string>> SbatchArguments(const SlurmOptions& opt
   if (!options.output_dir.empty()) args.push_back("--output=" + options.output_dir + "/%j.out");
   if (!options.partition.empty()) args.push_back("--partition=" + options.partition);
   if (!options.account.empty()) args.push_back("--account=" + options.account);
-  // Every host of the job runs on the node of the one task: N hosts take N instances' worth.
-  args.push_back("--nodes=1");
-  args.push_back("--ntasks=1");
+  // One task per host: with one node per host, each node gives its host an instance's worth;
+  // with every host on one node, each task does (so the node gives N instances' worth).
+  const bool several = instances > 1;
+  if (several && options.host_per_node) {
+    args.push_back("--nodes=" + std::to_string(instances));
+    args.push_back("--ntasks-per-node=1");
+  } else {
+    args.push_back("--nodes=1");
+    args.push_back("--ntasks=" + std::to_string(instances));
+  }
   if (options.resource_scale > 0) {
     const auto r = ResourcesOf(start.instance_type());
     if (!r.has_value()) {
@@ -159,14 +166,23 @@ absl::StatusOr<std::vector<std::string>> SbatchArguments(const SlurmOptions& opt
                                         start.instance_type());
     }
     const auto scaled = [&](int value) {
-      return static_cast<int64_t>(std::ceil(value * options.resource_scale - 1e-9));
+      return std::max<int64_t>(
+          1, static_cast<int64_t>(std::ceil(value * options.resource_scale - 1e-9)));
     };
-    args.push_back("--cpus-per-task=" +
-                   std::to_string(std::max<int64_t>(1, scaled(r->vcpus) * instances)));
-    args.push_back(
-        "--mem=" + std::to_string(std::max<int64_t>(1, scaled(r->memory_gib * 1024) * instances)) +
-        "M");
-    if (r->gpus > 0) args.push_back("--gres=gpu:" + std::to_string(r->gpus * instances));
+    const int64_t cpus = scaled(r->vcpus);
+    const int64_t memory_mb = scaled(r->memory_gib * 1024);
+    args.push_back("--cpus-per-task=" + std::to_string(cpus));
+    if (several && !options.host_per_node) {
+      // Per CPU, so that each host's step gets its instance's memory (srun --exact).
+      args.push_back("--mem-per-cpu=" + std::to_string((memory_mb + cpus - 1) / cpus) + "M");
+    } else {
+      args.push_back("--mem=" + std::to_string(memory_mb) + "M");
+    }
+    if (r->gpus > 0) {
+      // Per node: all of one host's, or all of the hosts' on the one node.
+      args.push_back("--gres=gpu:" +
+                     std::to_string(r->gpus * (options.host_per_node ? 1 : instances)));
+    }
   }
   if (volume_size_gb > 0 && options.volume_as_tmp)
     args.push_back("--tmp=" + std::to_string(volume_size_gb) + "G");
@@ -185,6 +201,11 @@ absl::StatusOr<std::vector<std::string>> SbatchArguments(const SlurmOptions& opt
       std::to_string(options.worker_orphan_timeout_seconds);
   if (!options.credentials_file.empty()) {
     command += " --credentials " + ShellQuote(options.credentials_file);
+  }
+  if (several) {
+    command += std::string(" --srun-hosts ") + (options.host_per_node ? "nodes" : "tasks") +
+               " --srun " + ShellQuote(options.srun) + " --scontrol " +
+               ShellQuote(options.scontrol);
   }
   args.push_back("--wrap=" + command);
   return args;

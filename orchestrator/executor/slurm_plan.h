@@ -46,6 +46,12 @@ struct SlurmOptions {
   std::string sbatch = "sbatch";
   std::string squeue = "squeue";
   std::string scancel = "scancel";
+  std::string srun = "srun";          // as the nodes see them: the one-shot worker runs these
+  std::string scontrol = "scontrol";  // for multi-instance jobs (amt-worker --srun-hosts)
+  // A multi-instance job (InstanceCount N > 1): true asks for N nodes, one task each, and runs
+  // host k on the k-th (as SageMaker gives every host an instance of its own); false asks for N
+  // tasks on one node, the hosts on a loopback network of their own there (amtd --slurm-hosts).
+  bool host_per_node = true;
   double poll_seconds = 0.25;  // squeue every this long while jobs are submitted
   // Ask for ResourceConfig.VolumeSizeInGB as sbatch --tmp (nodes must declare TmpDisk; off for
   // clusters whose nodes do not).

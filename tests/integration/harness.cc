@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -265,6 +266,31 @@ std::vector<std::string> ReadLogs(v1::TuningService::Stub& stub, const std::stri
   const grpc::Status status = reader->Finish();
   EXPECT_TRUE(status.ok()) << status.error_message();
   return lines;
+}
+
+std::vector<std::string> FollowLogsUntil(
+    Amtd& amtd, const std::string& job,
+    const std::function<bool(const std::vector<std::string>&)>& seen) {
+  grpc::ClientContext ctx;
+  v1::GetTrainingJobLogsRequest request;
+  request.set_training_job_name(job);
+  request.set_follow(true);
+  auto reader = amtd.stub().GetTrainingJobLogs(&ctx, request);
+  v1::GetTrainingJobLogsResponse page;
+  std::vector<std::string> lines;
+  while (!seen(lines) && reader->Read(&page)) {
+    for (const auto& l : page.lines()) lines.push_back(l.message());
+  }
+  ctx.TryCancel();
+  (void)reader->Finish();
+  return lines;
+}
+
+bool HasAllLines(const std::vector<std::string>& lines, const std::vector<std::string>& wanted) {
+  for (const std::string& line : wanted) {
+    if (std::find(lines.begin(), lines.end(), line) == lines.end()) return false;
+  }
+  return true;
 }
 
 }  // namespace amt::testing

@@ -7,6 +7,7 @@
 #include <grpcpp/grpcpp.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,14 @@ bool Terminal(const v1::DescribeTrainingJobResponse& job);
 
 // Every log line of a training job so far (GetTrainingJobLogs, not following).
 std::vector<std::string> ReadLogs(v1::TuningService::Stub& stub, const std::string& job);
+
+// Follows a training job's log until `seen(lines so far)` holds (or the job ends); the lines read.
+std::vector<std::string> FollowLogsUntil(
+    Amtd& amtd, const std::string& job,
+    const std::function<bool(const std::vector<std::string>&)>& seen);
+
+// Whether `lines` holds every one of `wanted`, for FollowLogsUntil.
+bool HasAllLines(const std::vector<std::string>& lines, const std::vector<std::string>& wanted);
 
 // Reads a JSON request body from examples/ (or a string) into a proto; fails the test on error.
 v1::CreateHyperParameterTuningJobRequest TuningRequestFromJson(const std::string& json);

@@ -2,13 +2,17 @@
 // CTest's slurm fixture; SLURM_CONF points at it): every training-job attempt is a Slurm job
 // named after the training job, whose one-shot amt-worker runs it and reports back. A tuning job
 // with Auto early stopping, a stop, a spot interruption, an sbatch refusal, a kill -9 of amtd
-// while a Slurm job runs, and Slurm missing.
+// while a Slurm job runs, multi-instance jobs (a job step per host, on two nodes or on one), and
+// Slurm missing.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -25,19 +29,40 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
-// Slurm jobs (any state squeue still shows) by name: `squeue -h -t all -o %j`.
-std::multiset<std::string> SlurmJobNames() {
-  std::multiset<std::string> names;
-  FILE* out = ::popen("squeue -h -t all -o %j 2>/dev/null", "r");
-  if (out == nullptr) return names;
+// What `squeue -h -t all -o <format>` prints (every job squeue still shows), a line each.
+std::vector<std::string> Squeue(const std::string& format) {
+  std::vector<std::string> lines;
+  FILE* out = ::popen(("squeue -h -t all -o '" + format + "' 2>/dev/null").c_str(), "r");
+  if (out == nullptr) return lines;
   char line[512];
   while (std::fgets(line, sizeof(line), out) != nullptr) {
-    std::string name(line);
-    while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
-    names.insert(name);
+    std::string text(line);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    lines.push_back(text);
   }
   ::pclose(out);
-  return names;
+  return lines;
+}
+
+// Slurm jobs by name.
+std::multiset<std::string> SlurmJobNames() {
+  const auto names = Squeue("%j");
+  return {names.begin(), names.end()};
+}
+
+// The Slurm job named `name`: "<job id>|<node list>", or "" when squeue shows none.
+std::string SlurmJobOf(const std::string& name) {
+  for (const std::string& line : Squeue("%j|%i|%N")) {
+    if (line.starts_with(name + "|")) return line.substr(name.size() + 1);
+  }
+  return "";
+}
+
+// A log file of the cluster the fixture started (slurm-up.sh puts them next to slurm.conf).
+std::string SlurmLog(const std::string& file) {
+  const char* conf = std::getenv("SLURM_CONF");
+  std::ifstream in(std::filesystem::path(conf ? conf : "").parent_path() / "log" / file);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 std::vector<std::string> SlurmFlags(const std::string& dir, std::vector<std::string> more = {}) {
@@ -160,15 +185,101 @@ TEST(SlurmIntegrationTest, AnAmtdKilledWhileASlurmJobRunsTakesItBackOnRestart) {
   EXPECT_EQ(first_epochs, 1);
 }
 
+// examples/distributed_trainer with two hosts (InstanceCount 2).
+std::string TwoHostJobJson(const std::string& name, const std::string& hyperparameters,
+                           const std::string& image = "amt-local/distributed-trainer:latest") {
+  std::string json = TrainingJobJson(name, hyperparameters);
+  json.replace(json.find("amt-local/toy-trainer:latest"),
+               std::string("amt-local/toy-trainer:latest").size(), image);
+  json.replace(json.find(R"("InstanceCount": 1)"), std::string(R"("InstanceCount": 1)").size(),
+               R"("InstanceCount": 2)");
+  return json;
+}
+
+// The fixture's cluster has two nodes, amt-n1 (127.0.0.1) and amt-n2 (127.0.0.2): by default
+// (--slurm-hosts nodes) the job asks for both, and host algo-k is a job step on the k-th.
+TEST(SlurmIntegrationTest, EachHostOfAMultiInstanceJobIsAStepOnANodeOfItsOwn) {
+  const std::string dir = MakeTempDir("amt-slurm-hosts");
+  Amtd amtd(dir + "/data", SlurmFlags(dir));
+  CreateTrainingJob(amtd, TwoHostJobJson("two-nodes", R"({"epochs": "3"})"));
+  const auto job = WaitForTrainingJob(amtd.stub(), "two-nodes", Terminal);
+  ASSERT_EQ(job.training_job_status(), "Completed") << job.failure_reason();
+  const auto logs = ReadLogs(amtd.stub(), "two-nodes");
+  for (const char* host : {"algo-1", "algo-2"}) {
+    EXPECT_THAT(logs, Contains(std::string("host=") + host + " epoch=3 allreduce_hosts=2"));
+    EXPECT_THAT(logs, Contains(std::string("host=") + host + " done w=24.644000"));
+  }
+  if (geteuid() == 0) {
+    // The names resolve to the nodes' addresses (each step's own /etc/hosts and host name).
+    EXPECT_THAT(logs, Contains("host=algo-1 rank=0 of 2 hostname=algo-1 address=127.0.0.1"));
+    EXPECT_THAT(logs, Contains("host=algo-2 rank=1 of 2 hostname=algo-2 address=127.0.0.2"));
+  }
+  const std::string slurm_job = SlurmJobOf("two-nodes");
+  ASSERT_THAT(slurm_job, HasSubstr("|amt-n[1-2]"));
+  const std::string id = slurm_job.substr(0, slurm_job.find('|'));
+  EXPECT_THAT(SlurmLog("slurmd-amt-n2.log"), HasSubstr("launch task StepId=" + id + "."));
+}
+
+TEST(SlurmIntegrationTest, AStopReachesTheStepOfEveryHost) {
+  // The toy trainer on two hosts: they do not talk, so each ends only by its own SIGTERM.
+  const std::string dir = MakeTempDir("amt-slurm-hosts-stop");
+  Amtd amtd(dir + "/data", SlurmFlags(dir));
+  CreateTrainingJob(amtd,
+                    TwoHostJobJson("two-nodes-stop", R"({"epochs": "100000", "sleep_ms": "20"})",
+                                   "amt-local/toy-trainer:latest"));
+  const auto count = [](const std::vector<std::string>& lines, const std::string& prefix) {
+    return std::count_if(lines.begin(), lines.end(),
+                         [&](const std::string& line) { return line.starts_with(prefix); });
+  };
+  FollowLogsUntil(amtd, "two-nodes-stop", [&](const std::vector<std::string>& lines) {
+    return count(lines, "epoch=1 ") == 2;  // both hosts are training
+  });
+  grpc::ClientContext ctx;
+  v1::StopTrainingJobRequest request;
+  request.set_training_job_name("two-nodes-stop");
+  v1::StopTrainingJobResponse response;
+  ASSERT_TRUE(amtd.stub().StopTrainingJob(&ctx, request, &response).ok());
+  const auto job = WaitForTrainingJob(amtd.stub(), "two-nodes-stop", Terminal);
+  EXPECT_EQ(job.training_job_status(), "Stopped");
+  // SIGTERM, not Slurm's cancellation: each host's trainer ran its handler.
+  EXPECT_EQ(count(ReadLogs(amtd.stub(), "two-nodes-stop"), "SIGTERM received, saving model"), 2);
+}
+
+TEST(SlurmIntegrationTest, AFailingHostsStepFailsTheJobAndStopsTheOthers) {
+  // algo-2 fails before it connects; algo-1 waits for it for ever unless its step is stopped, so
+  // the job ending shows it was.
+  const std::string dir = MakeTempDir("amt-slurm-hosts-fail");
+  Amtd amtd(dir + "/data", SlurmFlags(dir));
+  CreateTrainingJob(amtd, TwoHostJobJson("two-nodes-fail", R"({"epochs": "5",
+      "fail_host": "algo-2", "fail_at_epoch": "0"})"));
+  const auto job = WaitForTrainingJob(amtd.stub(), "two-nodes-fail", Terminal);
+  EXPECT_EQ(job.training_job_status(), "Failed");
+  // algo-2's output/failure, written on its node into the shared job folder.
+  EXPECT_THAT(job.failure_reason(), HasSubstr("host algo-2 failed before training"));
+}
+
+TEST(SlurmIntegrationTest, OneNodeRunsEveryHostOnOneNode) {
+  const std::string dir = MakeTempDir("amt-slurm-one-node");
+  Amtd amtd(dir + "/data", SlurmFlags(dir, {"--slurm-hosts", "one-node"}));
+  CreateTrainingJob(amtd, TwoHostJobJson("one-node", R"({"epochs": "3"})"));
+  const auto job = WaitForTrainingJob(amtd.stub(), "one-node", Terminal);
+  ASSERT_EQ(job.training_job_status(), "Completed") << job.failure_reason();
+  const auto logs = ReadLogs(amtd.stub(), "one-node");
+  EXPECT_THAT(logs, Contains("host=algo-2 done w=24.644000"));
+  if (geteuid() == 0) {
+    // On one node the hosts get a loopback network of the job's own, as on the local worker.
+    EXPECT_THAT(logs, Contains(::testing::ContainsRegex(
+                          "^host=algo-2 rank=1 of 2 hostname=algo-2 address=127\\.1\\.")));
+  }
+  const std::string slurm_job = SlurmJobOf("one-node");
+  EXPECT_THAT(slurm_job, ::testing::MatchesRegex("[0-9]+\\|amt-n[12]"));
+}
+
 TEST(SlurmIntegrationTest, PyTorchDdpWithTwoInstancesCompletesThroughSlurm) {
   const std::string dir = MakeTempDir("amt-slurm-ddp");
   Amtd amtd(dir + "/data", SlurmFlags(dir));
-  std::string json = TrainingJobJson("slurm-ddp", R"({"epochs": "3", "lr": "0.1"})");
-  json.replace(json.find("amt-local/toy-trainer:latest"),
-               std::string("amt-local/toy-trainer:latest").size(), "amt-local/pytorch-ddp:latest");
-  json.replace(json.find(R"("InstanceCount": 1)"), std::string(R"("InstanceCount": 1)").size(),
-               R"("InstanceCount": 2)");
-  CreateTrainingJob(amtd, json);
+  CreateTrainingJob(amtd, TwoHostJobJson("slurm-ddp", R"({"epochs": "3", "lr": "0.1"})",
+                                         "amt-local/pytorch-ddp:latest"));
   const auto job = WaitForTrainingJob(amtd.stub(), "slurm-ddp", Terminal);
   ASSERT_EQ(job.training_job_status(), "Completed") << job.failure_reason();
   const auto logs = ReadLogs(amtd.stub(), "slurm-ddp");

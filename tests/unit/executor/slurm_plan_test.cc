@@ -103,15 +103,41 @@ TEST(SbatchArguments, NamesTheJobAndAsksForItsInstancesResources) {
   EXPECT_THAT(*args, Contains("--output=/shared/out/%j.out"));
   EXPECT_THAT(*args, Contains("--partition=debug"));
   EXPECT_THAT(*args, Contains("--account=ml"));
-  EXPECT_THAT(*args, Contains("--cpus-per-task=8"));  // 4 vCPUs x 2 instances
-  EXPECT_THAT(*args, Contains("--mem=32768M"));       // 16 GiB x 2
-  EXPECT_THAT(*args, Contains("--gres=gpu:2"));
+  // Two hosts: a node each, with one ml.g5.xlarge's worth (4 vCPUs, 16 GiB, 1 GPU).
+  EXPECT_THAT(*args, Contains("--nodes=2"));
+  EXPECT_THAT(*args, Contains("--ntasks-per-node=1"));
+  EXPECT_THAT(*args, Contains("--cpus-per-task=4"));
+  EXPECT_THAT(*args, Contains("--mem=16384M"));
+  EXPECT_THAT(*args, Contains("--gres=gpu:1"));
   EXPECT_THAT(*args, Contains("--tmp=30G"));
   EXPECT_THAT(*args, Contains("--time=3"));  // 90 s: 2 minutes, plus one
   const std::string wrap = args->back();
   EXPECT_THAT(wrap, StartsWith("--wrap=exec '/opt/amt/bin/amt-worker' --one-shot "));
   EXPECT_THAT(wrap, HasSubstr(" --orchestrator '10.0.0.1:7070' --worker-id 'w-1' "
                               "--work-dir '/shared/amt jobs' "));
+  EXPECT_THAT(wrap, HasSubstr(" --srun-hosts nodes --srun 'srun' --scontrol 'scontrol'"));
+}
+
+TEST(SbatchArguments, PutsEveryHostOnOneNodeWhenAsked) {
+  SlurmOptions o = Options();
+  o.host_per_node = false;
+  const auto args = SbatchArguments(o, Start("ml.g5.xlarge", 3), "w-1", 0, 0);
+  ASSERT_THAT(args, IsOk());
+  EXPECT_THAT(*args, Contains("--nodes=1"));
+  EXPECT_THAT(*args, Contains("--ntasks=3"));
+  EXPECT_THAT(*args, Contains("--cpus-per-task=4"));
+  EXPECT_THAT(*args, Contains("--mem-per-cpu=4096M"));  // each task an instance's 16 GiB
+  EXPECT_THAT(*args, Contains("--gres=gpu:3"));
+  EXPECT_THAT(args->back(), HasSubstr(" --srun-hosts tasks "));
+}
+
+TEST(SbatchArguments, RunsAOneHostJobWithoutSteps) {
+  const auto args = SbatchArguments(Options(), Start("ml.m5.large", 1), "w-1", 0, 0);
+  ASSERT_THAT(args, IsOk());
+  EXPECT_THAT(*args, Contains("--nodes=1"));
+  EXPECT_THAT(*args, Contains("--ntasks=1"));
+  EXPECT_THAT(*args, Contains("--mem=8192M"));
+  EXPECT_THAT(args->back(), Not(HasSubstr("--srun-hosts")));
 }
 
 TEST(SbatchArguments, CarriesTheStartJobWhole) {

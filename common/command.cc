@@ -1,4 +1,4 @@
-#include "orchestrator/executor/command.h"
+#include "common/command.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 
 extern char** environ;
 
-namespace amt::executor {
+namespace amt {
 namespace {
 
 class ProcessCommandRunner final : public CommandRunner {
@@ -95,4 +95,4 @@ std::unique_ptr<CommandRunner> NewProcessCommandRunner() {
   return std::make_unique<ProcessCommandRunner>();
 }
 
-}  // namespace amt::executor
+}  // namespace amt

@@ -1,11 +1,11 @@
-#include "orchestrator/executor/command.h"
+#include "common/command.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "tests/support/status_matchers.h"
 
-namespace amt::executor {
+namespace amt {
 namespace {
 
 using ::amt::testing::IsOk;
@@ -35,4 +35,4 @@ TEST(ProcessCommandRunner, SaysWhenTheCommandCannotStart) {
 }
 
 }  // namespace
-}  // namespace amt::executor
+}  // namespace amt

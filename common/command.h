@@ -1,7 +1,8 @@
-// Running a short command (sbatch, squeue, scancel) and collecting what it printed. The
-// interface is what SlurmExecutor is given, so its tests can answer for Slurm.
-#ifndef AMT_ORCHESTRATOR_EXECUTOR_COMMAND_H_
-#define AMT_ORCHESTRATOR_EXECUTOR_COMMAND_H_
+// Running a short command (sbatch, squeue, scancel, scontrol) and collecting what it printed.
+// The interface is what its users are given (SlurmExecutor, amt-worker's srun hosts), so their
+// tests can answer for the command.
+#ifndef AMT_COMMON_COMMAND_H_
+#define AMT_COMMON_COMMAND_H_
 
 #include <memory>
 #include <string>
@@ -9,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace amt::executor {
+namespace amt {
 
 struct CommandResult {
   int exit_code = 0;  // 128 + N when killed by signal N
@@ -28,6 +29,6 @@ class CommandRunner {
 // The real one: posix_spawnp (amtd may be large; spawn does not copy its memory).
 std::unique_ptr<CommandRunner> NewProcessCommandRunner();
 
-}  // namespace amt::executor
+}  // namespace amt
 
-#endif  // AMT_ORCHESTRATOR_EXECUTOR_COMMAND_H_
+#endif  // AMT_COMMON_COMMAND_H_
