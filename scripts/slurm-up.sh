@@ -15,6 +15,9 @@
 #                    nodes amt-n1..amt-nN at addresses 127.0.0.1..127.0.0.N, each offering
 #                    AMT_SLURM_CPUS; a multi-node job then really runs on N slurmds (all on this
 #                    machine's processors and file system)
+#   AMT_SLURM_PORT   slurmctld's port (default 16817); slurmd's is one more, slurmdbd's two more,
+#                    node k's (several nodes) 3 + k more: another value runs a second cluster
+#                    beside one on the defaults (say, the tests')
 #   AMT_SLURM_CLEAN  1: slurmctld starts without the jobs of an earlier run (slurmctld -c)
 #   WITH_ACCOUNTING  1: also MariaDB + slurmdbd, so `sacct` shows finished jobs (196 MB more to
 #                    install, 2.7 s more to start)
@@ -25,6 +28,7 @@ HOST=$(hostname -s)
 REAL_CPUS=$(nproc)
 CPUS=${AMT_SLURM_CPUS:-$REAL_CPUS}
 NODES=${AMT_SLURM_NODES:-1}
+PORT=${AMT_SLURM_PORT:-16817}
 MEM_MB=$(( $(awk '/MemTotal/{print $2}' /proc/meminfo) / 1024 - 1024 ))
 TMP_MB=$(df -m --output=avail /tmp | tail -1 | tr -d ' ')  # what sbatch --tmp is checked against
 
@@ -68,7 +72,7 @@ if ! { [ -s "$ROOT/munge/munged.pid" ] && kill -0 "$(cat "$ROOT/munge/munged.pid
 fi
 wait_for "munge -n -S '$SOCK' | unmunge -S '$SOCK'"
 
-# 2. Accounting (optional): MariaDB on 127.0.0.1:13306 and slurmdbd on 16819.
+# 2. Accounting (optional): MariaDB on 127.0.0.1:13306 and slurmdbd on PORT + 2.
 ACCT="AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none"
 if [ "$WITH_ACCOUNTING" = 1 ]; then
@@ -91,7 +95,7 @@ AuthType=auth/munge
 AuthInfo=socket=$SOCK
 DbdHost=$HOST
 DbdAddr=127.0.0.1
-DbdPort=16819
+DbdPort=$((PORT + 2))
 SlurmUser=root
 PidFile=$ROOT/slurmdbd.pid
 LogFile=$ROOT/log/slurmdbd.log
@@ -107,7 +111,7 @@ CONF
   # DBD traffic ignores AuthInfo: AccountingStoragePass names the munge socket instead.
   ACCT="AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
-AccountingStoragePort=16819
+AccountingStoragePort=$((PORT + 2))
 AccountingStoragePass=$SOCK
 JobAcctGatherType=jobacct_gather/linux"
 fi
@@ -125,7 +129,7 @@ if [ "$NODES" -gt 1 ]; then
   NODE_SUFFIX="-%n"
   NODE_LINES=""
   for k in $(seq 1 "$NODES"); do
-    NODE_LINES+="NodeName=amt-n$k NodeHostname=$HOST NodeAddr=127.0.0.$k Port=$((16820 + k)) CPUs=$CPUS RealMemory=$MEM_MB TmpDisk=$TMP_MB State=UNKNOWN"$'\n'
+    NODE_LINES+="NodeName=amt-n$k NodeHostname=$HOST NodeAddr=127.0.0.$k Port=$((PORT + 3 + k)) CPUs=$CPUS RealMemory=$MEM_MB TmpDisk=$TMP_MB State=UNKNOWN"$'\n'
     mkdir -p "$ROOT/spool-amt-n$k"
   done
 fi
@@ -135,8 +139,8 @@ ClusterName=amtlocal
 SlurmctldHost=$HOST(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
-SlurmctldPort=16817
-SlurmdPort=16818
+SlurmctldPort=$PORT
+SlurmdPort=$((PORT + 1))
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$SOCK

@@ -287,7 +287,7 @@ void Agent::Shutdown() {
     for (const auto& [name, runner] : jobs_) runners.push_back(runner);
   }
   const double grace_seconds = static_cast<double>(options_.shutdown_grace.count()) / 1000.0;
-  for (const auto& runner : runners) runner->Stop(grace_seconds);
+  for (const auto& runner : runners) runner->Stop(grace_seconds, /*worker_shutdown=*/true);
   // The margin covers what a runner does after the kill: checkpoint sync and tar.
   const auto deadline =
       std::chrono::steady_clock::now() + options_.shutdown_grace + std::chrono::seconds(2);

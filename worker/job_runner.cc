@@ -60,9 +60,10 @@ void JobRunner::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
-void JobRunner::Stop(double grace_seconds) {
+void JobRunner::Stop(double grace_seconds, bool worker_shutdown) {
   MutexLock lock(&mu_);
   if (process_exited_ || done_) return;
+  if (worker_shutdown) worker_shutdown_ = true;
   const auto grace = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(std::max(0.0, grace_seconds)));
   const auto kill_at = std::chrono::steady_clock::now() + grace;
@@ -111,6 +112,8 @@ void JobRunner::ReportExit(amt::v1::JobExited exited) {
   {
     MutexLock lock(&mu_);
     exited.set_stop_requested(stop_requested_);
+    exited.set_worker_shutdown(worker_shutdown_ ||
+                               (options_.shutdown_pending && options_.shutdown_pending()));
   }
   amt::v1::WorkerMessage message;
   *message.mutable_exited() = std::move(exited);

@@ -66,6 +66,11 @@ struct JobRunnerOptions {
   bool private_hosts = false;
   // The base of each host's /etc/hosts.
   std::string etc_hosts = "/etc/hosts";
+  // Whether the worker itself has been told to stop (amt-worker: a SIGTERM or SIGINT received or
+  // pending). Asked when the job's exit is reported: Slurm signals every process of its job at
+  // once, so a trainer may exit on that SIGTERM before the worker has stopped anything, and its
+  // exit must still say worker_shutdown. Empty: only Stop(..., true) says so.
+  std::function<bool()> shutdown_pending;
 };
 
 class JobRunner {
@@ -89,8 +94,9 @@ class JobRunner {
 
   // SIGTERM to the process group of every host now (or right after launch if it is still
   // starting), SIGKILL to the groups not exited `grace_seconds` later. A second Stop can only
-  // shorten the grace. Thread-safe; a no-op once every process has exited.
-  void Stop(double grace_seconds) ABSL_LOCKS_EXCLUDED(mu_);
+  // shorten the grace. `worker_shutdown`: the worker itself is stopping, not amtd asking
+  // (JobExited.worker_shutdown). Thread-safe; a no-op once every process has exited.
+  void Stop(double grace_seconds, bool worker_shutdown = false) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Waits until JobExited has been reported, at most `timeout`. True if it has.
   bool WaitForExit(std::chrono::milliseconds timeout) ABSL_LOCKS_EXCLUDED(mu_);
@@ -134,7 +140,8 @@ class JobRunner {
   std::optional<size_t> failed_host_ ABSL_GUARDED_BY(mu_);
   bool done_ ABSL_GUARDED_BY(mu_) = false;  // JobExited reported
   bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
-  bool signalled_ ABSL_GUARDED_BY(mu_) = false;  // SIGTERM sent
+  bool worker_shutdown_ ABSL_GUARDED_BY(mu_) = false;  // a Stop came from the worker's shutdown
+  bool signalled_ ABSL_GUARDED_BY(mu_) = false;        // SIGTERM sent
   std::optional<std::chrono::steady_clock::time_point> kill_at_ ABSL_GUARDED_BY(mu_);
   std::thread kill_timer_ ABSL_GUARDED_BY(mu_);  // started under mu_, joined by the destructor
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -181,6 +182,15 @@ int main(int argc, char** argv) {
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.runner.diagnostics = diagnostics;
   options.runner.keep_job_dirs = keep_job_dirs;
+  // Set by the signal thread below; until it has run, the signal is pending (blocked everywhere).
+  std::atomic<bool> stop_signal_received{false};
+  options.runner.shutdown_pending = [&stop_signal_received] {
+    if (stop_signal_received.load()) return true;
+    sigset_t pending;
+    sigpending(&pending);
+    return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1 ||
+           stop_signal_received.load();
+  };
   options.runner.private_hosts =
       host_names == "private" || (host_names == "auto" && geteuid() == 0);
   if (!keep_job_dirs && !one_shot_job.has_value()) {
@@ -245,6 +255,7 @@ int main(int argc, char** argv) {
   std::thread signal_thread([&] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
+    stop_signal_received.store(true);
     diagnostics(std::string("received ") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
                 ", stopping jobs");
     agent.Shutdown();

@@ -641,6 +641,17 @@ void Orchestrator::OnJobExited(const v1::JobExited& exited) {
     MarkRestarting(*job, clock_.Now(), "Restarting the training job after a Spot interruption");
     (void)Persist(*job);
     waiting_.push_back(Key(job->describe().training_job_name()));
+  } else if (exited.worker_shutdown() && job->describe().training_job_status() == kInProgress) {
+    // The worker was shut down under the job (Slurm ended its allocation: a node failure,
+    // preemption, scancel; the machine stopping): the instance was lost, whatever the trainer
+    // did on its SIGTERM. Retried per RetryStrategy, else an InternalServerError.
+    if (!RetryInPlace(*job, "the worker running it was shut down")) {
+      ExitReport report;
+      report.internal_error = true;
+      report.failure_reason =
+          "The worker running this training job was shut down before the job ended.";
+      EndJob(*job, report);
+    }
   } else {
     ExitReport report;
     report.exit_code = exited.exit_code();

@@ -214,10 +214,7 @@ class DaemonImpl final : public Daemon {
     if (slurm.orchestrator_address.empty()) {
       // On this machine the data dir's Unix socket (known before the port is); other nodes
       // need --slurm-orchestrator-address HOST:PORT.
-      const std::string socket = data_dir_ + "/amtd.sock";
-      slurm.orchestrator_address = socket.size() <= 107
-                                       ? "unix:" + socket
-                                       : options.host + ":" + std::to_string(options.port);
+      slurm.orchestrator_address = "unix:" + WorkerSocketPath();
     }
     if (slurm.work_dir.empty()) slurm.work_dir = data_dir_ + "/jobs";
     if (slurm.output_dir.empty()) slurm.output_dir = data_dir_ + "/slurm";
@@ -282,10 +279,19 @@ class DaemonImpl final : public Daemon {
   // Where workers on this machine reach amtd: a Unix socket in the data dir, the same address
   // for every amtd of that dir whatever its port, so a worker that outlived one finds the next
   // (the local worker, or one started by hand with --orchestrator unix:<data-dir>/amtd.sock).
-  // A data dir whose socket path does not fit in sockaddr_un (107 bytes) uses the TCP endpoint.
-  std::string LocalWorkerEndpoint(grpc::ServerBuilder& builder) const {
+  // A data dir whose socket path does not fit in sockaddr_un (107 bytes) gets one in /tmp named
+  // by a hash of the data dir's path: as stable, and known before the TCP port is (the Slurm
+  // executor writes it into batch scripts before the server starts).
+  std::string WorkerSocketPath() const {
     const std::string socket = data_dir_ + "/amtd.sock";
-    if (socket.size() > 107) return "";
+    if (socket.size() <= 107) return socket;
+    char path[64];
+    std::snprintf(path, sizeof(path), "/tmp/amtd-%016zx.sock", std::hash<std::string>{}(data_dir_));
+    return path;
+  }
+
+  std::string LocalWorkerEndpoint(grpc::ServerBuilder& builder) const {
+    const std::string socket = WorkerSocketPath();
     std::error_code ec;
     fs::remove(socket, ec);  // a stale one of a killed amtd; the data-dir lock is ours
     builder.AddListeningPort("unix:" + socket, grpc::InsecureServerCredentials());

@@ -143,6 +143,9 @@ absl::StatusOr<std::vector<std::string>> SbatchArguments(const SlurmOptions& opt
   const int instances = std::max(1, start.instance_count());
   std::vector<std::string> args = options.extra_sbatch_args;
   args.push_back("--parsable");
+  // amtd retries an attempt itself (RetryStrategy): a Slurm job requeued after a node failure
+  // would run the same attempt again beside the retry.
+  args.push_back("--no-requeue");
   args.push_back("--job-name=" + start.training_job_name());
   args.push_back("--comment=" + CommentFor({options.owner, worker_id, start.training_job_name(),
                                             start.attempt(), instances}));

@@ -275,6 +275,38 @@ TEST(SlurmIntegrationTest, OneNodeRunsEveryHostOnOneNode) {
   EXPECT_THAT(slurm_job, ::testing::MatchesRegex("[0-9]+\\|amt-n[12]"));
 }
 
+// Runs `command`; its exit code.
+int Shell(const std::string& command) { return std::system(command.c_str()); }
+
+TEST(SlurmIntegrationTest, ANodeFailingUnderAJobIsAnInternalErrorRetriedPerRetryStrategy) {
+  const std::string dir = MakeTempDir("amt-slurm-node-down");
+  Amtd amtd(dir + "/data", SlurmFlags(dir));
+  // The toy trainer exits 0 on the SIGTERM Slurm gives it: the job must not be Completed by it.
+  std::string json = TrainingJobJson("node-fails", R"({"epochs": "300", "sleep_ms": "20"})");
+  json.insert(json.rfind('}'), R"(, "RetryStrategy": {"MaximumRetryAttempts": 1})");
+  CreateTrainingJob(amtd, json);
+  FollowLogsUntil(amtd, "node-fails", [](const std::vector<std::string>& lines) {
+    return std::any_of(lines.begin(), lines.end(),
+                       [](const std::string& line) { return line.starts_with("epoch=1 "); });
+  });
+  const std::string slurm_job = SlurmJobOf("node-fails");
+  const std::string node = slurm_job.substr(slurm_job.find('|') + 1);
+  ASSERT_THAT(node, ::testing::MatchesRegex("amt-n[12]"));
+  // The node goes down under the job: Slurm kills it (NODE_FAIL) and amtd retries the attempt
+  // as a new Slurm job. (ReturnToService=2 brings the node back once its slurmd registers again;
+  // the resume below makes sure of it for the tests after this one.)
+  ASSERT_EQ(Shell("scontrol update nodename=" + node + " state=down reason=amt-test"), 0);
+  const auto job = WaitForTrainingJob(amtd.stub(), "node-fails", Terminal);
+  (void)Shell("scontrol update nodename=" + node + " state=resume 2>/dev/null");
+  ASSERT_EQ(job.training_job_status(), "Completed") << job.failure_reason();
+  // The first attempt's trainer saved and exited 0 on Slurm's SIGTERM, and that did not end the
+  // job: its retry, a Slurm job of its own, trained all 300 epochs.
+  const auto logs = ReadLogs(amtd.stub(), "node-fails");
+  EXPECT_THAT(logs, Contains("SIGTERM received, saving model"));
+  EXPECT_THAT(logs, Contains(::testing::StartsWith("training complete after 300 epochs")));
+  EXPECT_EQ(SlurmJobNames().count("node-fails"), 2u);
+}
+
 TEST(SlurmIntegrationTest, PyTorchDdpWithTwoInstancesCompletesThroughSlurm) {
   const std::string dir = MakeTempDir("amt-slurm-ddp");
   Amtd amtd(dir + "/data", SlurmFlags(dir));

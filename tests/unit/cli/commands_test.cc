@@ -420,7 +420,7 @@ v1::GetTrainingJobLogsResponse LogBatch(std::initializer_list<std::string> messa
 
 TEST_F(CommandsTest, LogsPrintsEveryMessageVerbatim) {
   stub_.logs.messages = {LogBatch({"epoch 1#011loss=0.5", "  indented"}), LogBatch({"done"})};
-  EXPECT_EQ(commands_.Logs({.training_job_name = "demo-001", .follow = false}), 0);
+  EXPECT_EQ(commands_.Logs({.training_job_name = "demo-001", .follow = false, .host = {}}), 0);
   ASSERT_EQ(stub_.logs.requests.size(), 1u);
   EXPECT_EQ(stub_.logs.requests[0].training_job_name(), "demo-001");
   EXPECT_FALSE(stub_.logs.requests[0].has_follow());
@@ -435,8 +435,7 @@ TEST_F(CommandsTest, LogsAsksForOneHostAndPrefixesEachLineWithItsHost) {
   line->set_host("algo-2");
   batch.add_lines()->set_message("no host");  // as from an amtd before hosts: algo-1
   stub_.logs.messages = {batch};
-  LogsOptions options{.training_job_name = "multi", .follow = false};
-  options.host = "algo-2";
+  LogsOptions options{.training_job_name = "multi", .follow = false, .host = "algo-2"};
   options.prefix_host = true;
   EXPECT_EQ(commands_.Logs(options), 0);
   EXPECT_EQ(stub_.logs.requests.at(0).host(), "algo-2");
@@ -447,7 +446,7 @@ TEST_F(CommandsTest, LogsFollowSetsFollowAndReportsStreamError) {
   stub_.logs.messages = {LogBatch({"line"})};
   stub_.logs.status =
       grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "Requested resource not found.");
-  EXPECT_EQ(commands_.Logs({.training_job_name = "x", .follow = true}), 254);
+  EXPECT_EQ(commands_.Logs({.training_job_name = "x", .follow = true, .host = {}}), 254);
   EXPECT_TRUE(stub_.logs.requests.at(0).follow());
   EXPECT_EQ(out_.str(), "line\n");
   EXPECT_EQ(err_.str(),

@@ -337,6 +337,63 @@ TEST_F(OrchestratorTest, RetryStrategyRestartsAJobInPlaceAfterAnInternalError) {
   EXPECT_EQ(Describe().training_job_status_counters().in_progress(), 0);
 }
 
+TEST_F(OrchestratorTest, AJobWhoseWorkerWasShutDownUnderItIsAnInternalErrorNotItsExit) {
+  // Slurm ending a job's allocation (a node failure, scancel) SIGTERMs its worker, whose trainer
+  // may well exit 0 on it: the job did not complete, its instance went away.
+  auto r = TuningRequest();
+  r.mutable_training_job_definition()->mutable_retry_strategy()->set_maximum_retry_attempts(1);
+  r.mutable_hyper_parameter_tuning_job_config()
+      ->mutable_resource_limits()
+      ->set_max_number_of_training_jobs(1);
+  ASSERT_TRUE(orch_->CreateTuningJob(r).ok());
+  auto link = Connect(1);
+  const auto first = link->Starts()[0];
+  Started(first);
+  const auto shut_down = [&](const v1::StartJob& s) {
+    v1::WorkerMessage m;
+    v1::JobExited& e = *m.mutable_exited();
+    e.set_training_job_name(s.training_job_name());
+    e.set_attempt(s.attempt());
+    e.set_exit_code(0);
+    e.set_stop_requested(true);
+    e.set_worker_shutdown(true);
+    e.set_model_uploaded(true);
+    Report(m);
+  };
+  shut_down(first);
+  auto job = orch_->DescribeTrainingJob(first.training_job_name());
+  EXPECT_EQ(job->training_job_status(), "InProgress");
+  // Retried in place: relaunched at once on the worker's free slot, attempt 2.
+  ASSERT_EQ(link->Starts().size(), 2u);
+  const auto second = link->Starts()[1];
+  EXPECT_EQ(second.attempt(), 2);
+  Started(second);
+  shut_down(second);  // no retry left
+  job = orch_->DescribeTrainingJob(first.training_job_name());
+  EXPECT_EQ(job->training_job_status(), "Failed");
+  EXPECT_EQ(job->failure_reason(),
+            "InternalServerError: The worker running this training job was shut down before the "
+            "job ended.");
+  EXPECT_EQ(Describe().training_job_status_counters().retryable_error(), 1);
+}
+
+TEST_F(OrchestratorTest, AStoppingJobWhoseWorkerShutsDownEndsStopped) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(1);
+  const auto first = link->Starts()[0];
+  Started(first);
+  ASSERT_TRUE(orch_->StopTrainingJob(first.training_job_name()).ok());
+  v1::WorkerMessage m;
+  v1::JobExited& e = *m.mutable_exited();
+  e.set_training_job_name(first.training_job_name());
+  e.set_attempt(first.attempt());
+  e.set_stop_requested(true);
+  e.set_worker_shutdown(true);
+  Report(m);
+  EXPECT_EQ(orch_->DescribeTrainingJob(first.training_job_name())->training_job_status(),
+            "Stopped");
+}
+
 TEST_F(OrchestratorTest, ErrorsUseSageMakerNamesAndTexts) {
   ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
   auto dup = orch_->CreateTuningJob(TuningRequest());

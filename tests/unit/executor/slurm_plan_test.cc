@@ -97,6 +97,7 @@ TEST(SbatchArguments, NamesTheJobAndAsksForItsInstancesResources) {
   ASSERT_THAT(args, IsOk());
   EXPECT_EQ((*args)[0], "--qos=low");  // extra options first: ours win where the last counts
   EXPECT_THAT(*args, Contains("--parsable"));
+  EXPECT_THAT(*args, Contains("--no-requeue"));  // amtd retries; Slurm must not run it again
   EXPECT_THAT(*args, Contains("--job-name=tune-001-abc"));
   EXPECT_THAT(*args, Contains("--comment=amt-local owner=own worker=w-1 job=tune-001-abc attempt=2 "
                               "instances=2"));

@@ -314,8 +314,20 @@ TEST_F(JobRunnerTest, StopSendsSigtermToTheWholeProcessGroup) {
   EXPECT_THAT(LogTexts(messages), Contains("grandchild got TERM"));
   const auto& exited = messages.back().exited();
   EXPECT_TRUE(exited.stop_requested());
+  EXPECT_FALSE(exited.worker_shutdown());  // amtd asked
   EXPECT_EQ(exited.signal(), 0);
   EXPECT_EQ(exited.exit_code(), 0);
+}
+
+TEST_F(JobRunnerTest, AStopForTheWorkersShutdownSaysSo) {
+  JobRunner runner(options_, Job("trap 'exit 0' TERM; echo ready; sleep 30 & wait"), *launcher_,
+                   clock_, reports_.Fn());
+  runner.Start();
+  reports_.WaitForLine("ready");
+  runner.Stop(/*grace_seconds=*/30, /*worker_shutdown=*/true);
+  const auto messages = reports_.WaitForExit();
+  EXPECT_TRUE(messages.back().exited().worker_shutdown());
+  EXPECT_EQ(messages.back().exited().exit_code(), 0);
 }
 
 TEST_F(JobRunnerTest, StopSendsSigkillAfterTheGraceWhenTermIsTrapped) {
