@@ -32,6 +32,12 @@ void AddServerFlags(CLI::App& app, Flags& flags) {
   app.add_option("--http-port", flags.http_port,
                  "Port of the AWS JSON 1.1 gateway (boto3: endpoint_url=http://HOST:PORT); default "
                  "7071, or a free one when --port is 0; -1 serves no HTTP");
+  app.add_option_function<std::string>(
+         "--ui", [&flags](const std::string& value) { flags.options.ui = value == "on"; },
+         "on: serve the web page (tuning jobs, their training jobs, logs) at http://HOST:PORT/ "
+         "of the HTTP gateway, for a browser on this machine (an amtd without --credentials; "
+         "the page reads the same API as boto3); off: no page. Default: on")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--http-idle-timeout", flags.http_idle_timeout,
                  "Seconds an HTTP connection may stay without a request before it is closed")
       ->check(CLI::PositiveNumber)
@@ -306,6 +312,9 @@ int Run(const amt::daemon::DaemonOptions& options) {
   }
   if (!(*daemon)->worker_socket().empty()) {
     banner += ", " + (*daemon)->worker_socket() + " (workers on this machine)";
+  }
+  if (!(*daemon)->http_endpoint().empty() && options.ui) {
+    banner += ", the page at " + (*daemon)->http_endpoint() + "/";
   }
   std::cout << banner << std::endl;
   int sig = 0;

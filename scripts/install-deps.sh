@@ -27,6 +27,8 @@ PACKAGES=(
   # Slurm 22.05 and munge: the Slurm executor's tests start a one-machine cluster
   # (scripts/slurm-up.sh; no daemon starts on install, as there is no systemd).
   slurm-wlm munge
+  # Headless Chromium: the web page's browser tests (tests/browser/).
+  chromium
 )
 
 missing=()

@@ -28,6 +28,7 @@
 #include "orchestrator/gateway/http_server.h"
 #include "orchestrator/gateway/s3_rest.h"
 #include "orchestrator/gateway/sts.h"
+#include "orchestrator/gateway/web_page.h"
 #include "orchestrator/s3/object_store.h"
 #include "orchestrator/store/store.h"
 
@@ -333,6 +334,8 @@ class DaemonImpl final : public Daemon {
         std::make_unique<gateway::CloudWatchLogsHandler>(*api_, options.orchestrator.arn));
     handlers.push_back(std::make_unique<gateway::CloudWatchMetricsHandler>(*api_));
     handlers.push_back(std::make_unique<gateway::StsHandler>(options.orchestrator.arn));
+    // The page: before S3, which would take /ui/... for a bucket.
+    if (options.ui) handlers.push_back(std::make_unique<gateway::WebPageHandler>());
     // Last: it takes unsigned requests whose path names a bucket.
     handlers.push_back(
         std::make_unique<gateway::S3RestHandler>(s3::ObjectStore(S3RootFor(options))));

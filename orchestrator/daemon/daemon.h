@@ -31,6 +31,8 @@ struct DaemonOptions {
   // Listen on a non-loopback `host` without credentials. Refused otherwise: whoever reaches the
   // port can run any command as amtd's user (TrainingImage names an executable).
   bool insecure = false;
+  // Serve the web page (gateway/web_page.h) on the HTTP port: amtd --ui on|off.
+  bool ui = true;
   std::string data_dir = ".amt";  // amt.db, the local S3 folder, job folders, worker.log
   // Start with an empty state although the data dir has job folders but no database (amtd
   // --init); without it that start is refused, as it would forget every job.

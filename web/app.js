@@ -1,0 +1,312 @@
+// amt-local's page: the tuning jobs amtd holds, read through the same SageMaker and CloudWatch
+// Logs APIs that boto3 and the aws cli use (POST / with X-Amz-Target), so it shows exactly what
+// they see. No framework; every value is put into the page as text (textContent), never as HTML,
+// and the server's Content-Security-Policy allows no inline script.
+//
+// Views (the URL's fragment): #/ the tuning jobs; #/tuning-jobs/<name>; #/training-jobs/<name>.
+// While the view shows something that is not finished, it is read again every POLL_MS.
+"use strict";
+
+const POLL_MS = 2000;
+const TERMINAL = new Set(["Completed", "Failed", "Stopped"]);
+
+// ---------------------------------------------------------------- the API
+
+class ApiError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+async function call(target, body) {
+  const response = await fetch("/", {
+    method: "POST",
+    headers: {"X-Amz-Target": target, "Content-Type": "application/x-amz-json-1.1"},
+    body: JSON.stringify(body || {}),
+  });
+  const text = await response.text();
+  let data = {};
+  try {
+    data = text ? JSON.parse(text) : {};
+  } catch (e) {
+    data = {message: text};
+  }
+  if (!response.ok) {
+    const code = String(data.__type || "Error").split("#").pop();
+    throw new ApiError(code, data.message || data.Message || response.statusText);
+  }
+  return data;
+}
+
+const sagemaker = (operation, body) => call("SageMaker." + operation, body);
+const logs = (operation, body) => call("Logs_20140328." + operation, body);
+
+// Every page of a paginated SageMaker list.
+async function listAll(operation, body, key) {
+  const items = [];
+  let token;
+  do {
+    const page = await sagemaker(operation, Object.assign({}, body, token ? {NextToken: token} : {}));
+    items.push(...(page[key] || []));
+    token = page.NextToken;
+  } while (token);
+  return items;
+}
+
+// ---------------------------------------------------------------- building the page
+
+// An element with attributes and children; strings become text nodes.
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes || {})) {
+    if (value !== undefined && value !== null) node.setAttribute(name, value);
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function link(href, text) {
+  return el("a", {href}, text);
+}
+
+function statusCell(status) {
+  return el("td", {class: "status-" + status}, status || "");
+}
+
+function time(value) {
+  if (value === undefined || value === null) return "";
+  const date = new Date(typeof value === "number" ? value * 1000 : value);
+  return isNaN(date) ? String(value) : date.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+function number(value) {
+  if (value === undefined || value === null || value === "") return "";
+  const n = Number(value);
+  return Number.isFinite(n) ? String(Math.round(n * 1e6) / 1e6) : String(value);
+}
+
+// A table: `columns` are [heading, (row) => cell content or <td>], `rows` the data.
+function table(caption, columns, rows, empty) {
+  if (rows.length === 0) return el("p", {}, empty || "None.");
+  return el(
+      "table", {},
+      el("caption", {}, caption),
+      el("thead", {}, el("tr", {}, columns.map(([heading]) => el("th", {scope: "col"}, heading)))),
+      el("tbody", {}, rows.map((row) => el("tr", {}, columns.map(([, cell]) => {
+        const content = cell(row);
+        return content instanceof HTMLTableCellElement ? content : el("td", {}, content);
+      })))));
+}
+
+function definitions(pairs) {
+  return el("dl", {}, pairs.filter(([, value]) => value !== undefined && value !== "")
+                           .map(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]));
+}
+
+function crumbs(...items) {
+  const list = document.getElementById("crumbs");
+  list.replaceChildren(...items.map((item) => el("li", {}, item)));
+}
+
+// ---------------------------------------------------------------- views
+
+async function tuningJobsView() {
+  crumbs("Tuning jobs");
+  const summaries = await listAll("ListHyperParameterTuningJobs", {MaxResults: 100},
+                                  "HyperParameterTuningJobSummaries");
+  const described = await Promise.all(summaries.map(
+      (s) => sagemaker("DescribeHyperParameterTuningJob",
+                       {HyperParameterTuningJobName: s.HyperParameterTuningJobName})
+                 .catch(() => s)));
+  const view = [
+    el("h1", {}, "Tuning jobs"),
+    table("Every tuning job of this amtd, newest first", [
+      ["Name", (j) => link("#/tuning-jobs/" + encodeURIComponent(j.HyperParameterTuningJobName),
+                           j.HyperParameterTuningJobName)],
+      ["Status", (j) => statusCell(j.HyperParameterTuningJobStatus)],
+      ["Strategy", (j) => j.HyperParameterTuningJobConfig ? j.HyperParameterTuningJobConfig.Strategy
+                                                          : j.Strategy],
+      ["Training jobs", (j) => counters(j.TrainingJobStatusCounters)],
+      ["Best objective", (j) => bestObjective(j)],
+      ["Warm start from", (j) => parents(j)],
+      ["Created", (j) => time(j.CreationTime)],
+    ], described, "No tuning jobs yet: create one with amt, boto3, the aws cli or the SageMaker SDK."),
+  ];
+  return {view, live: described.some((j) => !TERMINAL.has(j.HyperParameterTuningJobStatus))};
+}
+
+function counters(c) {
+  if (!c) return "";
+  const parts = [["Completed", c.Completed], ["InProgress", c.InProgress], ["Stopped", c.Stopped],
+                 ["RetryableError", c.RetryableError], ["NonRetryableError", c.NonRetryableError]];
+  return parts.filter(([, n]) => n).map(([name, n]) => name + " " + n).join(", ") || "0";
+}
+
+function bestObjective(job) {
+  const best = job.BestTrainingJob;
+  if (!best || !best.FinalHyperParameterTuningJobObjectiveMetric) return "";
+  const metric = best.FinalHyperParameterTuningJobObjectiveMetric;
+  return [metric.MetricName + " = " + number(metric.Value) + " (",
+          link("#/training-jobs/" + encodeURIComponent(best.TrainingJobName), best.TrainingJobName),
+          ")"];
+}
+
+function parents(job) {
+  const config = job.WarmStartConfig;
+  if (!config) return "";
+  return (config.ParentHyperParameterTuningJobs || []).flatMap((p, i) => [
+    i ? ", " : "",
+    link("#/tuning-jobs/" + encodeURIComponent(p.HyperParameterTuningJobName),
+         p.HyperParameterTuningJobName),
+  ]).concat(" (" + config.WarmStartType + ")");
+}
+
+async function tuningJobView(name) {
+  crumbs(link("#/", "Tuning jobs"), name);
+  const job = await sagemaker("DescribeHyperParameterTuningJob", {HyperParameterTuningJobName: name});
+  const [training, tags] = await Promise.all([
+    listAll("ListTrainingJobsForHyperParameterTuningJob",
+            {HyperParameterTuningJobName: name, MaxResults: 100}, "TrainingJobSummaries"),
+    sagemaker("ListTags", {ResourceArn: job.HyperParameterTuningJobArn}).catch(() => ({Tags: []})),
+  ]);
+  const config = job.HyperParameterTuningJobConfig || {};
+  const objective = config.HyperParameterTuningJobObjective || {};
+  const tuned = new Set();
+  for (const t of training) Object.keys(t.TunedHyperParameters || {}).forEach((k) => tuned.add(k));
+  const view = [
+    el("h1", {}, name),
+    definitions([
+      ["Status", job.HyperParameterTuningJobStatus],
+      ["Strategy", config.Strategy],
+      ["Objective", objective.Type ? objective.Type + " " + objective.MetricName : ""],
+      ["Early stopping", config.TrainingJobEarlyStoppingType],
+      ["Training jobs", counters(job.TrainingJobStatusCounters)],
+      ["Best objective", bestObjective(job)],
+      ["Warm start from", parents(job)],
+      ["Failure reason", job.FailureReason],
+    ]),
+    el("h2", {}, "Training jobs"),
+    table("Every training job of the tuning job, with its objective and tuned hyperparameters", [
+      ["Name", (t) => link("#/training-jobs/" + encodeURIComponent(t.TrainingJobName),
+                           t.TrainingJobName)],
+      ["Status", (t) => statusCell(t.TrainingJobStatus)],
+      ["Objective", (t) => el("td", {class: "num"},
+                              t.FinalHyperParameterTuningJobObjectiveMetric
+                                  ? number(t.FinalHyperParameterTuningJobObjectiveMetric.Value) : "")],
+      ...[...tuned].sort().map((k) => [k, (t) => (t.TunedHyperParameters || {})[k]]),
+      ["Failure reason", (t) => t.FailureReason],
+    ], training, "No training jobs yet."),
+    el("h2", {}, "Tags"),
+    table("The tuning job's tags", [["Key", (t) => t.Key], ["Value", (t) => t.Value]],
+          tags.Tags || [], "No tags."),
+  ];
+  return {view, live: !TERMINAL.has(job.HyperParameterTuningJobStatus)};
+}
+
+async function trainingJobView(name) {
+  const job = await sagemaker("DescribeTrainingJob", {TrainingJobName: name});
+  const tuning = job.TuningJobArn ? job.TuningJobArn.split("/").pop() : "";
+  crumbs(link("#/", "Tuning jobs"),
+         tuning ? link("#/tuning-jobs/" + encodeURIComponent(tuning), tuning) : "",
+         name);
+  const lines = await logLines(name);
+  const view = [
+    el("h1", {}, name),
+    definitions([
+      ["Status", job.TrainingJobStatus + (job.SecondaryStatus ? " (" + job.SecondaryStatus + ")" : "")],
+      ["Failure reason", job.FailureReason],
+      ["Training time", job.TrainingTimeInSeconds !== undefined ? job.TrainingTimeInSeconds + " s" : ""],
+      ["Billable time", job.BillableTimeInSeconds !== undefined ? job.BillableTimeInSeconds + " s" : ""],
+    ]),
+    el("h2", {}, "Status transitions"),
+    table("SecondaryStatusTransitions", [
+      ["Status", (t) => t.Status],
+      ["Start", (t) => time(t.StartTime)],
+      ["End", (t) => time(t.EndTime)],
+      ["Message", (t) => t.StatusMessage],
+    ], job.SecondaryStatusTransitions || []),
+    el("h2", {}, "Hyperparameters"),
+    table("HyperParameters", [["Name", ([k]) => k], ["Value", ([, v]) => v]],
+          Object.entries(job.HyperParameters || {}).sort()),
+    el("h2", {}, "Final metrics"),
+    table("FinalMetricDataList", [
+      ["Metric", (m) => m.MetricName],
+      ["Value", (m) => el("td", {class: "num"}, number(m.Value))],
+      ["Time", (m) => time(m.Timestamp)],
+    ], job.FinalMetricDataList || []),
+    el("h2", {}, "Log"),
+    lines.length ? el("pre", {class: "log", tabindex: "0", "aria-label": "Training log"},
+                      lines.join("\n"))
+                 : el("p", {}, "No log lines yet."),
+  ];
+  return {view, live: !TERMINAL.has(job.TrainingJobStatus)};
+}
+
+// The training job's log, every host's stream (algo-1, ...) in turn, as CloudWatch Logs has it.
+async function logLines(job) {
+  const group = "/aws/sagemaker/TrainingJobs";
+  const streams = await logs("DescribeLogStreams",
+                             {logGroupName: group, logStreamNamePrefix: job + "/"})
+                      .catch(() => ({logStreams: []}));
+  const lines = [];
+  const several = (streams.logStreams || []).length > 1;
+  for (const stream of streams.logStreams || []) {
+    let token;
+    for (;;) {
+      const page = await logs("GetLogEvents", Object.assign(
+          {logGroupName: group, logStreamName: stream.logStreamName, startFromHead: true},
+          token ? {nextToken: token} : {}));
+      const host = several ? stream.logStreamName.split("/").pop().split("-").slice(0, 2).join("-") + ": " : "";
+      for (const event of page.events || []) lines.push(host + event.message);
+      if (!page.nextForwardToken || page.nextForwardToken === token) break;
+      token = page.nextForwardToken;
+      if ((page.events || []).length === 0) break;
+    }
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------- routing and live updates
+
+let timer = null;
+let shown = "";
+
+function route() {
+  const hash = location.hash.replace(/^#/, "") || "/";
+  const parts = hash.split("/").filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === "tuning-jobs" && parts[1]) return () => tuningJobView(parts[1]);
+  if (parts[0] === "training-jobs" && parts[1]) return () => trainingJobView(parts[1]);
+  return tuningJobsView;
+}
+
+async function render() {
+  clearTimeout(timer);
+  const target = location.hash;
+  const main = document.getElementById("view");
+  const live = document.getElementById("live");
+  try {
+    const {view, live: again} = await route()();
+    if (location.hash !== target) return;  // the user moved on meanwhile
+    main.replaceChildren(...view);
+    live.textContent = again ? "live: updating every " + POLL_MS / 1000 + " s" : "";
+    if (again) timer = setTimeout(render, POLL_MS);
+  } catch (error) {
+    if (location.hash !== target) return;
+    main.replaceChildren(el("p", {class: "error", role: "alert"},
+                            error.code ? error.code + ": " + error.message : String(error.message || error)));
+    live.textContent = "";
+  }
+  if (shown !== target) {
+    shown = target;
+    main.focus();
+  }
+  document.title = "amt-local" + (target.length > 2 ? " — " + decodeURIComponent(target.split("/").pop()) : "");
+  document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
+}
+
+window.addEventListener("hashchange", render);
+render();
