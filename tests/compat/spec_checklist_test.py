@@ -465,7 +465,10 @@ class SpecChecklistTest(unittest.TestCase):
                 "TrainingJobSummaries"], [])
 
     def test_09_warm_start(self):
-        parent = tuning_job("item9-parent", "Bayesian", jobs=3, parallel=3)
+        # Its jobs take 1.5 s (3 epochs of 0.5 s), so the child below is created while it runs,
+        # however slowly this machine answers the request in between.
+        parent = tuning_job("item9-parent", "Bayesian", jobs=3, parallel=3,
+                            statics={"sleep_ms": "500"})
         self.sm.create_hyper_parameter_tuning_job(**parent)
         child = tuning_job("item9-child", "Bayesian", jobs=2, parallel=2)
         child["WarmStartConfig"] = {
