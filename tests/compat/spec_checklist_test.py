@@ -470,7 +470,8 @@ class SpecChecklistTest(unittest.TestCase):
         parent = tuning_job("item9-parent", "Bayesian", jobs=3, parallel=3,
                             statics={"sleep_ms": "500"})
         self.sm.create_hyper_parameter_tuning_job(**parent)
-        child = tuning_job("item9-child", "Bayesian", jobs=2, parallel=2)
+        child = tuning_job("item9-child", "Bayesian", jobs=2, parallel=2,
+                           statics={"sleep_ms": "0"})  # the parent's hyperparameters, as warm start needs
         child["WarmStartConfig"] = {
             "ParentHyperParameterTuningJobs": [{"HyperParameterTuningJobName": "item9-parent"}],
             "WarmStartType": "IdenticalDataAndAlgorithm"}
