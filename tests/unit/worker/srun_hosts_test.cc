@@ -179,6 +179,14 @@ class ExecHostTest : public ::testing::Test {
   void SetUp() override { dir_ = TempDir(); }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // Writes `launch` where a one-shot worker would; the file's path.
+  std::string Write(const amt::v1::HostLaunch& launch) {
+    const std::string file = dir_ + "/amt-host-launch.pb";
+    std::ofstream out(file, std::ios::binary);
+    launch.SerializeToOstream(&out);
+    return file;
+  }
+
   std::string WriteLaunch(const std::string& script) {
     amt::v1::HostLaunch launch;
     launch.add_argv("/bin/sh");
@@ -187,10 +195,7 @@ class ExecHostTest : public ::testing::Test {
     (*launch.mutable_env())["GREETING"] = "hello from algo-2";
     (*launch.mutable_env())["PATH"] = "/usr/bin:/bin";
     launch.set_cwd(dir_);
-    const std::string file = dir_ + "/amt-host-launch.pb";
-    std::ofstream out(file, std::ios::binary);
-    launch.SerializeToOstream(&out);
-    return file;
+    return Write(launch);
   }
 
   // Starts amt-worker --exec-host `file`, collecting its output lines.
@@ -250,11 +255,7 @@ TEST_F(ExecHostTest, GivesTheTrainerTheInterfaceOfItsAddressOnThisNode) {
   env["SM_CURRENT_HOST"] = "algo-2";
   env["AMT_HOST_ADDRESSES"] = R"({"algo-1":"192.0.2.1","algo-2":"127.0.0.1"})";
   env["SM_NETWORK_INTERFACE_NAME"] = "eth0";
-  const std::string file = dir_ + "/amt-host-launch.pb";
-  {
-    std::ofstream out(file, std::ios::binary);
-    launch.SerializeToOstream(&out);
-  }
+  const std::string file = Write(launch);
   auto process = Start(file);
   ASSERT_NE(process, nullptr);
   EXPECT_EQ(process->Wait().exit_code, 0);
@@ -286,11 +287,7 @@ TEST_F(ExecHostTest, SaysWhyTheTrainerCouldNotStart) {
   amt::v1::HostLaunch launch;
   launch.add_argv(dir_ + "/no-such-trainer");
   launch.set_cwd(dir_);
-  const std::string file = dir_ + "/amt-host-launch.pb";
-  {
-    std::ofstream out(file, std::ios::binary);
-    launch.SerializeToOstream(&out);
-  }
+  const std::string file = Write(launch);
   auto process = Start(file);
   ASSERT_NE(process, nullptr);
   EXPECT_EQ(process->Wait().exit_code, 127);
