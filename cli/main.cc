@@ -318,6 +318,18 @@ int main(int argc, char** argv) {
                   "Python interpreter for framework images (script mode): PATH, or "
                   "FRAMEWORK=PATH for one of sklearn, xgboost, pytorch, ...; repeatable")
       ->type_name("[FRAMEWORK=]PATH");
+  sub->add_option("--http-port", run.http_port,
+                  "The page and SageMaker's HTTP API while the job runs (the address is "
+                  "printed); a free port when this one is taken; 0: a free port, -1: none")
+      ->capture_default_str();
+  sub->add_option_function<std::string>(
+         "--ui", [&run](const std::string& value) { run.ui = value == "on"; },
+         "Serve the web page (learning curves, stop decisions) on the HTTP port")
+      ->type_name("on|off")
+      ->default_str("on")
+      ->check(CLI::IsMember({"on", "off"}));
+  sub->add_flag("--keep-serving", run.keep_serving,
+                "Once the job has ended, keep serving the page until Ctrl-C");
   sub->callback([&] { standalone = [&] { return amt::cli::RunTuningJob(run); }; });
 
   try {

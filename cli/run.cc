@@ -145,8 +145,14 @@ class InterruptStopper {
   std::thread thread_;
 };
 
+// "The page: <page>#/<kind>/<name>" when the page is served.
+void PrintPage(const std::string& page, const std::string& kind, const std::string& name) {
+  if (!page.empty()) std::cout << "The page: " << page << "/#/" << kind << "/" << name << "\n";
+}
+
 int RunTrainingJob(v1::TuningService::Stub& stub, const std::string& endpoint,
-                   v1::CreateTrainingJobRequest request, const RunOptions& options) {
+                   v1::CreateTrainingJobRequest request, const RunOptions& options,
+                   const std::string& page) {
   const auto exists = [&stub](const std::string& n) {
     grpc::ClientContext ctx;
     v1::DescribeTrainingJobRequest r;
@@ -166,6 +172,7 @@ int RunTrainingJob(v1::TuningService::Stub& stub, const std::string& endpoint,
   }
   const std::string name = request.training_job_name();
   std::cout << "Training job " << name << " (" << created.training_job_arn() << ")\n";
+  PrintPage(page, "training-jobs", name);
   InterruptStopper stopper([&stub, name] {
     grpc::ClientContext c;
     v1::StopTrainingJobRequest r;
@@ -218,7 +225,8 @@ int RunTrainingJob(v1::TuningService::Stub& stub, const std::string& endpoint,
 }
 
 int RunTuning(v1::TuningService::Stub& stub, const std::string& endpoint,
-              v1::CreateHyperParameterTuningJobRequest request, const RunOptions& options) {
+              v1::CreateHyperParameterTuningJobRequest request, const RunOptions& options,
+              const std::string& page) {
   const auto exists = [&stub](const std::string& n) {
     grpc::ClientContext ctx;
     v1::DescribeHyperParameterTuningJobRequest r;
@@ -242,6 +250,7 @@ int RunTuning(v1::TuningService::Stub& stub, const std::string& endpoint,
             << "Strategy " << request.hyper_parameter_tuning_job_config().strategy() << ", "
             << ObjectiveText(request) << "; state in " << fs::absolute(options.data_dir).string()
             << "\n";
+  PrintPage(page, "tuning-jobs", name);
   if (request.has_autotune()) {
     grpc::ClientContext c;
     v1::DescribeHyperParameterTuningJobRequest r;
@@ -329,7 +338,16 @@ int RunTuningJob(const RunOptions& options) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  d.http_port = options.http_port;
+  d.ui = options.ui;
   auto daemon = daemon::Daemon::Start(d);
+  if (!daemon.ok() && d.http_port > 0 &&
+      daemon.status().message().find(":" + std::to_string(d.http_port) + " ") !=
+          std::string_view::npos) {
+    // The HTTP port is taken (an amtd, another amt run): any free port serves as well.
+    d.http_port = 0;
+    daemon = daemon::Daemon::Start(d);
+  }
   if (!daemon.ok()) {
     std::cerr << "amt run: cannot start the orchestrator: " << daemon.status().message() << "\n";
     return kExitOtherError;
@@ -337,8 +355,16 @@ int RunTuningJob(const RunOptions& options) {
   const std::string endpoint = (*daemon)->endpoint();
   auto stub =
       v1::TuningService::NewStub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()));
-  const int code = is_tuning ? RunTuning(*stub, endpoint, std::move(tuning), options)
-                             : RunTrainingJob(*stub, endpoint, std::move(training), options);
+  const std::string page = d.ui ? (*daemon)->http_endpoint() : "";
+  const int code = is_tuning ? RunTuning(*stub, endpoint, std::move(tuning), options, page)
+                             : RunTrainingJob(*stub, endpoint, std::move(training), options, page);
+  if (options.keep_serving && !(*daemon)->http_endpoint().empty()) {
+    std::cout << "\nThe page stays at " << (*daemon)->http_endpoint() << "/ until Ctrl-C."
+              << std::endl;
+    int sig = 0;
+    while (sigwait(&set, &sig) == 0 && sig != SIGINT) {
+    }
+  }
   (*daemon)->Shutdown();
   return code;
 }

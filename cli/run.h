@@ -24,6 +24,12 @@ struct RunOptions {
   int spot_max_interruptions = 2;   // --spot-max-interruptions
   // --python [FRAMEWORK=]PATH: interpreters of framework images (script mode), as amtd's flag.
   std::vector<std::string> python;
+  // --http-port: the page and SageMaker's HTTP API while the job runs (amtd's --http-port). When
+  // the port is taken, a free one is used; 0 picks a free one, -1 serves none.
+  int http_port = 7071;
+  bool ui = true;  // --ui on|off: serve the page (amtd --ui)
+  // --keep-serving: once the job has ended, keep the page (and the API) up until Ctrl-C.
+  bool keep_serving = false;
 };
 
 // Runs the job and returns the process exit code (0 iff the job ended Completed).

@@ -30,6 +30,21 @@ PACKAGES=(
   # Headless Chromium: the web page's browser tests (tests/browser/).
   chromium
 )
+# Node.js and npm fetch the web page's npm packages (below). A machine that has them (such as
+# NodeSource's nodejs, which carries its own npm) keeps them; else Debian's are installed.
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
+
+# The web page's npm packages (web/package.json, pinned by web/package-lock.json), which
+# web/embed.cmake builds into amtd: installed again whenever the lock file is newer.
+install_web_packages() {
+  local web
+  web="$(cd "$(dirname "$0")/../web" && pwd)"
+  if [ ! -f "$web/node_modules/.package-lock.json" ] ||
+     [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+    echo "amt-local: npm ci in web/" >&2
+    (cd "$web" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -39,6 +54,7 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
+  install_web_packages
   exit 0
 fi
 
@@ -48,3 +64,4 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_web_packages

@@ -41,6 +41,8 @@ async function call(target, body) {
 
 const sagemaker = (operation, body) => call("SageMaker." + operation, body);
 const logs = (operation, body) => call("Logs_20140328." + operation, body);
+// amt-local's own reads (api/operations.h): the charts' data.
+const amtLocal = (operation, body) => call("AmtLocal." + operation, body);
 
 // Every page of a paginated SageMaker list.
 async function listAll(operation, body, key) {
@@ -54,57 +56,10 @@ async function listAll(operation, body, key) {
   return items;
 }
 
-// ---------------------------------------------------------------- building the page
-
-// An element with attributes and children; strings become text nodes.
-function el(tag, attributes, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes || {})) {
-    if (value !== undefined && value !== null) node.setAttribute(name, value);
-  }
-  for (const child of children.flat(Infinity)) {
-    if (child === undefined || child === null) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return node;
-}
-
-function link(href, text) {
-  return el("a", {href}, text);
-}
-
-function statusCell(status) {
-  return el("td", {class: "status-" + status}, status || "");
-}
-
-function time(value) {
-  if (value === undefined || value === null) return "";
-  const date = new Date(typeof value === "number" ? value * 1000 : value);
-  return isNaN(date) ? String(value) : date.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
-}
-
-function number(value) {
-  if (value === undefined || value === null || value === "") return "";
-  const n = Number(value);
-  return Number.isFinite(n) ? String(Math.round(n * 1e6) / 1e6) : String(value);
-}
-
-// A table: `columns` are [heading, (row) => cell content or <td>], `rows` the data.
-function table(caption, columns, rows, empty) {
-  if (rows.length === 0) return el("p", {}, empty || "None.");
-  return el(
-      "table", {},
-      el("caption", {}, caption),
-      el("thead", {}, el("tr", {}, columns.map(([heading]) => el("th", {scope: "col"}, heading)))),
-      el("tbody", {}, rows.map((row) => el("tr", {}, columns.map(([, cell]) => {
-        const content = cell(row);
-        return content instanceof HTMLTableCellElement ? content : el("td", {}, content);
-      })))));
-}
-
-function definitions(pairs) {
-  return el("dl", {}, pairs.filter(([, value]) => value !== undefined && value !== "")
-                           .map(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]));
+// The charts' width: the view's, within bounds.
+function chartWidth() {
+  const main = document.getElementById("view");
+  return Math.max(320, Math.min(1100, (main.clientWidth || 900) - 32));
 }
 
 function crumbs(...items) {
@@ -168,10 +123,11 @@ function parents(job) {
 async function tuningJobView(name) {
   crumbs(link("#/", "Tuning jobs"), name);
   const job = await sagemaker("DescribeHyperParameterTuningJob", {HyperParameterTuningJobName: name});
-  const [training, tags] = await Promise.all([
+  const [training, tags, explain] = await Promise.all([
     listAll("ListTrainingJobsForHyperParameterTuningJob",
             {HyperParameterTuningJobName: name, MaxResults: 100}, "TrainingJobSummaries"),
     sagemaker("ListTags", {ResourceArn: job.HyperParameterTuningJobArn}).catch(() => ({Tags: []})),
+    amtLocal("ExplainHyperParameterTuningJob", {HyperParameterTuningJobName: name}),
   ]);
   const config = job.HyperParameterTuningJobConfig || {};
   const objective = config.HyperParameterTuningJobObjective || {};
@@ -189,6 +145,10 @@ async function tuningJobView(name) {
       ["Warm start from", parents(job)],
       ["Failure reason", job.FailureReason],
     ]),
+    el("h2", {}, "Learning curves"),
+    (explain.TrainingJobs || []).some((t) => (t.ObjectiveValues || []).length)
+        ? learningCurves(explain, chartWidth())
+        : el("p", {}, "No objective values yet."),
     el("h2", {}, "Training jobs"),
     table("Every training job of the tuning job, with its objective and tuned hyperparameters", [
       ["Name", (t) => link("#/training-jobs/" + encodeURIComponent(t.TrainingJobName),

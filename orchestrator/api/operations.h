@@ -5,7 +5,7 @@
 //
 // An entry X(Op) stands for: request v1::OpRequest, response v1::OpResponse, the handler
 // SageMakerApi::Op, the gRPC method /amt.v1.TuningService/Op and, for SageMaker's own
-// operations, the HTTP target "SageMaker.Op".
+// operations, the HTTP target "SageMaker.Op" (for amt-local's, "AmtLocal.Op").
 //
 // X-macros (as in LLVM's .def files) rather than a constexpr table because the gRPC side has to
 // override generated virtual functions by name, which no template can do. The streaming RPCs
@@ -32,8 +32,11 @@
   X(ListTags)                                   \
   X(DeleteTags)
 
-// amt-local's own unary operations: gRPC only (SageMaker has no such target).
-#define AMT_EXTENSION_OPERATIONS(X) X(ExplainTrainingJob)
+// amt-local's own unary operations: over gRPC, and over HTTP as the targets "AmtLocal.Op" of the
+// AWS JSON gateway (SageMaker has no such operation, so no SDK calls them; the web page does).
+#define AMT_EXTENSION_OPERATIONS(X) \
+  X(ExplainTrainingJob)             \
+  X(ExplainHyperParameterTuningJob)
 
 // Every unary operation of amt.v1.TuningService.
 #define AMT_UNARY_OPERATIONS(X) \

@@ -188,6 +188,16 @@ absl::StatusOr<v1::ExplainTrainingJobResponse> SageMakerApi::ExplainTrainingJob(
   return loop_.Call([&] { return orchestrator_.ExplainTrainingJob(request.training_job_name()); });
 }
 
+absl::StatusOr<v1::ExplainHyperParameterTuningJobResponse>
+SageMakerApi::ExplainHyperParameterTuningJob(
+    const v1::ExplainHyperParameterTuningJobRequest& request) const {
+  RETURN_IF_ERROR(ValidateTuningName(request.has_hyper_parameter_tuning_job_name(),
+                                     request.hyper_parameter_tuning_job_name()));
+  return loop_.Call([&] {
+    return orchestrator_.ExplainHyperParameterTuningJob(request.hyper_parameter_tuning_job_name());
+  });
+}
+
 absl::StatusOr<LogPage> SageMakerApi::ReadTrainingJobLogs(
     const v1::GetTrainingJobLogsRequest& request, int max_lines) const {
   RETURN_IF_ERROR(

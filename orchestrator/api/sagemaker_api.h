@@ -126,6 +126,8 @@ class SageMakerApi {
   // amt-local's extension: the early-stopping decisions of a training job.
   absl::StatusOr<v1::ExplainTrainingJobResponse> ExplainTrainingJob(
       const v1::ExplainTrainingJobRequest& request) const;
+  absl::StatusOr<v1::ExplainHyperParameterTuningJobResponse> ExplainHyperParameterTuningJob(
+      const v1::ExplainHyperParameterTuningJobRequest& request) const;
 
   // Reads for streams. Each validates the name like the operations above (InvalidArgument) and
   // answers NotFound / InvalidArgument as Describe* does for a job that does not exist.

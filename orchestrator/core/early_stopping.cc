@@ -94,4 +94,29 @@ std::optional<v1::StoppingDecision> EvaluateEarlyStopping(
   return ToRecord(*decision, mode);
 }
 
+std::vector<v1::MedianReferencePoint> MedianReferenceOf(
+    const v1::TuningJobRecord& tuning, const std::vector<const v1::TrainingJobRecord*>& jobs,
+    const EarlyStoppingOptions& options) {
+  std::vector<v1::MedianReferencePoint> out;
+  if (EarlyStoppingModeOf(tuning) != EarlyStoppingMode::kAuto) return out;
+  std::vector<stopping::JobCurve> curves;
+  for (const auto* job : jobs) {
+    if (job->objective_history().empty() || job->describe().training_job_status() == kFailed) {
+      continue;
+    }
+    curves.push_back(CurveOf(*job));
+  }
+  absl::StatusOr<std::vector<stopping::MedianPoint>> line =
+      stopping::MedianReferenceCurve(curves, options.median_rule);
+  if (!line.ok()) return out;  // options are validated when amtd starts
+  out.reserve(line->size());
+  for (const stopping::MedianPoint& point : *line) {
+    v1::MedianReferencePoint& p = out.emplace_back();
+    p.set_epoch(static_cast<int32_t>(point.epoch));
+    p.set_median(point.median);
+    p.set_reference_jobs(static_cast<int32_t>(point.reference_jobs));
+  }
+  return out;
+}
+
 }  // namespace amt::core

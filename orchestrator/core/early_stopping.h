@@ -45,6 +45,14 @@ std::optional<v1::StoppingDecision> EvaluateEarlyStopping(
     const v1::TrainingJobRecord& job, const v1::TuningJobRecord& tuning,
     const std::vector<const v1::TrainingJobRecord*>& jobs, const EarlyStoppingOptions& options);
 
+// AUTO's median reference line now: what EvaluateEarlyStopping's median rule would compare a
+// training job launched after all of `jobs` with, epoch by epoch (stopping::MedianReferenceCurve
+// over the same curves, failed jobs and jobs with no emission left out). Empty when `tuning` does
+// not use the median rule.
+std::vector<v1::MedianReferencePoint> MedianReferenceOf(
+    const v1::TuningJobRecord& tuning, const std::vector<const v1::TrainingJobRecord*>& jobs,
+    const EarlyStoppingOptions& options);
+
 }  // namespace amt::core
 
 #endif  // AMT_ORCHESTRATOR_CORE_EARLY_STOPPING_H_

@@ -141,6 +141,11 @@ class Orchestrator {
   // amt-local extensions.
   // Early-stopping decisions of a training job (ValidationException when it does not exist).
   absl::StatusOr<v1::ExplainTrainingJobResponse> ExplainTrainingJob(const std::string& name);
+  // Every training job's objective curve and the decisions drawn on it (its stop, Hyperband's
+  // rungs), and AUTO's median reference line now (ResourceNotFound when the tuning job does not
+  // exist). O(emissions of the tuning job).
+  absl::StatusOr<v1::ExplainHyperParameterTuningJobResponse> ExplainHyperParameterTuningJob(
+      const std::string& name);
   // Log lines from sequence `from` on, at most `limit`; only `host`'s ("algo-2") when it is set.
   absl::StatusOr<std::vector<store::LogEntry>> ReadLogs(const std::string& training_job_name,
                                                         int64_t from, int limit,

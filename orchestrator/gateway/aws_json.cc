@@ -13,6 +13,8 @@ namespace amt::gateway {
 namespace {
 
 constexpr std::string_view kTargetPrefix = "SageMaker.";
+// amt-local's own operations (api/operations.h AMT_EXTENSION_OPERATIONS), for the web page.
+constexpr std::string_view kExtensionPrefix = "AmtLocal.";
 constexpr char kContentType[] = "application/x-amz-json-1.1";
 
 HttpResponse JsonReply(int status, std::string body) {
@@ -88,15 +90,21 @@ SageMakerJsonHandler::SageMakerJsonHandler(const api::SageMakerApi& api) {
   operations_[std::string(kTargetPrefix) + #Op] = Unary(api, &api::SageMakerApi::Op);
   AMT_SAGEMAKER_OPERATIONS(AMT_ADD_OPERATION)
 #undef AMT_ADD_OPERATION
+#define AMT_ADD_EXTENSION(Op) \
+  operations_[std::string(kExtensionPrefix) + #Op] = Unary(api, &api::SageMakerApi::Op);
+  AMT_EXTENSION_OPERATIONS(AMT_ADD_EXTENSION)
+#undef AMT_ADD_EXTENSION
 }
 
 std::string_view SageMakerJsonHandler::Description() const {
-  return "SageMaker's AWS JSON 1.1 API (POST / with X-Amz-Target: SageMaker.<Operation>)";
+  return "SageMaker's AWS JSON 1.1 API (POST / with X-Amz-Target: SageMaker.<Operation>, and "
+         "amt-local's AmtLocal.<Operation>)";
 }
 
 bool SageMakerJsonHandler::Accepts(const HttpRequest& request) const {
   const std::string* target = request.Header("x-amz-target");
-  return request.method == "POST" && target != nullptr && target->starts_with(kTargetPrefix);
+  return request.method == "POST" && target != nullptr &&
+         (target->starts_with(kTargetPrefix) || target->starts_with(kExtensionPrefix));
 }
 
 HttpResponse SageMakerJsonHandler::Handle(const HttpRequest& request) const {

@@ -3,6 +3,9 @@
 // one ProtocolHandler of HttpServer; the AWS JSON helpers below serve any other JSON protocol
 // service (CloudWatch Logs) the same way.
 //
+// amt-local's own operations (ExplainTrainingJob, ExplainHyperParameterTuningJob: the web page's
+// reads) are served the same way as `X-Amz-Target: AmtLocal.<Operation>`.
+//
 // A request is `POST /` with `X-Amz-Target: SageMaker.<Operation>` and a JSON body in the
 // SageMaker shape; the handler parses the body into the operation's request message (the proto
 // json_names are SageMaker's member names), calls the SageMakerApi method of the same name (the
@@ -41,7 +44,8 @@ class SageMakerJsonHandler final : public ProtocolHandler {
   explicit SageMakerJsonHandler(const api::SageMakerApi& api);
 
   std::string_view Description() const override;
-  // POST with an X-Amz-Target header naming SageMaker ("SageMaker.<anything>").
+  // POST with an X-Amz-Target header naming SageMaker or amt-local ("SageMaker.<anything>",
+  // "AmtLocal.<anything>").
   bool Accepts(const HttpRequest& request) const override;
   // Content type application/x-amz-json-1.1, header x-amzn-RequestId, and:
   //   unknown operation            -> 400 UnknownOperationException
@@ -53,7 +57,7 @@ class SageMakerJsonHandler final : public ProtocolHandler {
   // 413 SerializationException (see the .cc for why that name).
   HttpResponse BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const override;
 
-  // The operations served, "SageMaker.<Operation>", sorted.
+  // The operations served, "AmtLocal.<Operation>" and "SageMaker.<Operation>", sorted.
   std::vector<std::string> Operations() const;
 
  private:

@@ -47,6 +47,40 @@ double Median(std::vector<double> xs) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<MedianPoint>> MedianReferenceCurve(const std::vector<JobCurve>& jobs,
+                                                              const MedianRuleOptions& options) {
+  if (absl::Status status = ValidateMedianRuleOptions(options); !status.ok()) return status;
+  std::vector<const JobCurve*> references;
+  size_t longest = 0;
+  for (const JobCurve& job : jobs) {
+    if (!IsReference(job.state, options.reference)) continue;
+    references.push_back(&job);
+    longest = std::max(longest, job.values.size());
+  }
+  // Running sums, one per reference, advanced an epoch at a time: O(total emissions).
+  std::vector<double> sums(references.size(), 0.0);
+  std::vector<MedianPoint> line;
+  std::vector<double> averages;
+  for (size_t epoch = 1; epoch <= longest; ++epoch) {
+    averages.clear();
+    for (size_t i = 0; i < references.size(); ++i) {
+      const JobCurve& job = *references[i];
+      if (job.values.size() < epoch) continue;
+      sums[i] += job.values[epoch - 1];
+      const double average = sums[i] / static_cast<double>(epoch);
+      if (std::isfinite(average)) averages.push_back(average);
+    }
+    if (static_cast<int64_t>(epoch) <= options.grace_epochs) continue;
+    if (static_cast<int64_t>(averages.size()) < options.min_reference_jobs) break;
+    MedianPoint point;
+    point.epoch = static_cast<int64_t>(epoch);
+    point.reference_jobs = static_cast<int64_t>(averages.size());
+    point.median = Median(averages);
+    line.push_back(point);
+  }
+  return line;
+}
+
 absl::Status ValidateMedianRuleOptions(const MedianRuleOptions& options) {
   if (options.min_reference_jobs < 1) {
     return absl::InvalidArgumentError(

@@ -73,6 +73,23 @@ absl::StatusOr<Decision> EvaluateMedianRule(const JobCurve& current,
                                             const Objective& objective,
                                             const MedianRuleOptions& options);
 
+// One epoch of the median rule's reference line.
+struct MedianPoint {
+  int64_t epoch = 0;  // 1-based
+  double median = 0;  // the median of the reference jobs' running averages to `epoch`
+  int64_t reference_jobs = 0;
+};
+
+// The line a job launched after all of `jobs` must stay under (over, when maximising): for each
+// epoch e the rule compares at (e > grace_epochs), the median EvaluateMedianRule would compare
+// that job's value with, over the references the options select among `jobs` that reached e.
+// Epochs with fewer than min_reference_jobs references are left out, and the line ends at the
+// last epoch with enough. A reference whose running average to e is not finite is left out at e
+// (the rule would refuse it). For the page's learning curves: a teacher's "stay under this".
+// InvalidArgument when the options are invalid. Cost: O(sum of the curves' lengths x log).
+absl::StatusOr<std::vector<MedianPoint>> MedianReferenceCurve(const std::vector<JobCurve>& jobs,
+                                                              const MedianRuleOptions& options);
+
 }  // namespace amt::stopping
 
 #endif  // AMT_ORCHESTRATOR_STOPPING_MEDIAN_RULE_H_

@@ -1,8 +1,9 @@
 // The web page in a real browser: Debian's Chromium, headless, loads the page from a real amtd
 // (running the toy trainer) and prints the DOM once the page's script has read the API
 // (--dump-dom after --virtual-time-budget). The list shows the tuning job, its page a row per
-// training job, a missing job SageMaker's own "not found" text, and hostile text from a
-// hyperparameter value and a log line is shown as text, never run.
+// training job and the learning curves (a curve per training job, AUTO's median line, a stop
+// marker whose text is `amt explain`'s), a missing job SageMaker's own "not found" text, and
+// hostile text from a hyperparameter value and a log line is shown as text, never run.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "tests/integration/harness.h"
@@ -37,7 +39,8 @@ std::string DumpDom(const std::string& url, const std::string& profile_dir) {
 
 // A PNG of the page at `url` into <build>/browser-screenshots/<name>.png, kept as a test artifact
 // (CI keeps the build tree's screenshots); true when Chromium wrote it.
-bool Screenshot(const std::string& url, const std::string& profile_dir, const std::string& name) {
+bool Screenshot(const std::string& url, const std::string& profile_dir, const std::string& name,
+                int height = 700) {
   const std::string folder = BinDir() + "/../browser-screenshots";
   std::filesystem::create_directories(folder);
   const std::string file = folder + "/" + name + ".png";
@@ -45,11 +48,28 @@ bool Screenshot(const std::string& url, const std::string& profile_dir, const st
   const std::string command =
       "chromium --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars "
       "--user-data-dir='" +
-      profile_dir +
-      "' --virtual-time-budget=5000 --window-size=1200,700 "
+      profile_dir + "' --virtual-time-budget=5000 --window-size=1200," + std::to_string(height) +
+      " "
       "--screenshot='" +
       file + "' '" + url + "' >/dev/null 2>&1";
   return std::system(command.c_str()) == 0 && std::filesystem::file_size(file) > 0;
+}
+
+// `text` as Chromium serializes a text node: &, < and > escaped.
+std::string TextNode(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '&') {
+      out += "&amp;";
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 size_t Count(const std::string& text, const std::string& what) {
@@ -95,6 +115,57 @@ class WebPageBrowserTest : public ::testing::Test {
     v1::CreateHyperParameterTuningJobResponse response;
     ASSERT_TRUE(amtd_->stub().CreateHyperParameterTuningJob(&ctx, request, &response).ok());
 
+    // AUTO early stopping over a fixed Grid order, one job at a time (as in
+    // early_stopping_integration_test): learning_rate 0.01 runs its 6 epochs, 1 (a high, slow
+    // curve) is stopped at epoch 3, the first epoch past the grace period, and 0.02 runs to its
+    // end.
+    auto auto_request = TuningRequestFromJson(R"j({
+      "HyperParameterTuningJobName": "web-auto",
+      "HyperParameterTuningJobConfig": {"Strategy": "Grid",
+        "TrainingJobEarlyStoppingType": "Auto",
+        "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
+        "ResourceLimits": {"MaxNumberOfTrainingJobs": 3, "MaxParallelTrainingJobs": 1},
+        "ParameterRanges": {"CategoricalParameterRanges": [{"Name": "learning_rate",
+          "Values": ["0.01", "1", "0.02"]}]}},
+      "TrainingJobDefinition": {
+        "StaticHyperParameters": {"epochs": "6", "num_layers": "2", "sleep_ms": "40"},
+        "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
+          "TrainingInputMode": "File",
+          "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+        "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+        "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
+                           "VolumeSizeInGB": 10},
+        "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
+    grpc::ClientContext auto_ctx;
+    ASSERT_TRUE(
+        amtd_->stub().CreateHyperParameterTuningJob(&auto_ctx, auto_request, &response).ok());
+
+    // Hyperband (MinResource 1, MaxResource 9, eta 3): every job is stopped at a rung or at 9.
+    auto hyperband_request = TuningRequestFromJson(R"j({
+      "HyperParameterTuningJobName": "web-hyperband",
+      "HyperParameterTuningJobConfig": {"Strategy": "Hyperband",
+        "StrategyConfig": {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": 9}},
+        "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
+        "ResourceLimits": {"MaxNumberOfTrainingJobs": 6, "MaxParallelTrainingJobs": 1},
+        "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
+          "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}]},
+        "RandomSeed": 11},
+      "TrainingJobDefinition": {
+        "StaticHyperParameters": {"epochs": "50", "sleep_ms": "20"},
+        "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
+          "TrainingInputMode": "File",
+          "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+        "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+        "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
+                           "VolumeSizeInGB": 10},
+        "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
+    grpc::ClientContext hyperband_ctx;
+    ASSERT_TRUE(amtd_->stub()
+                    .CreateHyperParameterTuningJob(&hyperband_ctx, hyperband_request, &response)
+                    .ok());
+
     CreateTrainingJob(*amtd_, R"j({"TrainingJobName": "hostile",
       "HyperParameters": {"note": "<img src=x onerror=alert(1)>"},
       "AlgorithmSpecification": {"TrainingImage": "test/hostile:latest",
@@ -104,7 +175,23 @@ class WebPageBrowserTest : public ::testing::Test {
       "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
                          "VolumeSizeInGB": 10},
       "StoppingCondition": {"MaxRuntimeInSeconds": 600}})j");
+    // The examples/README.md walkthroughs' own job files, for their screenshots.
+    for (const char* example : {"auto-early-stopping", "hyperband"}) {
+      grpc::ClientContext example_ctx;
+      ASSERT_TRUE(
+          amtd_->stub()
+              .CreateHyperParameterTuningJob(
+                  &example_ctx,
+                  TuningRequestFromJson(ReadFile(SourceDir() + "/examples/" + example + ".json")),
+                  &response)
+              .ok())
+          << example;
+    }
     WaitForTuningJob(amtd_->stub(), "web-tuning");
+    WaitForTuningJob(amtd_->stub(), "web-auto");
+    WaitForTuningJob(amtd_->stub(), "web-hyperband");
+    WaitForTuningJob(amtd_->stub(), "toy-auto");
+    WaitForTuningJob(amtd_->stub(), "toy-hyperband");
     WaitForTrainingJob(amtd_->stub(), "hostile", Terminal);
   }
 
@@ -142,6 +229,91 @@ TEST_F(WebPageBrowserTest, ShowsARowPerTrainingJobOfATuningJob) {
   EXPECT_THAT(dom, HasSubstr("<th scope=\"col\">learning_rate</th>"));
   EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/tuning-jobs/web-tuning", *dir_ + "/chromium",
                          "tuning-job"));
+}
+
+TEST_F(WebPageBrowserTest, DrawsTheLearningCurvesTheMedianLineAndAStopMarkerWithItsReason) {
+  const auto last = WaitForTuningJob(amtd_->stub(), "web-auto");
+  ASSERT_EQ(last.training_jobs_size(), 3);
+  ASSERT_EQ(last.training_jobs(1).training_job_status(), "Stopped");
+  // What `amt explain` prints for the stopped job: its stop decision's sentence.
+  const std::string stopped = last.training_jobs(1).training_job_name();
+  grpc::ClientContext ctx;
+  v1::ExplainTrainingJobRequest request;
+  request.set_training_job_name(stopped);
+  v1::ExplainTrainingJobResponse explained;
+  ASSERT_TRUE(amtd_->stub().ExplainTrainingJob(&ctx, request, &explained).ok());
+  ASSERT_GT(explained.decisions_size(), 0);
+  const std::string why = explained.decisions(explained.decisions_size() - 1).explanation();
+  ASSERT_THAT(why, HasSubstr(": stop"));
+
+  const std::string dom = Page("/tuning-jobs/web-auto");
+  // One curve per training job, the median line from epoch 3 (after the grace period) to 6, and
+  // one marker: the stop.
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"learning-curves\" data-series=\"3\" "
+                             "data-median-points=\"4\" data-markers=\"1\""));
+  EXPECT_EQ(Count(dom, "<canvas"), 1u);
+  EXPECT_EQ(Count(dom, "class=\"marker stop\""), 1u);
+  EXPECT_THAT(dom, HasSubstr("data-job=\"" + stopped + "\" data-epoch=\"3\""));
+  // The marker's text and the decisions table say why, in amt explain's words.
+  EXPECT_THAT(dom, HasSubstr("<td>" + TextNode(why) + "</td>"));
+  EXPECT_THAT(dom, HasSubstr("The dashed line is the median rule's reference"));
+  EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/tuning-jobs/web-auto", *dir_ + "/chromium",
+                         "learning-curves-auto"));
+}
+
+TEST_F(WebPageBrowserTest, DrawsHyperbandsRungsAndAMarkerPerRungDecision) {
+  const auto last = WaitForTuningJob(amtd_->stub(), "web-hyperband");
+  ASSERT_EQ(last.training_jobs_size(), 6);
+  // What the page must draw, from amt explain: a marker per stop and per rung decision (a value
+  // compared with the rung's cut-off), and a line per rung epoch.
+  size_t markers = 0;
+  size_t stops = 0;
+  std::set<int> rungs;
+  for (const auto& job : last.training_jobs()) {
+    grpc::ClientContext ctx;
+    v1::ExplainTrainingJobRequest request;
+    request.set_training_job_name(job.training_job_name());
+    v1::ExplainTrainingJobResponse explained;
+    ASSERT_TRUE(amtd_->stub().ExplainTrainingJob(&ctx, request, &explained).ok());
+    for (const auto& decision : explained.decisions()) {
+      if (decision.has_threshold()) rungs.insert(decision.epoch());
+      if (decision.stop() || decision.has_threshold()) ++markers;
+      if (decision.stop()) ++stops;
+    }
+  }
+  ASSERT_EQ(stops, 6u);
+  ASSERT_FALSE(rungs.empty());
+  std::string epochs;
+  for (int epoch : rungs) epochs += (epochs.empty() ? "" : ", ") + std::to_string(epoch);
+
+  const std::string dom = Page("/tuning-jobs/web-hyperband");
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"learning-curves\" data-series=\"6\" "
+                             "data-median-points=\"0\" data-markers=\"" +
+                             std::to_string(markers) + "\""));
+  EXPECT_EQ(Count(dom, "class=\"marker stop\""), stops);
+  EXPECT_EQ(Count(dom, "class=\"marker "), markers);
+  EXPECT_THAT(dom, HasSubstr("Vertical lines are Hyperband's rungs (epochs " + epochs + ")."));
+  EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/tuning-jobs/web-hyperband",
+                         *dir_ + "/chromium", "learning-curves-hyperband"));
+}
+
+// The screenshots of examples/README.md's walkthroughs (scripts/screenshots.sh copies them into
+// examples/screenshots/): the examples' own job files, every training job drawn, a marker per
+// stopped job.
+TEST_F(WebPageBrowserTest, DrawsTheWalkthroughExamples) {
+  for (const std::string name : {"toy-auto", "toy-hyperband"}) {
+    const auto last = WaitForTuningJob(amtd_->stub(), name);
+    const int stopped = last.tuning_job().training_job_status_counters().stopped();
+    ASSERT_GT(stopped, 0) << name;
+    const std::string dom = Page("/tuning-jobs/" + name);
+    EXPECT_THAT(dom, HasSubstr("data-chart=\"learning-curves\" data-series=\"" +
+                               std::to_string(last.training_jobs_size()) + "\""))
+        << name;
+    EXPECT_EQ(Count(dom, "class=\"marker stop\""), static_cast<size_t>(stopped)) << name;
+    EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/tuning-jobs/" + name, *dir_ + "/chromium",
+                           "example-" + name, /*height=*/1020))
+        << name;
+  }
 }
 
 TEST_F(WebPageBrowserTest, ShowsSageMakersNotFoundText) {

@@ -8,7 +8,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fstream>
-#include <sstream>
 
 #include "nlohmann/json.hpp"
 #include "tests/integration/harness.h"
@@ -71,13 +70,6 @@ class Client {
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // examples/random-tuning.json renamed, with a small budget.
 std::string SmallTuningJob(const std::string& name) {

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <tuple>
 #include <utility>
 
@@ -40,6 +41,11 @@ std::string MakeTempDir(const std::string& prefix) {
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 std::string WriteImageMap(const std::string& dir) {

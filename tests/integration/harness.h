@@ -25,6 +25,8 @@ std::string MakeTempDir(const std::string& prefix);
 
 // Writes `text` to `path`.
 void WriteFile(const std::string& path, const std::string& text);
+// The contents of `path` ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
 
 // The examples' image map with real paths, written to <dir>/image-map.json; returns its path.
 std::string WriteImageMap(const std::string& dir);

@@ -51,11 +51,6 @@ std::string TortureJson() {
   })j";
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 enum class WorkerKind { kLocal, kRemote };
 
 struct KillCase {

@@ -105,6 +105,8 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
       "StopTrainingJob"};
   UnaryScript<v1::ExplainTrainingJobRequest, v1::ExplainTrainingJobResponse> explain{
       "ExplainTrainingJob"};
+  UnaryScript<v1::ExplainHyperParameterTuningJobRequest, v1::ExplainHyperParameterTuningJobResponse>
+      explain_tuning{"ExplainHyperParameterTuningJob"};
   UnaryScript<v1::AddTagsRequest, v1::AddTagsResponse> add_tags{"AddTags"};
   UnaryScript<v1::ListTagsRequest, v1::ListTagsResponse> list_tags{"ListTags"};
   UnaryScript<v1::DeleteTagsRequest, v1::DeleteTagsResponse> delete_tags{"DeleteTags"};
@@ -173,6 +175,11 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
                                   v1::ExplainTrainingJobResponse* response) override {
     return explain.Serve(request, response);
   }
+  grpc::Status ExplainHyperParameterTuningJob(
+      grpc::ClientContext*, const v1::ExplainHyperParameterTuningJobRequest& request,
+      v1::ExplainHyperParameterTuningJobResponse* response) override {
+    return explain_tuning.Serve(request, response);
+  }
   grpc::Status AddTags(grpc::ClientContext*, const v1::AddTagsRequest& request,
                        v1::AddTagsResponse* response) override {
     return add_tags.Serve(request, response);
@@ -224,6 +231,7 @@ class FakeTuningStub : public v1::TuningService::StubInterface {
   AMT_FAKE_UNARY_ASYNC_(ListTrainingJobs)
   AMT_FAKE_UNARY_ASYNC_(StopTrainingJob)
   AMT_FAKE_UNARY_ASYNC_(ExplainTrainingJob)
+  AMT_FAKE_UNARY_ASYNC_(ExplainHyperParameterTuningJob)
   AMT_FAKE_UNARY_ASYNC_(AddTags)
   AMT_FAKE_UNARY_ASYNC_(ListTags)
   AMT_FAKE_UNARY_ASYNC_(DeleteTags)

@@ -524,6 +524,27 @@ TEST_F(OrchestratorTest, AutoEarlyStoppingStopsAWorseJobAndExplainsEveryDecision
   EXPECT_EQ(d.hyper_parameter_tuning_job_status(), "Completed");
   EXPECT_EQ(d.training_job_status_counters().stopped(), 1);
   EXPECT_EQ(d.objective_status_counters().succeeded(), 2);  // the stopped job keeps its last value
+
+  // The tuning job's picture: both curves, the stop on the second, the median line now (the two
+  // finished jobs' running averages: to epoch 3, 0.8 and 3.6167; their median 2.2083).
+  auto picture = orch_->ExplainHyperParameterTuningJob("demo");
+  ASSERT_TRUE(picture.ok()) << picture.status();
+  EXPECT_EQ(picture->hyper_parameter_tuning_job_name(), "demo");
+  EXPECT_EQ(picture->early_stopping(), "Auto");
+  EXPECT_EQ(picture->objective_metric_name(), "val:loss");
+  EXPECT_EQ(picture->objective_type(), "Minimize");
+  ASSERT_EQ(picture->training_jobs_size(), 2);
+  EXPECT_EQ(picture->training_jobs(0).training_job_status(), "Completed");
+  EXPECT_THAT(picture->training_jobs(0).objective_values(), ElementsAre(1.0, 0.8, 0.6));
+  EXPECT_EQ(picture->training_jobs(0).decisions_size(), 0);  // its continues are not drawn
+  EXPECT_EQ(picture->training_jobs(1).training_job_name(), second.training_job_name());
+  EXPECT_EQ(picture->training_jobs(1).training_job_status(), "Stopped");
+  ASSERT_EQ(picture->training_jobs(1).decisions_size(), 1);
+  EXPECT_EQ(picture->training_jobs(1).decisions(0).explanation(), stop.explanation());
+  ASSERT_EQ(picture->median_reference_size(), 1);  // epoch 3: grace before, nobody after
+  EXPECT_EQ(picture->median_reference(0).epoch(), 3);
+  EXPECT_DOUBLE_EQ(picture->median_reference(0).median(), (0.8 + (5 + 5 + 0.85) / 3) / 2);
+  EXPECT_EQ(picture->median_reference(0).reference_jobs(), 2);
 }
 
 TEST_F(OrchestratorTest, EarlyStoppingOffRecordsNoDecision) {
@@ -536,6 +557,15 @@ TEST_F(OrchestratorTest, EarlyStoppingOffRecordsNoDecision) {
   auto explained = orch_->ExplainTrainingJob(link->Starts()[1].training_job_name());
   EXPECT_EQ(explained->early_stopping(), "Off");
   EXPECT_EQ(explained->decisions_size(), 0);
+  auto picture = orch_->ExplainHyperParameterTuningJob("demo");
+  ASSERT_TRUE(picture.ok()) << picture.status();
+  EXPECT_EQ(picture->early_stopping(), "Off");
+  ASSERT_EQ(picture->training_jobs_size(), 3);  // the third began when the first ended
+  EXPECT_EQ(picture->training_jobs(2).objective_values_size(), 0);
+  EXPECT_THAT(picture->training_jobs(1).objective_values(), ElementsAre(5, 6));
+  EXPECT_EQ(picture->median_reference_size(), 0);
+  EXPECT_EQ(orch_->ExplainHyperParameterTuningJob("nope").status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST_F(OrchestratorTest, HyperbandStopsAJobReachingMaxResourceBeforeItsLastEpoch) {

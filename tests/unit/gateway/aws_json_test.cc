@@ -143,6 +143,21 @@ TEST_F(SageMakerJsonHandlerTest, AnswersAnUnknownOperation) {
                             {"message", "Unknown operation SageMaker.CreateEndpoint."}}));
 }
 
+TEST_F(SageMakerJsonHandlerTest, ServesAmtLocalsOwnOperationsWithSageMakersErrors) {
+  const HttpResponse missing =
+      Post("AmtLocal.ExplainHyperParameterTuningJob", R"({"HyperParameterTuningJobName": "nope"})");
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(Json(missing), nlohmann::json({{"__type", "ResourceNotFound"},
+                                           {"message",
+                                            "Amazon SageMaker can't find a tuning job "
+                                            "called nope. Type another name."}}));
+  const HttpResponse invalid =
+      Post("AmtLocal.ExplainHyperParameterTuningJob", R"({"HyperParameterTuningJobName": "a b"})");
+  EXPECT_EQ(invalid.status, 400);
+  EXPECT_EQ(Json(invalid)["__type"], "ValidationException");
+  EXPECT_EQ(Post("AmtLocal.DescribeTrainingJob", "{}").status, 400);  // SageMaker's only
+}
+
 TEST_F(SageMakerJsonHandlerTest, AcceptsPostsWithASageMakerTargetOnly) {
   HttpRequest request;
   request.method = "POST";
@@ -151,13 +166,16 @@ TEST_F(SageMakerJsonHandlerTest, AcceptsPostsWithASageMakerTargetOnly) {
   EXPECT_FALSE(handler_.Accepts(request));
   request.headers["x-amz-target"] = "SageMaker.ListTrainingJobs";
   EXPECT_TRUE(handler_.Accepts(request));
+  request.headers["x-amz-target"] = "AmtLocal.ExplainTrainingJob";
+  EXPECT_TRUE(handler_.Accepts(request));
   request.method = "GET";
   EXPECT_FALSE(handler_.Accepts(request));
 }
 
 TEST_F(SageMakerJsonHandlerTest, ServesSageMakersOperationsOfTheTable) {
   EXPECT_THAT(handler_.Operations(),
-              ElementsAre("SageMaker.AddTags", "SageMaker.CreateHyperParameterTuningJob",
+              ElementsAre("AmtLocal.ExplainHyperParameterTuningJob", "AmtLocal.ExplainTrainingJob",
+                          "SageMaker.AddTags", "SageMaker.CreateHyperParameterTuningJob",
                           "SageMaker.CreateTrainingJob", "SageMaker.DeleteHyperParameterTuningJob",
                           "SageMaker.DeleteTags", "SageMaker.DeleteTrainingJob",
                           "SageMaker.DescribeHyperParameterTuningJob",

@@ -68,11 +68,16 @@ TEST(WebPageHandler, AnswersHeadWithTheLengthAndAnUnknownFileWithNotFound) {
 }
 
 TEST(WebAssets, HoldEveryFileOfThePage) {
-  for (const char* file : {"index.html", "app.js", "style.css"}) {
+  for (const char* file :
+       {"index.html", "dom.js", "charts.js", "app.js", "style.css", "uplot.js", "uplot.css"}) {
     const web::Asset* asset = web::FindAsset(file);
     ASSERT_NE(asset, nullptr) << file;
     EXPECT_FALSE(asset->body.empty()) << file;
   }
+  // uPlot, from npm (web/package-lock.json), under the name index.html loads it by.
+  EXPECT_THAT(std::string(web::FindAsset("uplot.js")->body),
+              ::testing::StartsWith("/*! https://github.com/leeoniya/uPlot (v1.6.32) */"));
+  EXPECT_EQ(web::FindAsset("uplot.js")->content_type, "text/javascript; charset=utf-8");
   EXPECT_EQ(web::FindAsset("nope.js"), nullptr);
 }
 

@@ -259,5 +259,84 @@ TEST(EvaluateMedianRule, RejectsMinReferenceJobsBelowOne) {
             "MedianRuleOptions.grace_epochs must be at least 0; got -1.");
 }
 
+// ---------------------------------------------------------------- the reference line
+
+std::vector<MedianPoint> MustLine(const std::vector<JobCurve>& jobs,
+                                  const MedianRuleOptions& options = EveryEpoch()) {
+  absl::StatusOr<std::vector<MedianPoint>> line = MedianReferenceCurve(jobs, options);
+  EXPECT_THAT(line, IsOk());
+  return line.value_or(std::vector<MedianPoint>{});
+}
+
+TEST(MedianReferenceCurve, IsTheMedianOfRunningAveragesAtEachEpoch) {
+  // Running averages: a 4, 3, 2; b 2, 2, 2; c 6, 5 (two epochs only).
+  const std::vector<MedianPoint> line =
+      MustLine({Done("a", {4, 2, 0}), Done("b", {2, 2, 2}), Stopped("c", {6, 4})});
+  ASSERT_EQ(line.size(), 3u);
+  EXPECT_EQ(line[0].epoch, 1);
+  EXPECT_DOUBLE_EQ(line[0].median, 4);  // 4, 2, 6
+  EXPECT_EQ(line[0].reference_jobs, 3);
+  EXPECT_DOUBLE_EQ(line[1].median, 3);  // 3, 2, 5
+  EXPECT_EQ(line[2].epoch, 3);
+  EXPECT_DOUBLE_EQ(line[2].median, 2);  // 2, 2: c has no third epoch
+  EXPECT_EQ(line[2].reference_jobs, 2);
+}
+
+TEST(MedianReferenceCurve, IsWhatTheRuleComparesAJobLaunchedAfterThemWith) {
+  const std::vector<JobCurve> jobs = {Done("a", {4, 2, 0}), Done("b", {2, 2, 2}),
+                                      Stopped("c", {6, 4}), Running("d", {9, 9, 9})};
+  const std::vector<MedianPoint> line = MustLine(jobs);
+  ASSERT_EQ(line.size(), 3u);
+  for (const MedianPoint& point : line) {
+    const Decision decision = MustEvaluate(
+        Running("new", std::vector<double>(static_cast<size_t>(point.epoch), 100)), jobs, kLoss);
+    ASSERT_TRUE(decision.threshold.has_value()) << "epoch " << point.epoch;
+    EXPECT_DOUBLE_EQ(*decision.threshold, point.median) << "epoch " << point.epoch;
+    EXPECT_EQ(decision.reference_jobs, point.reference_jobs) << "epoch " << point.epoch;
+  }
+}
+
+TEST(MedianReferenceCurve, FollowsTheReferenceOption) {
+  const std::vector<JobCurve> jobs = {Done("a", {1}), Stopped("b", {5}), Running("c", {9})};
+  MedianRuleOptions options = EveryEpoch();
+  EXPECT_DOUBLE_EQ(MustLine(jobs, options).at(0).median, 3);  // a and b
+  options.reference = MedianRuleOptions::Reference::kCompletedJobs;
+  EXPECT_DOUBLE_EQ(MustLine(jobs, options).at(0).median, 1);  // a
+  options.reference = MedianRuleOptions::Reference::kAllPreviousJobs;
+  EXPECT_DOUBLE_EQ(MustLine(jobs, options).at(0).median, 5);  // a, b and c
+}
+
+TEST(MedianReferenceCurve, StartsAfterTheGraceEpochsAndEndsWithTooFewReferences) {
+  MedianRuleOptions options = EveryEpoch();
+  options.grace_epochs = 1;
+  options.min_reference_jobs = 2;
+  const std::vector<MedianPoint> line =
+      MustLine({Done("a", {1, 1, 1, 1}), Done("b", {3, 3, 3}), Done("c", {5, 5})}, options);
+  ASSERT_EQ(line.size(), 2u);  // epoch 1 is the grace period; only a reaches epoch 4
+  EXPECT_EQ(line[0].epoch, 2);
+  EXPECT_DOUBLE_EQ(line[0].median, 3);
+  EXPECT_EQ(line[1].epoch, 3);
+  EXPECT_DOUBLE_EQ(line[1].median, 2);
+}
+
+TEST(MedianReferenceCurve, IsEmptyWithoutReferencesAndLeavesNonFiniteAveragesOut) {
+  EXPECT_TRUE(MustLine({}).empty());
+  EXPECT_TRUE(MustLine({Running("a", {1, 2})}).empty());
+  const std::vector<MedianPoint> line =
+      MustLine({Done("a", {1, std::numeric_limits<double>::infinity()}), Done("b", {3, 3}),
+                Done("c", {5, 5})});
+  ASSERT_EQ(line.size(), 2u);
+  EXPECT_DOUBLE_EQ(line[0].median, 3);
+  EXPECT_DOUBLE_EQ(line[1].median, 4);  // b and c: a's average to epoch 2 is infinite
+  EXPECT_EQ(line[1].reference_jobs, 2);
+}
+
+TEST(MedianReferenceCurve, RefusesInvalidOptions) {
+  MedianRuleOptions options;
+  options.min_reference_jobs = 0;
+  EXPECT_THAT(MedianReferenceCurve({Done("a", {1})}, options),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 }  // namespace
 }  // namespace amt::stopping
