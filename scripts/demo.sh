@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The demo: installs, builds, then runs a Random tuning job of 8 training jobs (2 in parallel) on
 # the toy trainer, with a live table, ending with the best training job and its hyperparameters.
+# It prints the web page's address (learning curves, live); in a terminal the page stays up after
+# the job until Ctrl-C (amt run --keep-serving).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-exec build/bin/amt run examples/random-tuning.json --data-dir .amt "$@"
+serve=()
+if [ -t 1 ]; then serve=(--keep-serving); fi
+exec build/bin/amt run examples/random-tuning.json --data-dir .amt "${serve[@]}" "$@"
