@@ -69,14 +69,19 @@ function crumbs(...items) {
 
 // ---------------------------------------------------------------- views
 
-async function tuningJobsView() {
-  crumbs("Tuning jobs");
+// Every tuning job, described (for warm-start parents and children).
+async function allTuningJobs() {
   const summaries = await listAll("ListHyperParameterTuningJobs", {MaxResults: 100},
                                   "HyperParameterTuningJobSummaries");
-  const described = await Promise.all(summaries.map(
+  return Promise.all(summaries.map(
       (s) => sagemaker("DescribeHyperParameterTuningJob",
                        {HyperParameterTuningJobName: s.HyperParameterTuningJobName})
                  .catch(() => s)));
+}
+
+async function tuningJobsView() {
+  crumbs("Tuning jobs");
+  const described = await allTuningJobs();
   const view = [
     el("h1", {}, "Tuning jobs"),
     table("Every tuning job of this amtd, newest first", [
@@ -131,6 +136,22 @@ async function tuningJobView(name) {
   ]);
   const config = job.HyperParameterTuningJobConfig || {};
   const objective = config.HyperParameterTuningJobObjective || {};
+  const warm = job.WarmStartConfig;
+  const [parentJobs, family] = await Promise.all([
+    Promise.all(((warm && warm.ParentHyperParameterTuningJobs) || []).map(async (p) => ({
+      name: p.HyperParameterTuningJobName, type: warm.WarmStartType,
+      summaries: await listAll("ListTrainingJobsForHyperParameterTuningJob",
+                               {HyperParameterTuningJobName: p.HyperParameterTuningJobName,
+                                MaxResults: 100}, "TrainingJobSummaries").catch(() => []),
+    }))),
+    allTuningJobs(),
+  ]);
+  // Managed spot training: each training job's attempts, from its Describe.
+  const jobDefinitions = job.TrainingJobDefinitions || [job.TrainingJobDefinition || {}];
+  const spot = jobDefinitions.some((d) => d && d.EnableManagedSpotTraining)
+      ? await Promise.all(training.map((t) => sagemaker("DescribeTrainingJob",
+                                                        {TrainingJobName: t.TrainingJobName})))
+      : [];
   const tuned = new Set();
   for (const t of training) Object.keys(t.TunedHyperParameters || {}).forEach((k) => tuned.add(k));
   const view = [
@@ -149,6 +170,15 @@ async function tuningJobView(name) {
     (explain.TrainingJobs || []).some((t) => (t.ObjectiveValues || []).length)
         ? learningCurves(explain, chartWidth())
         : el("p", {}, "No objective values yet."),
+    el("h2", {}, "Progress"),
+    training.some((t) => finalObjective(t) !== null) || parentJobs.length
+        ? progressChart(training, parentJobs, objective, chartWidth())
+        : el("p", {}, "No final objective yet."),
+    el("h2", {}, "Hyperparameters"),
+    hyperparameterCharts(training, config, objective, chartWidth()),
+    ...(spot.length ? [el("h2", {}, "Spot"), spotTable(spot)] : []),
+    el("h2", {}, "Warm-start lineage"),
+    lineage(name, family),
     el("h2", {}, "Training jobs"),
     table("Every training job of the tuning job, with its objective and tuned hyperparameters", [
       ["Name", (t) => link("#/training-jobs/" + encodeURIComponent(t.TrainingJobName),
@@ -182,6 +212,8 @@ async function trainingJobView(name) {
       ["Training time", job.TrainingTimeInSeconds !== undefined ? job.TrainingTimeInSeconds + " s" : ""],
       ["Billable time", job.BillableTimeInSeconds !== undefined ? job.BillableTimeInSeconds + " s" : ""],
     ]),
+    el("h2", {}, "Timeline"),
+    spotTimeline(job),
     el("h2", {}, "Status transitions"),
     table("SecondaryStatusTransitions", [
       ["Status", (t) => t.Status],

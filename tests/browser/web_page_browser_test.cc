@@ -92,7 +92,8 @@ class WebPageBrowserTest : public ::testing::Test {
                 R"j(, "test/hostile:latest": ["/bin/sh", "-c",
                     "echo '<script>document.title=\"pwned\"</script>'; echo val_loss=0.5"])j");
     WriteFile(map, text);
-    amtd_ = new Amtd(*dir_ + "/data", {"--image-map", map});
+    // Spot attempts are interrupted 0.3 training seconds in (examples/spot-training.json, faster).
+    amtd_ = new Amtd(*dir_ + "/data", {"--image-map", map, "--spot-interrupt-after", "0.3"});
 
     auto request = TuningRequestFromJson(R"j({
       "HyperParameterTuningJobName": "web-tuning",
@@ -176,7 +177,7 @@ class WebPageBrowserTest : public ::testing::Test {
                          "VolumeSizeInGB": 10},
       "StoppingCondition": {"MaxRuntimeInSeconds": 600}})j");
     // The examples/README.md walkthroughs' own job files, for their screenshots.
-    for (const char* example : {"auto-early-stopping", "hyperband"}) {
+    for (const char* example : {"auto-early-stopping", "hyperband", "bayesian-tuning"}) {
       grpc::ClientContext example_ctx;
       ASSERT_TRUE(
           amtd_->stub()
@@ -187,12 +188,28 @@ class WebPageBrowserTest : public ::testing::Test {
               .ok())
           << example;
     }
+    std::string spot = ReadFile(SourceDir() + "/examples/spot-training.json");
+    const size_t sleep = spot.find("\"sleep_ms\": \"150\"");
+    ASSERT_NE(sleep, std::string::npos);
+    spot.replace(sleep, std::string("\"sleep_ms\": \"150\"").size(), "\"sleep_ms\": \"40\"");
+    CreateTrainingJob(*amtd_, spot);
     WaitForTuningJob(amtd_->stub(), "web-tuning");
     WaitForTuningJob(amtd_->stub(), "web-auto");
     WaitForTuningJob(amtd_->stub(), "web-hyperband");
     WaitForTuningJob(amtd_->stub(), "toy-auto");
     WaitForTuningJob(amtd_->stub(), "toy-hyperband");
+    // Warm start from the finished Bayesian example (examples/warm-start.json names it).
+    WaitForTuningJob(amtd_->stub(), "toy-bayesian");
+    grpc::ClientContext warm_ctx;
+    ASSERT_TRUE(amtd_->stub()
+                    .CreateHyperParameterTuningJob(
+                        &warm_ctx,
+                        TuningRequestFromJson(ReadFile(SourceDir() + "/examples/warm-start.json")),
+                        &response)
+                    .ok());
+    WaitForTuningJob(amtd_->stub(), "toy-warm-start");
     WaitForTrainingJob(amtd_->stub(), "hostile", Terminal);
+    WaitForTrainingJob(amtd_->stub(), "toy-spot", Terminal);
   }
 
   static void TearDownTestSuite() {
@@ -251,7 +268,7 @@ TEST_F(WebPageBrowserTest, DrawsTheLearningCurvesTheMedianLineAndAStopMarkerWith
   // one marker: the stop.
   EXPECT_THAT(dom, HasSubstr("data-chart=\"learning-curves\" data-series=\"3\" "
                              "data-median-points=\"4\" data-markers=\"1\""));
-  EXPECT_EQ(Count(dom, "<canvas"), 1u);
+  EXPECT_EQ(Count(dom, "<canvas"), 3u);  // learning curves, progress, learning_rate
   EXPECT_EQ(Count(dom, "class=\"marker stop\""), 1u);
   EXPECT_THAT(dom, HasSubstr("data-job=\"" + stopped + "\" data-epoch=\"3\""));
   // The marker's text and the decisions table say why, in amt explain's words.
@@ -314,6 +331,64 @@ TEST_F(WebPageBrowserTest, DrawsTheWalkthroughExamples) {
                            "example-" + name, /*height=*/1020))
         << name;
   }
+}
+
+// Warm start (examples/warm-start.json, the walkthrough's): the progress chart draws the parent's
+// 16 jobs as priors before job 1 and the parent's own run, a chart per tuned hyperparameter (log
+// axis for the log-scaled learning_rate), and the lineage names the edge and its type, on the
+// child's page and on the parent's.
+TEST_F(WebPageBrowserTest, DrawsWarmStartProgressHyperparametersAndLineage) {
+  const auto parent = WaitForTuningJob(amtd_->stub(), "toy-bayesian");
+  const auto child = WaitForTuningJob(amtd_->stub(), "toy-warm-start");
+  ASSERT_EQ(child.tuning_job().hyper_parameter_tuning_job_status(), "Completed");
+  const std::string dom = Page("/tuning-jobs/toy-warm-start");
+  EXPECT_THAT(dom,
+              HasSubstr("data-chart=\"progress\" data-jobs=\"" +
+                        std::to_string(child.training_jobs_size()) + "\" data-prior-points=\"" +
+                        std::to_string(parent.training_jobs_size()) + "\" data-parents=\"1\""));
+  EXPECT_THAT(dom, HasSubstr("Warm start: the " + std::to_string(parent.training_jobs_size()) +
+                             " jobs of toy-bayesian (IdenticalDataAndAlgorithm) were known before "
+                             "job 1"));
+  const std::string jobs = std::to_string(child.training_jobs_size());
+  EXPECT_THAT(
+      dom, HasSubstr("data-name=\"learning_rate\" data-points=\"" + jobs + "\" data-log=\"true\""));
+  EXPECT_THAT(
+      dom, HasSubstr("data-name=\"num_layers\" data-points=\"" + jobs + "\" data-log=\"false\""));
+  EXPECT_THAT(dom, HasSubstr("data-name=\"optimizer\" data-points=\"" + jobs + "\""));
+  const std::string edge =
+      "<tr><td><a href=\"#/tuning-jobs/toy-bayesian\">toy-bayesian</a></td><td><a "
+      "href=\"#/tuning-jobs/toy-warm-start\">toy-warm-start</a></td><td>"
+      "IdenticalDataAndAlgorithm</td></tr>";
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"lineage\" data-edges=\"1\""));
+  EXPECT_THAT(dom, HasSubstr(edge));
+  EXPECT_THAT(Page("/tuning-jobs/toy-bayesian"), HasSubstr(edge));
+  EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/tuning-jobs/toy-warm-start",
+                         *dir_ + "/chromium", "example-toy-warm-start", /*height=*/2100));
+}
+
+// Managed spot (examples/spot-training.json): the timeline has a segment per status transition,
+// the interruptions marked, and says the attempts, the seconds and the savings as Describe does.
+TEST_F(WebPageBrowserTest, DrawsASpotJobsTimeline) {
+  const v1::DescribeTrainingJobResponse job =
+      WaitForTrainingJob(amtd_->stub(), "toy-spot", Terminal);
+  ASSERT_EQ(job.training_job_status(), "Completed");
+  int interruptions = 0;
+  for (const auto& t : job.secondary_status_transitions()) {
+    interruptions += t.status() == "Interrupted" ? 1 : 0;
+  }
+  ASSERT_GT(interruptions, 0);
+  const std::string dom = Page("/training-jobs/toy-spot");
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"timeline\" data-attempts=\"" +
+                             std::to_string(interruptions + 1) + "\" data-interruptions=\"" +
+                             std::to_string(interruptions) + "\""));
+  EXPECT_EQ(Count(dom, "class=\"segment seg-"),
+            static_cast<size_t>(job.secondary_status_transitions_size()));
+  EXPECT_EQ(Count(dom, "class=\"segment seg-Interrupted\""), static_cast<size_t>(interruptions));
+  EXPECT_THAT(dom,
+              HasSubstr("Training " + std::to_string(job.training_time_in_seconds()) +
+                        " s, billable " + std::to_string(job.billable_time_in_seconds()) + " s"));
+  EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/training-jobs/toy-spot", *dir_ + "/chromium",
+                         "spot-timeline"));
 }
 
 TEST_F(WebPageBrowserTest, ShowsSageMakersNotFoundText) {
