@@ -5,9 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-build/tests/web_page_browser_test --gtest_filter='*Walkthrough*'
+build/tests/web_page_browser_test --gtest_filter='*Walkthrough*:*WarmStart*:*Spot*'
 mkdir -p examples/screenshots
-for name in example-toy-auto example-toy-hyperband; do
+for name in example-toy-auto example-toy-hyperband example-toy-warm-start spot-timeline; do
   cp "build/browser-screenshots/$name.png" "examples/screenshots/$name.png"
   echo "examples/screenshots/$name.png"
 done
