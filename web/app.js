@@ -4,7 +4,8 @@
 // and the server's Content-Security-Policy allows no inline script.
 //
 // Views (the URL's fragment): #/ the tuning jobs; #/tuning-jobs/<name>; #/training-jobs/<name>.
-// While the view shows something that is not finished, it is read again every POLL_MS.
+// While the view shows a job that is not finished, it is read again on every change of it (the
+// live feed, server-sent events) or, for the list and when the feed fails, every POLL_MS.
 "use strict";
 
 const POLL_MS = 2000;
@@ -194,7 +195,8 @@ async function tuningJobView(name) {
     table("The tuning job's tags", [["Key", (t) => t.Key], ["Value", (t) => t.Value]],
           tags.Tags || [], "No tags."),
   ];
-  return {view, live: !TERMINAL.has(job.HyperParameterTuningJobStatus)};
+  return {view, live: !TERMINAL.has(job.HyperParameterTuningJobStatus),
+          status: job.HyperParameterTuningJobStatus};
 }
 
 async function trainingJobView(name) {
@@ -235,7 +237,7 @@ async function trainingJobView(name) {
                       lines.join("\n"))
                  : el("p", {}, "No log lines yet."),
   ];
-  return {view, live: !TERMINAL.has(job.TrainingJobStatus)};
+  return {view, live: !TERMINAL.has(job.TrainingJobStatus), status: job.TrainingJobStatus};
 }
 
 // The training job's log, every host's stream (algo-1, ...) in turn, as CloudWatch Logs has it.
@@ -270,27 +272,87 @@ let shown = "";
 function route() {
   const hash = location.hash.replace(/^#/, "") || "/";
   const parts = hash.split("/").filter(Boolean).map(decodeURIComponent);
-  if (parts[0] === "tuning-jobs" && parts[1]) return () => tuningJobView(parts[1]);
-  if (parts[0] === "training-jobs" && parts[1]) return () => trainingJobView(parts[1]);
-  return tuningJobsView;
+  if (parts[0] === "tuning-jobs" && parts[1]) {
+    return {view: () => tuningJobView(parts[1]), feed: "tuning-job=" + encodeURIComponent(parts[1])};
+  }
+  if (parts[0] === "training-jobs" && parts[1]) {
+    return {view: () => trainingJobView(parts[1]), feed: "training-job=" + encodeURIComponent(parts[1])};
+  }
+  return {view: tuningJobsView, feed: null};
+}
+
+// The live feed of the job a view shows (amtd's /ui/events, server-sent events): the view is read
+// again on every change while the job runs, and once more when it has ended. The list of tuning
+// jobs, and a view whose feed failed, are read again every POLL_MS instead.
+let feed = null;  // {source, key}
+let failedFeed = null;
+
+function closeFeed() {
+  if (feed) feed.source.close();
+  feed = null;
+}
+
+function openFeed(key) {
+  if (feed && feed.key === key) return;
+  closeFeed();
+  const source = new EventSource("/ui/events?" + key);
+  feed = {source, key};
+  source.addEventListener("change", () => {
+    document.body.dataset.events = String(Number(document.body.dataset.events || 0) + 1);
+    renderSoon();
+  });
+  source.addEventListener("end", () => {
+    closeFeed();
+    renderSoon();
+  });
+  source.addEventListener("error", () => {
+    if (!feed || feed.source !== source) return;
+    closeFeed();  // amtd went away, or the feed was refused: fall back to reading every POLL_MS
+    failedFeed = key;
+    renderSoon();
+  });
+}
+
+// One render at a time: a change during a render asks for one more after it.
+let rendering = false;
+let pending = false;
+
+function renderSoon() {
+  if (rendering) {
+    pending = true;
+    return;
+  }
+  render();
 }
 
 async function render() {
   clearTimeout(timer);
+  rendering = true;
   const target = location.hash;
   const main = document.getElementById("view");
   const live = document.getElementById("live");
+  const {view: build, feed: key} = route();
   try {
-    const {view, live: again} = await route()();
+    const {view, live: again, status} = await build();
     if (location.hash !== target) return;  // the user moved on meanwhile
     main.replaceChildren(...view);
-    live.textContent = again ? "live: updating every " + POLL_MS / 1000 + " s" : "";
-    if (again) timer = setTimeout(render, POLL_MS);
+    if (status && !document.body.dataset.firstStatus) document.body.dataset.firstStatus = status;
+    if (again && key && failedFeed !== key) {
+      openFeed(key);
+      live.textContent = "live";
+    } else {
+      closeFeed();
+      live.textContent = again ? "live: updating every " + POLL_MS / 1000 + " s" : "";
+      if (again) timer = setTimeout(renderSoon, POLL_MS);
+    }
   } catch (error) {
     if (location.hash !== target) return;
+    closeFeed();
     main.replaceChildren(el("p", {class: "error", role: "alert"},
                             error.code ? error.code + ": " + error.message : String(error.message || error)));
     live.textContent = "";
+  } finally {
+    rendering = false;
   }
   if (shown !== target) {
     shown = target;
@@ -298,7 +360,14 @@ async function render() {
   }
   document.title = "amt-local" + (target.length > 2 ? " — " + decodeURIComponent(target.split("/").pop()) : "");
   document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
+  if (pending) {
+    pending = false;
+    render();
+  }
 }
 
-window.addEventListener("hashchange", render);
+window.addEventListener("hashchange", () => {
+  pending = false;
+  render();
+});
 render();

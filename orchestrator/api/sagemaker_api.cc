@@ -295,4 +295,38 @@ std::unique_ptr<ChangeFeed> SageMakerApi::Subscribe(const std::string& training_
   return std::unique_ptr<ChangeFeed>(new ChangeFeed(loop_, orchestrator_, std::move(flag), id));
 }
 
+absl::StatusOr<std::function<void()>> SageMakerApi::WatchJob(
+    JobKind kind, const std::string& name, std::function<void(bool ended)> on_change) const {
+  assert(!loop_.InLoopThread());
+  const bool tuning = kind == JobKind::kTuningJob;
+  RETURN_IF_ERROR(tuning ? ValidateTuningName(true, name) : ValidateTrainingName(true, name));
+  core::Orchestrator& orchestrator = orchestrator_;
+  // Whether the job has ended; on the loop.
+  auto ended = [&orchestrator, tuning, name]() -> absl::StatusOr<bool> {
+    if (tuning) {
+      ASSIGN_OR_RETURN(const auto job, orchestrator.DescribeTuningJob(name));
+      return IsTerminalStatus(job.hyper_parameter_tuning_job_status());
+    }
+    ASSIGN_OR_RETURN(const auto job, orchestrator.DescribeTrainingJob(name));
+    return IsTerminalStatus(job.training_job_status());
+  };
+  ASSIGN_OR_RETURN(const uint64_t id, loop_.Call([&]() -> absl::StatusOr<uint64_t> {
+    ASSIGN_OR_RETURN(const bool now, ended());
+    on_change(now);
+    return orchestrator.Subscribe(
+        [ended, on_change, tuning, name](const std::string& tuning_job,
+                                         const std::string& training_job) {
+          if ((tuning ? tuning_job : training_job) != name) return;
+          const absl::StatusOr<bool> is = ended();
+          on_change(!is.ok() || *is);  // a job deleted meanwhile has ended too
+        });
+  }));
+  auto once = std::make_shared<std::once_flag>();
+  Loop& loop = loop_;
+  return std::function<void()>([once, &loop, &orchestrator, id] {
+    std::call_once(*once,
+                   [&] { loop.Post([&orchestrator, id] { orchestrator.Unsubscribe(id); }); });
+  });
+}
+
 }  // namespace amt::api

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -151,6 +152,18 @@ class SageMakerApi {
   // Notifications of changes to `training_job` (and of changes that name no job), or of every
   // change when `training_job` is empty.
   std::unique_ptr<ChangeFeed> Subscribe(const std::string& training_job = "") const;
+
+  // Which job WatchJob follows: a tuning job (its own changes and its training jobs'), or a
+  // training job.
+  enum class JobKind { kTuningJob, kTrainingJob };
+  // Calls `on_change(ended)` on the loop thread (it must not block) now, and after every change
+  // of the job `name`, with whether the job has ended (Completed, Failed or Stopped). Returns
+  // what ends the subscription: non-blocking, thread-safe, to be called at least once while the
+  // loop runs (later calls do nothing). Errors as Describe* for a bad name or a missing job.
+  // For push transports (the web page's server-sent events), where ChangeFeed's waiting thread
+  // would cost a thread per client.
+  absl::StatusOr<std::function<void()>> WatchJob(JobKind kind, const std::string& name,
+                                                 std::function<void(bool ended)> on_change) const;
 
  private:
   Loop& loop_;

@@ -335,7 +335,7 @@ class DaemonImpl final : public Daemon {
     handlers.push_back(std::make_unique<gateway::CloudWatchMetricsHandler>(*api_));
     handlers.push_back(std::make_unique<gateway::StsHandler>(options.orchestrator.arn));
     // The page: before S3, which would take /ui/... for a bucket.
-    if (options.ui) handlers.push_back(std::make_unique<gateway::WebPageHandler>());
+    if (options.ui) handlers.push_back(std::make_unique<gateway::WebPageHandler>(api_.get()));
     // Last: it takes unsigned requests whose path names a bucket.
     handlers.push_back(
         std::make_unique<gateway::S3RestHandler>(s3::ObjectStore(S3RootFor(options))));

@@ -8,7 +8,11 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <cstdio>
+#include <deque>
 #include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <thread>
@@ -57,6 +61,11 @@ struct Shared {
   HostCheck host_check;
   std::mt19937_64 rng{std::random_device{}()};
   int open_connections = 0;
+  int event_streams = 0;
+  // The sinks of open event streams, for Stop (which runs on another thread once the server's
+  // thread has ended).
+  std::mutex sinks_mu;
+  std::vector<std::weak_ptr<class StreamSink>> sinks;
 
   void Log(std::string_view message) const {
     if (options.log) options.log(message);
@@ -105,6 +114,54 @@ HttpResponse ProtocolHandler::Unauthenticated(const HttpRequest& request,
 }
 
 namespace {
+
+class Session;
+
+// An event stream's EventSink: Send and End post to the server's thread, where the session
+// writes; Close (the stream has ended) turns both into no-ops and runs the handler's end
+// callback, once.
+class StreamSink final : public EventSink {
+ public:
+  StreamSink(asio::any_io_executor executor, std::weak_ptr<Session> session)
+      : executor_(std::move(executor)), session_(std::move(session)) {}
+
+  void Send(std::string chunk) override;
+  void End() override;
+
+  void SetOnEnd(std::function<void()> on_end) {
+    std::function<void()> now;
+    {
+      std::lock_guard lock(mu_);
+      if (open_) {
+        on_end_ = std::move(on_end);
+        return;
+      }
+      now = std::move(on_end);  // ended before the handler was done: end its side at once
+    }
+    if (now) now();
+  }
+
+  std::shared_ptr<Session> session() const { return session_.lock(); }
+
+  // Ends the stream for its producers; idempotent.
+  void Close() {
+    std::function<void()> on_end;
+    {
+      std::lock_guard lock(mu_);
+      if (!open_) return;
+      open_ = false;
+      on_end = std::move(on_end_);
+    }
+    if (on_end) on_end();
+  }
+
+ private:
+  std::mutex mu_;
+  bool open_ = true;
+  std::function<void()> on_end_;
+  asio::any_io_executor executor_;
+  std::weak_ptr<Session> session_;
+};
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
@@ -239,6 +296,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Write(const HttpResponse& reply, bool keep_alive, bool linger = false) {
+    if (reply.events) return StartEvents(reply);
     http::response<http::string_body> response{static_cast<http::status>(reply.status), 11};
     if (!reply.content_type.empty()) response.set(http::field::content_type, reply.content_type);
     for (const auto& [name, value] : reply.headers) response.set(name, value);
@@ -290,14 +348,164 @@ class Session : public std::enable_shared_from_this<Session> {
     --shared_->open_connections;
   }
 
+  // ---- server-sent events (HttpResponse::events)
+
+ public:
+  // On the server's thread, from the sink.
+  void QueueChunk(std::string chunk) {
+    if (events_ended_) return;
+    if (!queue_.empty() && queue_.back() == chunk) return;  // a burst of one event is one
+    queue_.push_back(std::move(chunk));
+    if (!writing_) WriteNextChunk();
+  }
+  void EndAfterWrites() {
+    end_requested_ = true;
+    if (!writing_) FinishEvents();
+  }
+  // HttpServer::Stop, once the server's thread has ended: the stream ends now.
+  void StopEvents() { FinishEvents(); }
+
+ private:
+  void StartEvents(const HttpResponse& reply) {
+    if (shared_->event_streams >= shared_->options.max_event_streams) {
+      HttpResponse busy;
+      busy.status = 503;
+      busy.content_type = "text/plain";
+      busy.body = "Too many event streams are open; try again later.\n";
+      return Write(busy, /*keep_alive=*/false);
+    }
+    ++shared_->event_streams;
+    counted_stream_ = true;
+    events_ = reply.events;
+    header_ = "HTTP/1.1 " + std::to_string(reply.status) + " " +
+              std::string(http::obsolete_reason(static_cast<http::status>(reply.status))) +
+              "\r\nContent-Type: " +
+              (reply.content_type.empty() ? "text/event-stream" : reply.content_type) +
+              "\r\nCache-Control: no-cache\r\nConnection: close\r\n";
+    for (const auto& [name, value] : reply.headers) header_ += name + ": " + value + "\r\n";
+    header_ += "\r\n";
+    writing_ = true;
+    stream_.expires_after(shared_->options.idle_timeout);
+    asio::async_write(stream_, asio::buffer(header_),
+                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                        self->writing_ = false;
+                        if (ec) return self->FinishEvents();
+                        self->OpenSink();
+                      });
+  }
+
+  void OpenSink() {
+    sink_ = std::make_shared<StreamSink>(stream_.get_executor(), weak_from_this());
+    {
+      std::lock_guard lock(shared_->sinks_mu);
+      std::erase_if(shared_->sinks, [](const auto& w) { return w.expired(); });
+      shared_->sinks.push_back(sink_);
+    }
+    // A client that closes is noticed by this read (it sends nothing else); on the raw socket,
+    // so the write timeouts of the stream do not cut it.
+    AwaitClientClose();
+    Keepalive();
+    auto events = std::move(events_);
+    std::function<void()> on_end;
+    try {
+      on_end = events(sink_);
+    } catch (const std::exception& e) {
+      shared_->Log(std::string("HTTP event stream threw: ") + e.what());
+      return FinishEvents();
+    }
+    sink_->SetOnEnd(std::move(on_end));
+    if (!writing_ && queue_.empty() && end_requested_) FinishEvents();
+  }
+
+  void AwaitClientClose() {
+    stream_.socket().async_read_some(asio::buffer(drain_),
+                                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                                       if (ec) return self->FinishEvents();
+                                       self->AwaitClientClose();
+                                     });
+  }
+
+  void Keepalive() {
+    keepalive_.expires_after(shared_->options.event_keepalive);
+    keepalive_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->events_ended_) return;
+      if (!self->writing_) self->QueueChunk(": keep-alive\n\n");
+      self->Keepalive();
+    });
+  }
+
+  void WriteNextChunk() {
+    if (queue_.empty()) {
+      writing_ = false;
+      if (end_requested_) FinishEvents();
+      return;
+    }
+    writing_ = true;
+    chunk_ = std::move(queue_.front());
+    queue_.pop_front();
+    stream_.expires_after(shared_->options.idle_timeout);
+    asio::async_write(stream_, asio::buffer(chunk_),
+                      [self = shared_from_this()](beast::error_code ec, size_t) {
+                        if (ec) {
+                          self->writing_ = false;
+                          return self->FinishEvents();
+                        }
+                        self->WriteNextChunk();
+                      });
+  }
+
+  void FinishEvents() {
+    if (events_ended_) return;
+    events_ended_ = true;
+    queue_.clear();
+    keepalive_.cancel();
+    if (sink_) sink_->Close();
+    if (counted_stream_) {
+      counted_stream_ = false;
+      --shared_->event_streams;
+    }
+    ReleaseSlot();
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+  }
+
   beast::tcp_stream stream_;
   std::shared_ptr<Shared> shared_;
+  // The event stream's state (StartEvents): its header, what waits to be written, the chunk
+  // being written.
+  std::function<std::function<void()>(std::shared_ptr<EventSink>)> events_;
+  std::shared_ptr<StreamSink> sink_;
+  std::string header_;
+  std::deque<std::string> queue_;
+  std::string chunk_;
+  bool writing_ = false;
+  bool end_requested_ = false;
+  bool events_ended_ = false;
+  bool counted_stream_ = false;
+  asio::steady_timer keepalive_{stream_.get_executor()};
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
   std::array<char, 4096> drain_{};
   bool released_ = false;
 };
+
+void StreamSink::Send(std::string chunk) {
+  std::lock_guard lock(mu_);
+  if (!open_) return;
+  asio::post(executor_, [session = session_, chunk = std::move(chunk)]() mutable {
+    if (auto s = session.lock()) s->QueueChunk(std::move(chunk));
+  });
+}
+
+void StreamSink::End() {
+  std::lock_guard lock(mu_);
+  if (!open_) return;
+  asio::post(executor_, [session = session_] {
+    if (auto s = session.lock()) s->EndAfterWrites();
+  });
+}
 
 class HttpServerImpl final : public HttpServer {
  public:
@@ -342,6 +550,20 @@ class HttpServerImpl final : public HttpServer {
       io_.stop();
     });
     thread_.join();
+    // Every event stream ends, for its client (the connection closes) and for its producer (its
+    // end callback runs now, while what it unsubscribes from still runs).
+    std::vector<std::weak_ptr<StreamSink>> sinks;
+    {
+      std::lock_guard lock(shared_->sinks_mu);
+      sinks.swap(shared_->sinks);
+    }
+    for (const auto& weak : sinks) {
+      const std::shared_ptr<StreamSink> sink = weak.lock();
+      if (sink == nullptr) continue;
+      // Nothing runs on the sessions any more: closing them here is safe.
+      if (const std::shared_ptr<Session> session = sink->session()) session->StopEvents();
+      sink->Close();
+    }
   }
 
  private:

@@ -15,7 +15,9 @@
 // failed accepts (e.g. out of file descriptors) are retried with backoff, connections are closed
 // when idle or too slow to send their request, and connections over the cap are closed at once.
 // Handlers run on the server's thread, one request at a time: they may block (the SageMaker
-// handler waits for the orchestrator's loop).
+// handler waits for the orchestrator's loop). A response may instead be a stream of server-sent
+// events (protocol_handler.h HttpResponse::events), fed from any thread through its EventSink and
+// written by the server's thread, without blocking it; Stop ends every stream.
 #ifndef AMT_ORCHESTRATOR_GATEWAY_HTTP_SERVER_H_
 #define AMT_ORCHESTRATOR_GATEWAY_HTTP_SERVER_H_
 
@@ -46,6 +48,12 @@ struct HttpServerOptions {
   // Open connections at most; one more is closed as soon as it is accepted (the client sees the
   // connection end and may retry), so a flood cannot take every file descriptor of amtd.
   int max_connections = 512;
+  // Server-sent event streams (HttpResponse::events) open at once at most; one more is answered
+  // 503. Each also counts as a connection.
+  int max_event_streams = 32;
+  // An event stream with nothing to send gets a comment line this often, so that a client gone
+  // without a word is noticed (the write fails) and proxies keep the connection.
+  std::chrono::milliseconds event_keepalive{std::chrono::seconds(15)};
   // Larger bodies get the handler's BodyTooLarge (SageMaker's biggest requests are ~100 KB).
   size_t max_body_bytes = 16 << 20;
   // Names requests may be addressed to besides the loopback ones (HostCheck::ForBinding).

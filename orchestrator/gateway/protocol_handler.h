@@ -10,7 +10,9 @@
 #define AMT_ORCHESTRATOR_GATEWAY_PROTOCOL_HANDLER_H_
 
 #include <cstddef>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,11 +42,30 @@ struct HttpRequest {
   }
 };
 
+// The sending side of a stream of server-sent events (HttpResponse::events). Thread-safe: Send and
+// End may be called from any thread, at any time, and do nothing once the stream has ended (End,
+// the client gone, a write failed, the server stopped).
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // Queues `chunk`, one or more whole events ("event: change\ndata: \n\n"). A chunk equal to
+  // the last one still waiting to be written is dropped: a burst of the same event is one.
+  virtual void Send(std::string chunk) = 0;
+  // Ends the stream once what was queued is written; the connection then closes.
+  virtual void End() = 0;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type;
   std::vector<std::pair<std::string, std::string>> headers;  // more fields, e.g. request ids
   std::string body;
+  // When set, the response is a stream of server-sent events (text/event-stream) instead of
+  // `body`: the server sends the status and headers (no Content-Length; the connection closes at
+  // the end), then calls `events` once, on its thread, with the stream's sink. `events` returns
+  // what the server calls, once, when the stream ends for any reason (e.g. to unsubscribe; from
+  // the server's thread, or from HttpServer::Stop). A comment line keeps an idle stream alive.
+  std::function<std::function<void()>(std::shared_ptr<EventSink>)> events;
 };
 
 class ProtocolHandler {

@@ -1,6 +1,9 @@
 #include "orchestrator/gateway/web_page.h"
 
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "web/web_assets.h"
 
@@ -33,8 +36,65 @@ bool WebPageHandler::Accepts(const HttpRequest& request) const {
   return accept != nullptr && accept->find("text/html") != std::string::npos;
 }
 
+HttpResponse WebPageHandler::Events(const HttpRequest& request) const {
+  if (api_ == nullptr) return PlainText(404, "This server has no live feed.");
+  const std::string_view target = request.target;
+  const size_t query = target.find('?');
+  const std::string_view parameter =
+      query == std::string_view::npos ? "" : target.substr(query + 1);
+  using Kind = api::SageMakerApi::JobKind;
+  Kind kind;
+  std::string name;
+  if (parameter.starts_with("tuning-job=")) {
+    kind = Kind::kTuningJob;
+    name = std::string(parameter.substr(11));
+  } else if (parameter.starts_with("training-job=")) {
+    kind = Kind::kTrainingJob;
+    name = std::string(parameter.substr(13));
+  } else {
+    return PlainText(400, "Ask for /ui/events?tuning-job=NAME or /ui/events?training-job=NAME.");
+  }
+  // The job must exist before the stream starts (its status line is still to be chosen).
+  absl::Status exists;
+  if (kind == Kind::kTuningJob) {
+    v1::DescribeHyperParameterTuningJobRequest describe;
+    describe.set_hyper_parameter_tuning_job_name(name);
+    exists = api_->DescribeHyperParameterTuningJob(describe).status();
+  } else {
+    v1::DescribeTrainingJobRequest describe;
+    describe.set_training_job_name(name);
+    exists = api_->DescribeTrainingJob(describe).status();
+  }
+  if (!exists.ok()) {
+    return PlainText(exists.code() == absl::StatusCode::kInvalidArgument ? 400 : 404,
+                     std::string(exists.message()));
+  }
+  HttpResponse response;
+  response.content_type = "text/event-stream";
+  response.headers = {{"X-Content-Type-Options", "nosniff"},
+                      {"Content-Security-Policy", std::string(kWebPagePolicy)}};
+  const api::SageMakerApi* api = api_;
+  response.events = [api, kind, name](std::shared_ptr<EventSink> sink) -> std::function<void()> {
+    auto watched = api->WatchJob(kind, name, [sink](bool ended) {
+      sink->Send("event: change\ndata: \n\n");
+      if (ended) {
+        sink->Send("event: end\ndata: \n\n");
+        sink->End();
+      }
+    });
+    if (!watched.ok()) {  // deleted since it was described
+      sink->Send("event: end\ndata: \n\n");
+      sink->End();
+      return [] {};
+    }
+    return *std::move(watched);
+  };
+  return response;
+}
+
 HttpResponse WebPageHandler::Handle(const HttpRequest& request) const {
   std::string_view path = PathOf(request.target);
+  if (path == "/ui/events") return Events(request);
   if (path == "/" || path == "/ui" || path == "/ui/") {
     path = "index.html";
   } else {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -389,6 +390,48 @@ TEST_F(WebPageBrowserTest, DrawsASpotJobsTimeline) {
                         " s, billable " + std::to_string(job.billable_time_in_seconds()) + " s"));
   EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/training-jobs/toy-spot", *dir_ + "/chromium",
                          "spot-timeline"));
+}
+
+// The page opened while a tuning job runs follows it through the live feed (/ui/events): no
+// reload, a re-read on each change, until the job has ended. Chromium's --dump-dom waits for the
+// feed to close, which amtd does once the job has ended, so the DOM it prints is the last one.
+TEST_F(WebPageBrowserTest, FollowsARunningTuningJobLiveUntilItEnds) {
+  auto request = TuningRequestFromJson(R"j({
+    "HyperParameterTuningJobName": "web-live",
+    "HyperParameterTuningJobConfig": {"Strategy": "Random",
+      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
+      "ResourceLimits": {"MaxNumberOfTrainingJobs": 8, "MaxParallelTrainingJobs": 2},
+      "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
+        "MinValue": "0.001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]},
+      "RandomSeed": 3},
+    "TrainingJobDefinition": {"StaticHyperParameters": {"epochs": "10", "sleep_ms": "150"},
+      "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
+        "TrainingInputMode": "File",
+        "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+      "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
+  grpc::ClientContext ctx;
+  v1::CreateHyperParameterTuningJobResponse response;
+  ASSERT_TRUE(amtd_->stub().CreateHyperParameterTuningJob(&ctx, request, &response).ok());
+  // About 6 s of training (8 jobs of 1.5 s, 2 at a time): Chromium loads the page meanwhile.
+  const std::string dom = Page("/tuning-jobs/web-live");
+  const auto last = WaitForTuningJob(amtd_->stub(), "web-live");
+  ASSERT_EQ(last.tuning_job().hyper_parameter_tuning_job_status(), "Completed");
+  // First drawn while it ran, last drawn once it had ended, re-read on the feed's events.
+  EXPECT_THAT(dom, HasSubstr("data-first-status=\"InProgress\""));
+  EXPECT_THAT(dom, HasSubstr("<dd>Completed</dd>"));
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"learning-curves\" data-series=\"8\""));
+  EXPECT_THAT(dom, HasSubstr("<span id=\"live\" role=\"status\" aria-live=\"polite\"></span>"));
+  const std::smatch counts = [&] {
+    std::smatch m;
+    std::regex_search(dom, m, std::regex(R"re(data-rendered="(\d+)" data-events="(\d+)")re"));
+    return m;
+  }();
+  ASSERT_EQ(counts.size(), 3u) << dom.substr(0, 2000);
+  EXPECT_GE(std::stoi(counts[2]), 2);  // the feed's first change, and at least one more
+  EXPECT_GE(std::stoi(counts[1]), 3);  // the load, a change, the end
 }
 
 TEST_F(WebPageBrowserTest, ShowsSageMakersNotFoundText) {

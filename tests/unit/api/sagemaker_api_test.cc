@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <vector>
+
 #include "tests/unit/api/api_fixture.h"
 
 namespace amt::api {
@@ -185,6 +188,49 @@ TEST_F(SageMakerApiTest, ChangeFeedReportsChangesOfItsJob) {
   EXPECT_TRUE(all->Wait(std::chrono::milliseconds(0)));
   EXPECT_TRUE(mine->Wait(std::chrono::milliseconds(0)));
   EXPECT_FALSE(other->Wait(std::chrono::milliseconds(0)));
+}
+
+TEST_F(SageMakerApiTest, WatchJobCallsBackNowAndOnEveryChangeOfItsJobUntilCancelled) {
+  ASSERT_TRUE(api_->CreateTrainingJob(TrainingJobRequest("mine")).ok());
+  std::mutex mu;
+  std::vector<bool> calls;  // `ended` of each call
+  auto watched = api_->WatchJob(SageMakerApi::JobKind::kTrainingJob, "mine", [&](bool ended) {
+    std::lock_guard lock(mu);
+    calls.push_back(ended);
+  });
+  ASSERT_TRUE(watched.ok()) << watched.status();
+  const auto seen = [&] {
+    std::lock_guard lock(mu);
+    return calls;
+  };
+  EXPECT_THAT(seen(), ::testing::ElementsAre(false));  // at once: the job runs
+  ASSERT_TRUE(api_->CreateTrainingJob(TrainingJobRequest("other")).ok());
+  EXPECT_EQ(seen().size(), 1u);  // another job's change is not this one's
+  v1::StopTrainingJobRequest stop;
+  stop.set_training_job_name("mine");
+  ASSERT_TRUE(api_->StopTrainingJob(stop).ok());
+  // The listener ran on the loop before StopTrainingJob returned.
+  v1::DescribeTrainingJobRequest describe;
+  describe.set_training_job_name("mine");
+  const bool ended = IsTerminalStatus(api_->DescribeTrainingJob(describe)->training_job_status());
+  ASSERT_GE(seen().size(), 2u);
+  EXPECT_EQ(seen().back(), ended);
+
+  (*watched)();
+  (*watched)();  // a second call does nothing
+  const size_t before = seen().size();
+  (void)api_->StopTrainingJob(stop);
+  ASSERT_TRUE(api_->CreateTrainingJob(TrainingJobRequest("third")).ok());
+  v1::DeleteTrainingJobRequest remove;
+  remove.set_training_job_name("mine");
+  (void)api_->DeleteTrainingJob(remove);
+  EXPECT_EQ(seen().size(), before);  // cancelled: no more calls
+
+  EXPECT_EQ(api_->WatchJob(SageMakerApi::JobKind::kTuningJob, "nope", [](bool) {}).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      api_->WatchJob(SageMakerApi::JobKind::kTrainingJob, "bad name", [](bool) {}).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -14,7 +14,10 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <condition_variable>
 #include <future>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 
@@ -27,6 +30,7 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // Accepts requests whose X-Amz-Target starts with `prefix`; answers "<name>: <body>".
@@ -106,6 +110,29 @@ class Client {
     }
     return header;
   }
+  // Reads until what was read (since the last call) ends with `end`; returns it.
+  std::string ReadUntil(const std::string& end) {
+    std::string out;
+    char byte;
+    while (!out.ends_with(end)) {
+      socket_.read_some(asio::buffer(&byte, 1));
+      out.push_back(byte);
+    }
+    return out;
+  }
+  // Everything until the server ends the connection.
+  std::string ReadToEnd() {
+    std::string out;
+    beast::error_code ec;
+    char byte;
+    for (;;) {
+      const size_t n = socket_.read_some(asio::buffer(&byte, 1), ec);
+      if (ec) break;
+      if (n == 1) out.push_back(byte);
+    }
+    return out;
+  }
+  void Close() { socket_.close(); }
   // Blocks until the server ends the connection; true on a clean end of stream (or a reset).
   bool WaitForEnd() {
     beast::error_code ec;
@@ -120,10 +147,69 @@ class Client {
   beast::flat_buffer buffer_;
 };
 
+// Answers X-Amz-Target "Events." with a stream of server-sent events: the test thread feeds it
+// through the sinks it hands out (Sinks()), and learns when a stream ended (Ended()).
+class EventHandler final : public ProtocolHandler {
+ public:
+  std::string_view Description() const override { return "events"; }
+  bool Accepts(const HttpRequest& request) const override {
+    const std::string* target = request.Header("x-amz-target");
+    return target != nullptr && target->starts_with("Events.");
+  }
+  HttpResponse Handle(const HttpRequest&) const override {
+    HttpResponse response;
+    response.content_type = "text/event-stream";
+    response.headers.emplace_back("X-Stream", "yes");
+    response.events = [state = state_](std::shared_ptr<EventSink> sink) -> std::function<void()> {
+      std::lock_guard lock(state->mu);
+      state->sinks.push_back(sink);
+      state->cv.notify_all();
+      return [state] {
+        std::lock_guard lock(state->mu);
+        ++state->ended;
+        state->cv.notify_all();
+      };
+    };
+    return response;
+  }
+  HttpResponse BodyTooLarge(const HttpRequest&, size_t) const override { return {}; }
+
+  // Waits for the n-th stream's sink (1-based).
+  std::shared_ptr<EventSink> Sink(size_t n) const {
+    std::unique_lock lock(state_->mu);
+    state_->cv.wait(lock, [&] { return state_->sinks.size() >= n; });
+    return state_->sinks[n - 1];
+  }
+  // Waits until `n` streams have ended.
+  void WaitEnded(int n) const {
+    std::unique_lock lock(state_->mu);
+    state_->cv.wait(lock, [&] { return state_->ended >= n; });
+  }
+  int ended() const {
+    std::lock_guard lock(state_->mu);
+    return state_->ended;
+  }
+
+ private:
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::shared_ptr<EventSink>> sinks;
+    int ended = 0;
+  };
+  std::shared_ptr<State> state_ = std::make_shared<State>();
+};
+
+const char kEventRequest[] =
+    "GET / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: Events.Watch\r\n\r\n";
+
 class HttpServerTest : public ::testing::Test {
  protected:
   void Start(HttpServerOptions options = {}) {
     std::vector<std::unique_ptr<ProtocolHandler>> handlers;
+    auto events = std::make_unique<EventHandler>();
+    events_ = events.get();
+    handlers.push_back(std::move(events));
     handlers.push_back(std::make_unique<EchoHandler>("first", "First."));
     handlers.push_back(std::make_unique<EchoHandler>("second", "Second."));
     handlers.push_back(std::make_unique<EchoHandler>("shadowed", "First."));
@@ -134,7 +220,89 @@ class HttpServerTest : public ::testing::Test {
   int port() const { return server_->port(); }
 
   std::unique_ptr<HttpServer> server_;
+  const EventHandler* events_ = nullptr;
 };
+
+TEST_F(HttpServerTest, StreamsServerSentEventsSentFromAnyThreadUntilTheyEnd) {
+  Start();
+  Client client(port());
+  client.WriteRaw(kEventRequest);
+  const std::string header = client.ReadHeaderRaw();
+  EXPECT_THAT(header, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(header, HasSubstr("Content-Type: text/event-stream\r\n"));
+  EXPECT_THAT(header, HasSubstr("Cache-Control: no-cache\r\n"));
+  EXPECT_THAT(header, HasSubstr("X-Stream: yes\r\n"));
+  EXPECT_THAT(header, Not(HasSubstr("Content-Length")));
+  const std::shared_ptr<EventSink> sink = events_->Sink(1);
+  sink->Send("event: a\ndata: 1\n\n");  // from this thread, not the server's
+  EXPECT_EQ(client.ReadUntil("\n\n"), "event: a\ndata: 1\n\n");
+  sink->Send("event: b\ndata: 2\n\n");
+  sink->End();
+  EXPECT_EQ(client.ReadToEnd(), "event: b\ndata: 2\n\n");
+  events_->WaitEnded(1);
+  sink->Send("event: late\n\n");  // after the end: nothing, and no harm
+  EXPECT_EQ(events_->ended(), 1);
+  // The server goes on serving other connections.
+  Client other(port());
+  EXPECT_EQ(other.Send("First.Op", "a").body, "first: a");
+}
+
+TEST_F(HttpServerTest, EndsAnEventStreamWhenTheClientGoes) {
+  Start();
+  {
+    Client client(port());
+    client.WriteRaw(kEventRequest);
+    client.ReadHeaderRaw();
+    events_->Sink(1);
+    client.Close();
+  }
+  events_->WaitEnded(1);  // the server noticed without writing anything
+  events_->Sink(1)->Send("event: a\n\n");
+}
+
+TEST_F(HttpServerTest, SendsKeepAliveCommentsOnAQuietStream) {
+  HttpServerOptions options;
+  options.event_keepalive = milliseconds(20);
+  Start(options);
+  Client client(port());
+  client.WriteRaw(kEventRequest);
+  client.ReadHeaderRaw();
+  EXPECT_EQ(client.ReadUntil("\n\n"), ": keep-alive\n\n");
+}
+
+TEST_F(HttpServerTest, StopEndsEveryEventStream) {
+  Start();
+  Client first(port());
+  first.WriteRaw(kEventRequest);
+  first.ReadHeaderRaw();
+  Client second(port());
+  second.WriteRaw(kEventRequest);
+  second.ReadHeaderRaw();
+  events_->Sink(2);
+  server_->Stop();
+  EXPECT_EQ(events_->ended(), 2);  // both producers were told before Stop returned
+  EXPECT_TRUE(first.WaitForEnd());
+  EXPECT_TRUE(second.WaitForEnd());
+}
+
+TEST_F(HttpServerTest, AnswersAnEventStreamOverTheCapWith503) {
+  HttpServerOptions options;
+  options.max_event_streams = 1;
+  Start(options);
+  Client first(port());
+  first.WriteRaw(kEventRequest);
+  first.ReadHeaderRaw();
+  Client second(port());
+  second.WriteRaw(kEventRequest);
+  EXPECT_EQ(second.Read().status, 503);
+  // Once the first has ended, a new stream is taken.
+  events_->Sink(1)->End();
+  first.ReadToEnd();
+  events_->WaitEnded(1);
+  Client third(port());
+  third.WriteRaw(kEventRequest);
+  EXPECT_THAT(third.ReadHeaderRaw(), StartsWith("HTTP/1.1 200 OK\r\n"));
+}
 
 TEST_F(HttpServerTest, RoutesEachRequestToTheFirstHandlerThatAcceptsIt) {
   Start();
@@ -167,7 +335,7 @@ TEST_F(HttpServerTest, AnswersAHealthCheckAndRequestsNoHandlerTakes) {
   Client client(port());
   Reply r = client.Send("", "", false, http::verb::get);
   EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.body, "amt-local: first; second; shadowed\n");
+  EXPECT_EQ(r.body, "amt-local: events; first; second; shadowed\n");
   r = client.Send("Third.Op", "{}");
   EXPECT_EQ(r.status, 404);
   EXPECT_THAT(r.body, HasSubstr("UnknownOperationException"));

@@ -3,8 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
+#include "tests/unit/api/api_fixture.h"
 #include "web/web_assets.h"
 
 namespace amt::gateway {
@@ -79,6 +83,85 @@ TEST(WebAssets, HoldEveryFileOfThePage) {
               ::testing::StartsWith("/*! https://github.com/leeoniya/uPlot (v1.6.32) */"));
   EXPECT_EQ(web::FindAsset("uplot.js")->content_type, "text/javascript; charset=utf-8");
   EXPECT_EQ(web::FindAsset("nope.js"), nullptr);
+}
+
+// ---------------------------------------------------------------- the live feed
+
+// Records what a stream's producer sends.
+class RecordingSink final : public EventSink {
+ public:
+  void Send(std::string chunk) override {
+    std::lock_guard lock(mu_);
+    chunks_.push_back(std::move(chunk));
+  }
+  void End() override {
+    std::lock_guard lock(mu_);
+    ended_ = true;
+  }
+  std::vector<std::string> chunks() const {
+    std::lock_guard lock(mu_);
+    return chunks_;
+  }
+  bool ended() const {
+    std::lock_guard lock(mu_);
+    return ended_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> chunks_;
+  bool ended_ = false;
+};
+
+constexpr char kChange[] = "event: change\ndata: \n\n";
+constexpr char kEnd[] = "event: end\ndata: \n\n";
+
+class WebPageEventsTest : public api::ApiFixture {
+ protected:
+  WebPageHandler handler_{api_.get()};
+};
+
+TEST_F(WebPageEventsTest, StreamsAChangeNowAndOnEveryChangeThenTheEndOfTheJob) {
+  ASSERT_TRUE(api_->CreateTrainingJob(api::TrainingJobRequest("live")).ok());
+  const HttpResponse response = handler_.Handle(Get("/ui/events?training-job=live"));
+  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.content_type, "text/event-stream");
+  ASSERT_TRUE(response.events);
+  auto sink = std::make_shared<RecordingSink>();
+  const std::function<void()> on_end = response.events(sink);
+  EXPECT_THAT(sink->chunks(), ::testing::ElementsAre(kChange));  // the job runs
+  v1::StopTrainingJobRequest stop;
+  stop.set_training_job_name("live");
+  ASSERT_TRUE(api_->StopTrainingJob(stop).ok());
+  // No worker runs it, so the stop ends it at once: a change, then the end.
+  EXPECT_THAT(sink->chunks(), ::testing::ElementsAre(kChange, kChange, kEnd));
+  EXPECT_TRUE(sink->ended());
+  on_end();
+}
+
+TEST_F(WebPageEventsTest, EndsAtOnceForAJobThatHasEnded) {
+  ASSERT_TRUE(api_->CreateTrainingJob(api::TrainingJobRequest("done")).ok());
+  v1::StopTrainingJobRequest stop;
+  stop.set_training_job_name("done");
+  ASSERT_TRUE(api_->StopTrainingJob(stop).ok());
+  const HttpResponse response = handler_.Handle(Get("/ui/events?training-job=done"));
+  auto sink = std::make_shared<RecordingSink>();
+  response.events(sink)();
+  EXPECT_THAT(sink->chunks(), ::testing::ElementsAre(kChange, kEnd));
+  EXPECT_TRUE(sink->ended());
+}
+
+TEST_F(WebPageEventsTest, RefusesAMissingJobOrABadQuery) {
+  const HttpResponse missing = handler_.Handle(Get("/ui/events?tuning-job=nope"));
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(missing.body,
+            "Amazon SageMaker can't find a tuning job called nope. Type another name.");
+  EXPECT_FALSE(missing.events);
+  const HttpResponse bad = handler_.Handle(Get("/ui/events?tuning-job=a%20b"));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(handler_.Handle(Get("/ui/events")).status, 400);
+  EXPECT_EQ(handler_.Handle(Get("/ui/events?job=x")).status, 400);
+  EXPECT_EQ(WebPageHandler().Handle(Get("/ui/events?tuning-job=x")).status, 404);  // no API
 }
 
 }  // namespace
