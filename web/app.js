@@ -313,6 +313,21 @@ function openFeed(key) {
   });
 }
 
+// With ?renderlog in the URL (bench/web/live_bench.py), each render of the learning curves is
+// recorded in #render-log as "<epoch seconds> <objective emissions drawn>" lines.
+const RENDER_LOG = new URLSearchParams(location.search).has("renderlog");
+
+function logRender(main) {
+  if (!RENDER_LOG) return;
+  const chart = main.querySelector('[data-chart="learning-curves"]');
+  let log = document.getElementById("render-log");
+  if (!log) {
+    log = el("pre", {id: "render-log", hidden: ""});
+    document.body.append(log);
+  }
+  log.append((Date.now() / 1000).toFixed(3) + " " + (chart ? chart.dataset.emissions : 0) + "\n");
+}
+
 // One render at a time: a change during a render asks for one more after it.
 let rendering = false;
 let pending = false;
@@ -337,6 +352,7 @@ async function render() {
     if (location.hash !== target) return;  // the user moved on meanwhile
     main.replaceChildren(...view);
     if (status && !document.body.dataset.firstStatus) document.body.dataset.firstStatus = status;
+    logRender(main);
     if (again && key && failedFeed !== key) {
       openFeed(key);
       live.textContent = "live";

@@ -70,6 +70,7 @@ function learningCurves(explain, width) {
   const figure = el("figure", {
     class: "chart", "data-chart": "learning-curves", "data-series": String(jobs.length),
     "data-median-points": String(median.length), "data-markers": String(markers.length),
+    "data-emissions": String(jobs.reduce((n, j) => n + j.ObjectiveValues.length, 0)),
   });
   const plot = el("div", {class: "plot", role: "img",
                           "aria-label": "Learning curves: " + metric + " of " + jobs.length +
