@@ -3,7 +3,7 @@
 // (--dump-dom after --virtual-time-budget). The list shows the tuning job, its page a row per
 // training job and the learning curves (a curve per training job, AUTO's median line, a stop
 // marker whose text is `amt explain`'s), a missing job SageMaker's own "not found" text, and
-// hostile text from a hyperparameter value and a log line is shown as text, never run.
+// hostile text from a hyperparameter value, a tag value and a log line is shown as text, never run.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -98,6 +98,7 @@ class WebPageBrowserTest : public ::testing::Test {
 
     auto request = TuningRequestFromJson(R"j({
       "HyperParameterTuningJobName": "web-tuning",
+      "Tags": [{"Key": "note", "Value": "<script>document.title='pwned'</script>"}],
       "HyperParameterTuningJobConfig": {"Strategy": "Random",
         "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
         "ResourceLimits": {"MaxNumberOfTrainingJobs": 3, "MaxParallelTrainingJobs": 3},
@@ -245,6 +246,9 @@ TEST_F(WebPageBrowserTest, ShowsARowPerTrainingJobOfATuningJob) {
   EXPECT_EQ(Count(dom, "<a href=\"#/training-jobs/web-tuning-"), 3u + 1u);  // + the best job
   EXPECT_THAT(dom, HasSubstr("<dd>Minimize val_loss</dd>"));
   EXPECT_THAT(dom, HasSubstr("<th scope=\"col\">learning_rate</th>"));
+  // A tag value holding HTML is shown as text, and never ran.
+  EXPECT_THAT(dom, HasSubstr("<td>&lt;script&gt;document.title='pwned'&lt;/script&gt;</td>"));
+  EXPECT_THAT(dom, HasSubstr("<title>amt-local — web-tuning</title>"));
   EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/tuning-jobs/web-tuning", *dir_ + "/chromium",
                          "tuning-job"));
 }
