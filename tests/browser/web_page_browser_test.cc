@@ -81,6 +81,26 @@ size_t Count(const std::string& text, const std::string& what) {
   return count;
 }
 
+// A tuning job of the toy trainer minimising val_loss: `config` holds the members of
+// HyperParameterTuningJobConfig besides the objective, `statics` the static hyperparameters.
+std::string ToyTuningJob(const std::string& name, const std::string& config,
+                         const std::string& statics, const std::string& more_members = "") {
+  return R"j({"HyperParameterTuningJobName": ")j" + name + "\", " + more_members +
+         R"j("HyperParameterTuningJobConfig": {
+        "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"}, )j" +
+         config + R"j(},
+      "TrainingJobDefinition": {"StaticHyperParameters": )j" +
+         statics + R"j(,
+        "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
+          "TrainingInputMode": "File",
+          "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+        "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+        "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
+                           "VolumeSizeInGB": 10},
+        "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j";
+}
+
 class WebPageBrowserTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -96,78 +116,33 @@ class WebPageBrowserTest : public ::testing::Test {
     // Spot attempts are interrupted 0.3 training seconds in (examples/spot-training.json, faster).
     amtd_ = new Amtd(*dir_ + "/data", {"--image-map", map, "--spot-interrupt-after", "0.3"});
 
-    auto request = TuningRequestFromJson(R"j({
-      "HyperParameterTuningJobName": "web-tuning",
-      "Tags": [{"Key": "note", "Value": "<script>document.title='pwned'</script>"}],
-      "HyperParameterTuningJobConfig": {"Strategy": "Random",
-        "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
-        "ResourceLimits": {"MaxNumberOfTrainingJobs": 3, "MaxParallelTrainingJobs": 3},
-        "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
-          "MinValue": "0.001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]},
-        "RandomSeed": 7},
-      "TrainingJobDefinition": {"StaticHyperParameters": {"epochs": "3"},
-        "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
-          "TrainingInputMode": "File",
-          "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-        "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-        "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
-                           "VolumeSizeInGB": 10},
-        "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
-    grpc::ClientContext ctx;
-    v1::CreateHyperParameterTuningJobResponse response;
-    ASSERT_TRUE(amtd_->stub().CreateHyperParameterTuningJob(&ctx, request, &response).ok());
-
+    CreateTuningJob(*amtd_, ToyTuningJob("web-tuning", R"j("Strategy": "Random",
+          "ResourceLimits": {"MaxNumberOfTrainingJobs": 3, "MaxParallelTrainingJobs": 3},
+          "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
+            "MinValue": "0.001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]},
+          "RandomSeed": 7)j",
+                                         R"j({"epochs": "3"})j",
+                                         R"j("Tags": [{"Key": "note",
+                                   "Value": "<script>document.title='pwned'</script>"}], )j"));
     // AUTO early stopping over a fixed Grid order, one job at a time (as in
     // early_stopping_integration_test): learning_rate 0.01 runs its 6 epochs, 1 (a high, slow
     // curve) is stopped at epoch 3, the first epoch past the grace period, and 0.02 runs to its
     // end.
-    auto auto_request = TuningRequestFromJson(R"j({
-      "HyperParameterTuningJobName": "web-auto",
-      "HyperParameterTuningJobConfig": {"Strategy": "Grid",
-        "TrainingJobEarlyStoppingType": "Auto",
-        "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
-        "ResourceLimits": {"MaxNumberOfTrainingJobs": 3, "MaxParallelTrainingJobs": 1},
-        "ParameterRanges": {"CategoricalParameterRanges": [{"Name": "learning_rate",
-          "Values": ["0.01", "1", "0.02"]}]}},
-      "TrainingJobDefinition": {
-        "StaticHyperParameters": {"epochs": "6", "num_layers": "2", "sleep_ms": "40"},
-        "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
-          "TrainingInputMode": "File",
-          "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-        "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-        "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
-                           "VolumeSizeInGB": 10},
-        "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
-    grpc::ClientContext auto_ctx;
-    ASSERT_TRUE(
-        amtd_->stub().CreateHyperParameterTuningJob(&auto_ctx, auto_request, &response).ok());
-
+    CreateTuningJob(*amtd_,
+                    ToyTuningJob("web-auto", R"j("Strategy": "Grid",
+          "TrainingJobEarlyStoppingType": "Auto",
+          "ResourceLimits": {"MaxNumberOfTrainingJobs": 3, "MaxParallelTrainingJobs": 1},
+          "ParameterRanges": {"CategoricalParameterRanges": [{"Name": "learning_rate",
+            "Values": ["0.01", "1", "0.02"]}]})j",
+                                 R"j({"epochs": "6", "num_layers": "2", "sleep_ms": "40"})j"));
     // Hyperband (MinResource 1, MaxResource 9, eta 3): every job is stopped at a rung or at 9.
-    auto hyperband_request = TuningRequestFromJson(R"j({
-      "HyperParameterTuningJobName": "web-hyperband",
-      "HyperParameterTuningJobConfig": {"Strategy": "Hyperband",
-        "StrategyConfig": {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": 9}},
-        "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
-        "ResourceLimits": {"MaxNumberOfTrainingJobs": 6, "MaxParallelTrainingJobs": 1},
-        "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
-          "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}]},
-        "RandomSeed": 11},
-      "TrainingJobDefinition": {
-        "StaticHyperParameters": {"epochs": "50", "sleep_ms": "20"},
-        "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
-          "TrainingInputMode": "File",
-          "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-        "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-        "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
-                           "VolumeSizeInGB": 10},
-        "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
-    grpc::ClientContext hyperband_ctx;
-    ASSERT_TRUE(amtd_->stub()
-                    .CreateHyperParameterTuningJob(&hyperband_ctx, hyperband_request, &response)
-                    .ok());
+    CreateTuningJob(*amtd_, ToyTuningJob("web-hyperband", R"j("Strategy": "Hyperband",
+          "StrategyConfig": {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": 9}},
+          "ResourceLimits": {"MaxNumberOfTrainingJobs": 6, "MaxParallelTrainingJobs": 1},
+          "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
+            "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}]},
+          "RandomSeed": 11)j",
+                                         R"j({"epochs": "50", "sleep_ms": "20"})j"));
 
     CreateTrainingJob(*amtd_, R"j({"TrainingJobName": "hostile",
       "HyperParameters": {"note": "<img src=x onerror=alert(1)>"},
@@ -180,15 +155,7 @@ class WebPageBrowserTest : public ::testing::Test {
       "StoppingCondition": {"MaxRuntimeInSeconds": 600}})j");
     // The examples/README.md walkthroughs' own job files, for their screenshots.
     for (const char* example : {"auto-early-stopping", "hyperband", "bayesian-tuning"}) {
-      grpc::ClientContext example_ctx;
-      ASSERT_TRUE(
-          amtd_->stub()
-              .CreateHyperParameterTuningJob(
-                  &example_ctx,
-                  TuningRequestFromJson(ReadFile(SourceDir() + "/examples/" + example + ".json")),
-                  &response)
-              .ok())
-          << example;
+      CreateTuningJob(*amtd_, ReadFile(SourceDir() + "/examples/" + example + ".json"));
     }
     std::string spot = ReadFile(SourceDir() + "/examples/spot-training.json");
     const size_t sleep = spot.find("\"sleep_ms\": \"150\"");
@@ -202,13 +169,7 @@ class WebPageBrowserTest : public ::testing::Test {
     WaitForTuningJob(amtd_->stub(), "toy-hyperband");
     // Warm start from the finished Bayesian example (examples/warm-start.json names it).
     WaitForTuningJob(amtd_->stub(), "toy-bayesian");
-    grpc::ClientContext warm_ctx;
-    ASSERT_TRUE(amtd_->stub()
-                    .CreateHyperParameterTuningJob(
-                        &warm_ctx,
-                        TuningRequestFromJson(ReadFile(SourceDir() + "/examples/warm-start.json")),
-                        &response)
-                    .ok());
+    CreateTuningJob(*amtd_, ReadFile(SourceDir() + "/examples/warm-start.json"));
     WaitForTuningJob(amtd_->stub(), "toy-warm-start");
     WaitForTrainingJob(amtd_->stub(), "hostile", Terminal);
     WaitForTrainingJob(amtd_->stub(), "toy-spot", Terminal);
@@ -400,25 +361,12 @@ TEST_F(WebPageBrowserTest, DrawsASpotJobsTimeline) {
 // reload, a re-read on each change, until the job has ended. Chromium's --dump-dom waits for the
 // feed to close, which amtd does once the job has ended, so the DOM it prints is the last one.
 TEST_F(WebPageBrowserTest, FollowsARunningTuningJobLiveUntilItEnds) {
-  auto request = TuningRequestFromJson(R"j({
-    "HyperParameterTuningJobName": "web-live",
-    "HyperParameterTuningJobConfig": {"Strategy": "Random",
-      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
-      "ResourceLimits": {"MaxNumberOfTrainingJobs": 8, "MaxParallelTrainingJobs": 2},
-      "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
-        "MinValue": "0.001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]},
-      "RandomSeed": 3},
-    "TrainingJobDefinition": {"StaticHyperParameters": {"epochs": "10", "sleep_ms": "150"},
-      "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
-        "TrainingInputMode": "File",
-        "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
-  grpc::ClientContext ctx;
-  v1::CreateHyperParameterTuningJobResponse response;
-  ASSERT_TRUE(amtd_->stub().CreateHyperParameterTuningJob(&ctx, request, &response).ok());
+  CreateTuningJob(*amtd_, ToyTuningJob("web-live", R"j("Strategy": "Random",
+        "ResourceLimits": {"MaxNumberOfTrainingJobs": 8, "MaxParallelTrainingJobs": 2},
+        "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
+          "MinValue": "0.001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]},
+        "RandomSeed": 3)j",
+                                       R"j({"epochs": "10", "sleep_ms": "150"})j"));
   // About 6 s of training (8 jobs of 1.5 s, 2 at a time): Chromium loads the page meanwhile.
   const std::string dom = Page("/tuning-jobs/web-live");
   const auto last = WaitForTuningJob(amtd_->stub(), "web-live");

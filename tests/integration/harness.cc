@@ -247,6 +247,14 @@ void CreateTrainingJob(Amtd& amtd, const std::string& json) {
   ASSERT_TRUE(status.ok()) << status.error_message();
 }
 
+void CreateTuningJob(Amtd& amtd, const std::string& json) {
+  const v1::CreateHyperParameterTuningJobRequest request = TuningRequestFromJson(json);
+  grpc::ClientContext ctx;
+  v1::CreateHyperParameterTuningJobResponse response;
+  const auto status = amtd.stub().CreateHyperParameterTuningJob(&ctx, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+}
+
 bool Terminal(const v1::DescribeTrainingJobResponse& job) {
   const auto& s = job.training_job_status();
   return s == "Completed" || s == "Failed" || s == "Stopped";

@@ -97,6 +97,8 @@ v1::WatchHyperParameterTuningJobResponse WaitForTuningSnapshot(
 // CreateTrainingJob of a request body in SageMaker's JSON; fails the test when it does not parse
 // or amtd refuses it.
 void CreateTrainingJob(Amtd& amtd, const std::string& json);
+// CreateHyperParameterTuningJob of a request body in SageMaker's JSON, likewise.
+void CreateTuningJob(Amtd& amtd, const std::string& json);
 
 // Whether a training job has ended (Completed, Failed or Stopped), for WaitForTrainingJob.
 bool Terminal(const v1::DescribeTrainingJobResponse& job);
