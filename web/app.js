@@ -205,7 +205,10 @@ async function trainingJobView(name) {
   crumbs(link("#/", "Tuning jobs"),
          tuning ? link("#/tuning-jobs/" + encodeURIComponent(tuning), tuning) : "",
          name);
-  const lines = await logLines(name);
+  const [lines, explained] = await Promise.all([
+    logLines(name),
+    amtLocal("ExplainTrainingJob", {TrainingJobName: name}).catch(() => ({})),
+  ]);
   const view = [
     el("h1", {}, name),
     definitions([
@@ -232,6 +235,17 @@ async function trainingJobView(name) {
       ["Value", (m) => el("td", {class: "num"}, number(m.Value))],
       ["Time", (m) => time(m.Timestamp)],
     ], job.FinalMetricDataList || []),
+    el("h2", {}, "Early stopping"),
+    explained.EarlyStopping && explained.EarlyStopping !== "Off"
+        ? el("div", {"data-chart": "decisions"}, table(
+              "Every early-stopping decision (" + explained.EarlyStopping + "), as amt explain prints it", [
+                ["Epoch", (d) => el("td", {class: "num"}, String(d.Epoch))],
+                ["Rule", (d) => d.Rule],
+                ["Decision", (d) => el("td", {class: d.Stop ? "status-Stopped" : undefined},
+                                       d.Stop ? "stop" : "continue")],
+                ["Why", (d) => d.Explanation],
+              ], explained.Decisions || [], "No decision yet: no objective value was emitted."))
+        : el("p", {}, "No early stopping for this training job."),
     el("h2", {}, "Log"),
     lines.length ? el("pre", {class: "log", tabindex: "0", "aria-label": "Training log"},
                       lines.join("\n"))

@@ -240,6 +240,12 @@ TEST_F(WebPageBrowserTest, DrawsTheLearningCurvesTheMedianLineAndAStopMarkerWith
   // The marker's text and the decisions table say why, in amt explain's words.
   EXPECT_THAT(dom, HasSubstr("<td>" + TextNode(why) + "</td>"));
   EXPECT_THAT(dom, HasSubstr("The dashed line is the median rule's reference"));
+  // The stopped job's own page lists every decision, the stop last, in the same words.
+  const std::string job_page = Page("/training-jobs/" + stopped);
+  EXPECT_EQ(Count(job_page, "<td>continue</td>") + Count(job_page, ">stop</td>"),
+            static_cast<size_t>(explained.decisions_size()));
+  EXPECT_THAT(job_page,
+              HasSubstr("<td class=\"status-Stopped\">stop</td><td>" + TextNode(why) + "</td>"));
   EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/tuning-jobs/web-auto", *dir_ + "/chromium",
                          "learning-curves-auto"));
 }
