@@ -372,8 +372,9 @@ TEST_F(WebPageBrowserTest, FollowsARunningTuningJobLiveUntilItEnds) {
         "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
           "MinValue": "0.001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]},
         "RandomSeed": 3)j",
-                                       R"j({"epochs": "10", "sleep_ms": "150"})j"));
-  // About 6 s of training (8 jobs of 1.5 s, 2 at a time): Chromium loads the page meanwhile.
+                                       R"j({"epochs": "10", "sleep_ms": "250"})j"));
+  // About 10 s of training (8 jobs of 2.5 s, 2 at a time): Chromium loads the page meanwhile,
+  // even on a loaded machine.
   const std::string dom = Page("/tuning-jobs/web-live");
   const auto last = WaitForTuningJob(amtd_->stub(), "web-live");
   ASSERT_EQ(last.tuning_job().hyper_parameter_tuning_job_status(), "Completed");
