@@ -450,6 +450,7 @@ TEST_F(HttpServerTest, KeepsAcceptingAfterRunningOutOfFileDescriptors) {
   // Everything that may need a descriptor comes before there are none left: the socket, and the
   // port (UBSan's vptr check of a virtual call probes memory through a pipe).
   const auto server_port = static_cast<unsigned short>(port());
+  std::future<void> accept_failed = failed->get_future();  // copies a shared_ptr: vptr check
   asio::io_context io;
   tcp::socket socket(io);
   socket.open(tcp::v4());
@@ -464,7 +465,7 @@ TEST_F(HttpServerTest, KeepsAcceptingAfterRunningOutOfFileDescriptors) {
   ASSERT_EQ(errno, EMFILE);
 
   socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server_port));
-  failed->get_future().wait();  // the server tried to accept it and could not
+  accept_failed.wait();  // the server tried to accept it and could not
   for (int fd : filler) ::close(fd);
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
 
