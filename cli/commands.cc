@@ -279,6 +279,7 @@ int Commands::Logs(const LogsOptions& options) {
 int Commands::Watch(const WatchOptions& options) {
   v1::WatchHyperParameterTuningJobRequest request;
   request.set_hyper_parameter_tuning_job_name(options.hyper_parameter_tuning_job_name);
+  request.set_changes_only(true);  // the renderer merges; a message costs what changed
   ProgressRenderer renderer(out_, options.tty, options.width);
   grpc::ClientContext context;  // no deadline: the stream lasts as long as the tuning job
   Sign(context);

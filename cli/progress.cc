@@ -98,13 +98,15 @@ std::string JobWithObjective(const HyperParameterTrainingJobSummary& job) {
   return JobName(job) + (objective.empty() ? "" : ", " + objective);
 }
 
-std::vector<HyperParameterTrainingJobSummary> SortedJobs(
+// The snapshot's training jobs in creation order (then by name).
+std::vector<const HyperParameterTrainingJobSummary*> SortedJobs(
     const WatchHyperParameterTuningJobResponse& snapshot) {
-  std::vector<HyperParameterTrainingJobSummary> jobs(snapshot.training_jobs().begin(),
-                                                     snapshot.training_jobs().end());
-  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) {
-    if (a.creation_time() != b.creation_time()) return a.creation_time() < b.creation_time();
-    return a.training_job_name() < b.training_job_name();
+  std::vector<const HyperParameterTrainingJobSummary*> jobs;
+  jobs.reserve(snapshot.training_jobs_size());
+  for (const auto& job : snapshot.training_jobs()) jobs.push_back(&job);
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto* a, const auto* b) {
+    if (a->creation_time() != b->creation_time()) return a->creation_time() < b->creation_time();
+    return a->training_job_name() < b->training_job_name();
   });
   return jobs;
 }
@@ -146,12 +148,26 @@ ProgressRenderer::ProgressRenderer(std::ostream& out, bool tty, int width)
     : out_(out), tty_(tty), width_(width) {}
 
 void ProgressRenderer::Update(const WatchHyperParameterTuningJobResponse& snapshot) {
+  Merge(snapshot);
   if (tty_) {
     Redraw(snapshot);
   } else {
     PrintChanges(snapshot);
   }
   out_.flush();
+}
+
+void ProgressRenderer::Merge(const WatchHyperParameterTuningJobResponse& snapshot) {
+  for (const HyperParameterTrainingJobSummary& job : snapshot.training_jobs()) {
+    const std::string& name = job.training_job_name();
+    auto [at, added] = creation_times_.try_emplace(name, job.creation_time());
+    if (!added && at->second != job.creation_time()) {  // never expected; keep the order right
+      jobs_.erase({at->second, name});
+      at->second = job.creation_time();
+    }
+    jobs_[{job.creation_time(), name}] = job;
+  }
+  for (const auto& [name, reason] : snapshot.stop_reasons()) stop_reasons_[name] = reason;
 }
 
 std::string ProgressRenderer::Cut(const std::string& line) const {
@@ -166,7 +182,7 @@ std::vector<std::string> ProgressRenderer::TableLines(
 
   std::string header = "Tuning job " + tuning.hyper_parameter_tuning_job_name() + ": " +
                        tuning.hyper_parameter_tuning_job_status() + " (" +
-                       std::to_string(snapshot.training_jobs_size());
+                       std::to_string(jobs_.size());
   const auto& limits = tuning.hyper_parameter_tuning_job_config().resource_limits();
   if (limits.has_max_number_of_training_jobs()) {
     header += " of " + std::to_string(limits.max_number_of_training_jobs());
@@ -179,22 +195,21 @@ std::vector<std::string> ProgressRenderer::TableLines(
   }
 
   // Which rows: all when they fit; else running jobs first, then the most recent others.
-  std::vector<HyperParameterTrainingJobSummary> jobs = SortedJobs(snapshot);
-  const size_t total = jobs.size();
-  if (total > static_cast<size_t>(kMaxRows)) {
-    std::vector<bool> keep(total, false);
-    size_t kept = 0;
-    for (size_t i = 0; i < total && kept < kMaxRows; ++i) {
-      if (IsRunning(jobs[i])) keep[i] = true, ++kept;
+  std::vector<const HyperParameterTrainingJobSummary*> jobs;
+  const size_t total = jobs_.size();
+  if (total <= static_cast<size_t>(kMaxRows)) {
+    for (const auto& [key, job] : jobs_) jobs.push_back(&job);
+  } else {
+    std::set<JobKey> keep;
+    for (const auto& [key, job] : jobs_) {
+      if (keep.size() == static_cast<size_t>(kMaxRows)) break;
+      if (IsRunning(job)) keep.insert(key);
     }
-    for (size_t i = total; i-- > 0 && kept < kMaxRows;) {
-      if (!keep[i]) keep[i] = true, ++kept;
+    for (auto it = jobs_.rbegin();
+         it != jobs_.rend() && keep.size() < static_cast<size_t>(kMaxRows); ++it) {
+      keep.insert(it->first);
     }
-    std::vector<HyperParameterTrainingJobSummary> shown;
-    for (size_t i = 0; i < total; ++i) {
-      if (keep[i]) shown.push_back(std::move(jobs[i]));
-    }
-    jobs = std::move(shown);
+    for (const JobKey& key : keep) jobs.push_back(&jobs_.at(key));
   }
 
   struct Row {
@@ -204,12 +219,12 @@ std::vector<std::string> ProgressRenderer::TableLines(
   Row head{"TRAINING JOB", "STATUS", "OBJECTIVE", "HYPERPARAMETERS"};
   size_t name_width = head.name.size(), status_width = head.status.size();
   size_t objective_width = head.objective.size();
-  for (const HyperParameterTrainingJobSummary& job : jobs) {
-    Row row{JobName(job), job.training_job_status(),
-            HasObjective(job)
-                ? FormatValue(job.final_hyper_parameter_tuning_job_objective_metric().value())
+  for (const HyperParameterTrainingJobSummary* job : jobs) {
+    Row row{JobName(*job), job->training_job_status(),
+            HasObjective(*job)
+                ? FormatValue(job->final_hyper_parameter_tuning_job_objective_metric().value())
                 : "-",
-            Join(HyperParameters(job), " ")};
+            Join(HyperParameters(*job), " ")};
     name_width = std::max(name_width, row.name.size());
     status_width = std::max(status_width, row.status.size());
     objective_width = std::max(objective_width, row.objective.size());
@@ -231,11 +246,10 @@ std::vector<std::string> ProgressRenderer::TableLines(
     lines.push_back("(" + std::to_string(total - jobs.size()) + " more training jobs not shown)");
   }
   // Why the most recently stopped job (by creation) was stopped.
-  const std::vector<HyperParameterTrainingJobSummary> all = SortedJobs(snapshot);
-  for (auto job = all.rbegin(); job != all.rend(); ++job) {
-    auto reason = snapshot.stop_reasons().find(job->training_job_name());
-    if (reason == snapshot.stop_reasons().end()) continue;
-    lines.push_back("Last stop: " + job->training_job_name() + ": " + reason->second);
+  for (auto job = jobs_.rbegin(); job != jobs_.rend(); ++job) {
+    auto reason = stop_reasons_.find(job->first.second);
+    if (reason == stop_reasons_.end()) continue;
+    lines.push_back("Last stop: " + job->first.second + ": " + reason->second);
     break;
   }
   return lines;
@@ -268,7 +282,8 @@ void ProgressRenderer::PrintChanges(const WatchHyperParameterTuningJobResponse& 
   if (status_changed && !IsTerminal(status)) Emit(status_line);
   if (std::string warm = WarmStartLine(snapshot); !warm.empty()) Emit(warm);
 
-  for (const HyperParameterTrainingJobSummary& job : SortedJobs(snapshot)) {
+  for (const HyperParameterTrainingJobSummary* changed : SortedJobs(snapshot)) {
+    const HyperParameterTrainingJobSummary& job = *changed;
     std::string& last = job_statuses_[job.training_job_name()];
     if (last == job.training_job_status()) continue;
     last = job.training_job_status();
@@ -283,9 +298,8 @@ void ProgressRenderer::PrintChanges(const WatchHyperParameterTuningJobResponse& 
       if (!hyper_parameters.empty()) line += " [" + Join(hyper_parameters, " ") + "]";
     }
     // Why it stops, once: on the Stopping line, or on Stopped when Stopping was never seen.
-    auto reason = snapshot.stop_reasons().find(job.training_job_name());
-    if (reason != snapshot.stop_reasons().end() &&
-        reasons_shown_.insert(job.training_job_name()).second) {
+    auto reason = stop_reasons_.find(job.training_job_name());
+    if (reason != stop_reasons_.end() && reasons_shown_.insert(job.training_job_name()).second) {
       line += " (" + reason->second + ")";
     }
     Emit(line);

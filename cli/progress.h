@@ -1,5 +1,6 @@
 // ProgressRenderer: shows a tuning job's progress from WatchHyperParameterTuningJob snapshots,
-// for `amt watch` and `amt run`.
+// for `amt watch` and `amt run`. A snapshot may carry every training job or only those that
+// changed (ChangesOnly): the renderer keeps the latest of each.
 //
 // TTY mode redraws, in place, a header (tuning-job status and counters, best job so far) and a
 // table with one row per training job: name, status, latest objective, tuned hyperparameters,
@@ -24,6 +25,7 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "amt/v1/tuning.pb.h"
@@ -50,6 +52,9 @@ class ProgressRenderer {
   void Finish(const v1::DescribeHyperParameterTuningJobResponse& final);
 
  private:
+  // Adds the snapshot's training jobs and stop reasons to jobs_ and stop_reasons_: a snapshot may
+  // carry only the training jobs that changed (WatchHyperParameterTuningJob's ChangesOnly).
+  void Merge(const v1::WatchHyperParameterTuningJobResponse& snapshot);
   void Redraw(const v1::WatchHyperParameterTuningJobResponse& snapshot);
   void PrintChanges(const v1::WatchHyperParameterTuningJobResponse& snapshot);
   // Non-TTY: prints `line` unless it was printed before.
@@ -61,6 +66,11 @@ class ProgressRenderer {
   std::ostream& out_;
   const bool tty_;
   const int width_;
+  // Every training job seen so far, as last seen, in creation order (then by name).
+  using JobKey = std::pair<double, std::string>;
+  std::map<JobKey, v1::HyperParameterTrainingJobSummary> jobs_;
+  std::map<std::string, double> creation_times_;     // training job -> its JobKey's time
+  std::map<std::string, std::string> stop_reasons_;  // training job -> why it was stopped
   int drawn_lines_ = 0;                              // TTY: lines to move up before a redraw
   std::string tuning_status_;                        // non-TTY: last status shown
   std::map<std::string, std::string> job_statuses_;  // non-TTY: training job -> last status

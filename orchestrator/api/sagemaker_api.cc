@@ -5,8 +5,10 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "common/status_macros.h"
 #include "orchestrator/validation/algorithms.h"
 #include "orchestrator/validation/validation.h"
@@ -45,10 +47,21 @@ struct ChangeFeed::Flag {
   std::mutex mu;
   std::condition_variable cv;
   bool changed = true;  // the first Wait returns at once
+  // For SubscribeTuningJob: the training jobs that changed since the last take, unless
+  // `everything` (also true at first: the first read is a whole snapshot).
+  std::set<std::string> training_jobs;
+  bool everything = true;
 
   void Set() {
     std::lock_guard lock(mu);
     changed = true;
+    everything = true;
+    cv.notify_one();
+  }
+  void SetTrainingJob(const std::string& name) {
+    std::lock_guard lock(mu);
+    changed = true;
+    if (!everything) training_jobs.insert(name);
     cv.notify_one();
   }
 };
@@ -71,6 +84,19 @@ bool ChangeFeed::Wait(std::chrono::milliseconds timeout) {
   const bool was = flag_->changed;
   flag_->changed = false;
   return was;
+}
+
+std::optional<std::vector<std::string>> ChangeFeed::TakeChangedTrainingJobs() {
+  std::lock_guard lock(flag_->mu);
+  flag_->changed = false;  // what changed since Wait returned is taken now, not read again
+  if (flag_->everything) {
+    flag_->everything = false;
+    flag_->training_jobs.clear();
+    return std::nullopt;
+  }
+  std::vector<std::string> names(flag_->training_jobs.begin(), flag_->training_jobs.end());
+  flag_->training_jobs.clear();
+  return names;
 }
 
 absl::StatusOr<v1::CreateHyperParameterTuningJobResponse>
@@ -268,11 +294,13 @@ absl::StatusOr<std::vector<TrainingJobMetricNames>> SageMakerApi::ListTrainingJo
 
 absl::StatusOr<v1::WatchHyperParameterTuningJobResponse>
 SageMakerApi::SnapshotHyperParameterTuningJob(
-    const v1::WatchHyperParameterTuningJobRequest& request) const {
+    const v1::WatchHyperParameterTuningJobRequest& request,
+    const std::vector<std::string>* training_jobs) const {
   RETURN_IF_ERROR(ValidateTuningName(request.has_hyper_parameter_tuning_job_name(),
                                      request.hyper_parameter_tuning_job_name()));
-  return loop_.Call(
-      [&] { return orchestrator_.Snapshot(request.hyper_parameter_tuning_job_name()); });
+  return loop_.Call([&] {
+    return orchestrator_.Snapshot(request.hyper_parameter_tuning_job_name(), training_jobs);
+  });
 }
 
 absl::StatusOr<v1::DescribeTrainingJobResponse> SageMakerApi::SnapshotTrainingJob(
@@ -292,6 +320,26 @@ std::unique_ptr<ChangeFeed> SageMakerApi::Subscribe(const std::string& training_
         });
   });
   // ChangeFeed's constructor is private: no make_unique.
+  return std::unique_ptr<ChangeFeed>(new ChangeFeed(loop_, orchestrator_, std::move(flag), id));
+}
+
+std::unique_ptr<ChangeFeed> SageMakerApi::SubscribeTuningJob(const std::string& tuning_job) const {
+  assert(!loop_.InLoopThread());
+  auto flag = std::make_shared<ChangeFeed::Flag>();
+  const uint64_t id = loop_.Call([&] {
+    return orchestrator_.Subscribe(
+        [flag, tuning_job](const std::string& tuning, const std::string& training) {
+          if (tuning.empty() && training.empty()) {
+            flag->Set();  // names no job (a restart, a worker's loss): read everything
+          } else if (absl::EqualsIgnoreCase(tuning, tuning_job)) {
+            if (training.empty()) {
+              flag->Set();
+            } else {
+              flag->SetTrainingJob(training);
+            }
+          }
+        });
+  });
   return std::unique_ptr<ChangeFeed>(new ChangeFeed(loop_, orchestrator_, std::move(flag), id));
 }
 

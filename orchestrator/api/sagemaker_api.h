@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,12 @@ class ChangeFeed {
   // since the previous call. The first call returns true at once, so a stream sends its first
   // snapshot without waiting.
   bool Wait(std::chrono::milliseconds timeout);
+
+  // For a feed from SubscribeTuningJob: the names of its training jobs that changed since the
+  // previous call, or nullopt when a change named no training job (the tuning job's own status,
+  // a restart), which asks for a whole snapshot. The first call returns nullopt. What it takes
+  // no longer counts as a change for the next Wait.
+  std::optional<std::vector<std::string>> TakeChangedTrainingJobs();
 
  private:
   friend class SageMakerApi;
@@ -142,9 +149,11 @@ class SageMakerApi {
   // its metrics that have values (those of its FinalMetricDataList). One read on the loop, from
   // the orchestrator's records (no metric points are read). Internal when the store fails.
   absl::StatusOr<std::vector<TrainingJobMetricNames>> ListTrainingJobMetricNames() const;
-  // The tuning job and all its training jobs, as one snapshot.
+  // The tuning job and all its training jobs, as one snapshot; with `training_jobs`, only those
+  // of them (names of other jobs, or of jobs deleted meanwhile, are skipped).
   absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> SnapshotHyperParameterTuningJob(
-      const v1::WatchHyperParameterTuningJobRequest& request) const;
+      const v1::WatchHyperParameterTuningJobRequest& request,
+      const std::vector<std::string>* training_jobs = nullptr) const;
   // The training job, as DescribeTrainingJob shows it.
   absl::StatusOr<v1::DescribeTrainingJobResponse> SnapshotTrainingJob(
       const v1::WatchTrainingJobRequest& request) const;
@@ -152,6 +161,10 @@ class SageMakerApi {
   // Notifications of changes to `training_job` (and of changes that name no job), or of every
   // change when `training_job` is empty.
   std::unique_ptr<ChangeFeed> Subscribe(const std::string& training_job = "") const;
+  // Notifications of changes to the tuning job `tuning_job` and its training jobs (and of
+  // changes that name no job), which also keep which training jobs changed
+  // (ChangeFeed::TakeChangedTrainingJobs).
+  std::unique_ptr<ChangeFeed> SubscribeTuningJob(const std::string& tuning_job) const;
 
   // Which job WatchJob follows: a tuning job (its own changes and its training jobs'), or a
   // training job.

@@ -1,8 +1,11 @@
 #include "orchestrator/api/tuning_service.h"
 
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace amt::api {
 namespace {
@@ -66,20 +69,19 @@ grpc::Status TuningServiceImpl::GetTrainingJobLogs(
   }
 }
 
-// Sends `get()` now and after every change, skipping snapshots equal (after `comparable`) to the
-// last one sent, until `terminal(snapshot)`, cancellation or shutdown.
+// Sends `get(*changes)` now and after every change, skipping snapshots equal (after `comparable`)
+// to the last one sent, until `terminal(snapshot)`, cancellation or shutdown.
 template <typename Snapshot, typename Get, typename Comparable, typename IsTerminal>
 grpc::Status TuningServiceImpl::Watch(grpc::ServerContext* context,
-                                      grpc::ServerWriter<Snapshot>* writer, Get get,
+                                      grpc::ServerWriter<Snapshot>* writer,
+                                      std::unique_ptr<ChangeFeed> changes, Get get,
                                       Comparable comparable, IsTerminal terminal) {
-  if (grpc::Status refused = auth_.CheckClient(*context); !refused.ok()) return refused;
-  const std::unique_ptr<ChangeFeed> changes = api_.Subscribe();
   std::string last_sent;
   while (true) {
     const bool changed = changes->Wait(kStreamPoll);
     if (Ending(context)) return grpc::Status::OK;
     if (!changed) continue;
-    absl::StatusOr<Snapshot> snapshot = get();
+    absl::StatusOr<Snapshot> snapshot = get(*changes);
     if (!snapshot.ok()) return ToGrpc(snapshot.status());
     std::string bytes;
     comparable(*snapshot).SerializeToString(&bytes);
@@ -94,8 +96,20 @@ grpc::Status TuningServiceImpl::Watch(grpc::ServerContext* context,
 grpc::Status TuningServiceImpl::WatchHyperParameterTuningJob(
     grpc::ServerContext* context, const v1::WatchHyperParameterTuningJobRequest* request,
     grpc::ServerWriter<v1::WatchHyperParameterTuningJobResponse>* writer) {
+  if (grpc::Status refused = auth_.CheckClient(*context); !refused.ok()) return refused;
+  const bool changes_only = request->changes_only();
+  // Changes only: the feed keeps which training jobs changed, and each message reads just those
+  // (a whole snapshot first, and after a change that names no training job).
   return Watch(
-      context, writer, [&] { return api_.SnapshotHyperParameterTuningJob(*request); },
+      context, writer,
+      changes_only ? api_.SubscribeTuningJob(request->hyper_parameter_tuning_job_name())
+                   : api_.Subscribe(),
+      [&](ChangeFeed& feed) {
+        if (!changes_only) return api_.SnapshotHyperParameterTuningJob(*request);
+        const std::optional<std::vector<std::string>> changed = feed.TakeChangedTrainingJobs();
+        return api_.SnapshotHyperParameterTuningJob(*request,
+                                                    changed.has_value() ? &*changed : nullptr);
+      },
       [](v1::WatchHyperParameterTuningJobResponse s) {
         s.mutable_tuning_job()->clear_consumed_resources();  // RuntimeInSeconds ticks on its own
         return s;
@@ -108,8 +122,10 @@ grpc::Status TuningServiceImpl::WatchHyperParameterTuningJob(
 grpc::Status TuningServiceImpl::WatchTrainingJob(
     grpc::ServerContext* context, const v1::WatchTrainingJobRequest* request,
     grpc::ServerWriter<v1::DescribeTrainingJobResponse>* writer) {
+  if (grpc::Status refused = auth_.CheckClient(*context); !refused.ok()) return refused;
   return Watch(
-      context, writer, [&] { return api_.SnapshotTrainingJob(*request); },
+      context, writer, api_.Subscribe(),
+      [&](ChangeFeed&) { return api_.SnapshotTrainingJob(*request); },
       [](const v1::DescribeTrainingJobResponse& s) { return s; },
       [](const v1::DescribeTrainingJobResponse& s) {
         return IsTerminalStatus(s.training_job_status());

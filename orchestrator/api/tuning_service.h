@@ -7,6 +7,7 @@
 #define AMT_ORCHESTRATOR_API_TUNING_SERVICE_H_
 
 #include <atomic>
+#include <memory>
 
 #include "amt/v1/tuning.grpc.pb.h"
 #include "orchestrator/api/grpc_auth.h"
@@ -44,8 +45,9 @@ class TuningServiceImpl final : public v1::TuningService::Service {
 
  private:
   template <typename Snapshot, typename Get, typename Comparable, typename IsTerminal>
-  grpc::Status Watch(grpc::ServerContext* context, grpc::ServerWriter<Snapshot>* writer, Get get,
-                     Comparable comparable, IsTerminal terminal);
+  grpc::Status Watch(grpc::ServerContext* context, grpc::ServerWriter<Snapshot>* writer,
+                     std::unique_ptr<ChangeFeed> changes, Get get, Comparable comparable,
+                     IsTerminal terminal);
   // Whether a stream should end: its client went away, or the server is shutting down.
   bool Ending(grpc::ServerContext* context) const {
     return context->IsCancelled() || shutting_down_;

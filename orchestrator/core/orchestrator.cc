@@ -383,17 +383,26 @@ Orchestrator::ListTrainingJobsForTuningJob(
 }
 
 absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> Orchestrator::Snapshot(
-    const std::string& tuning_job_name) {
+    const std::string& tuning_job_name, const std::vector<std::string>* only) {
   ASSIGN_OR_RETURN(auto describe, DescribeTuningJob(tuning_job_name));
   const auto* t = FindTuning(tuning_job_name);
   v1::WatchHyperParameterTuningJobResponse out;
   *out.mutable_tuning_job() = std::move(describe);
   out.set_warm_start_observations(static_cast<int32_t>(PriorObservations(*t).size()));
-  for (const auto* job : JobsOf(*t)) {
-    *out.add_training_jobs() = SummaryOf(*job, *t);
-    if (std::string reason = StopReasonOf(*job, *t); !reason.empty()) {
-      (*out.mutable_stop_reasons())[job->describe().training_job_name()] = std::move(reason);
+  auto add = [&](const v1::TrainingJobRecord& job) {
+    *out.add_training_jobs() = SummaryOf(job, *t);
+    if (std::string reason = StopReasonOf(job, *t); !reason.empty()) {
+      (*out.mutable_stop_reasons())[job.describe().training_job_name()] = std::move(reason);
     }
+  };
+  if (only == nullptr) {
+    for (const auto* job : JobsOf(*t)) add(*job);
+    return out;
+  }
+  const std::string tuning_key = Key(t->describe().hyper_parameter_tuning_job_name());
+  for (const std::string& name : *only) {
+    const auto* job = FindTraining(name);
+    if (job != nullptr && Key(job->tuning_job_name()) == tuning_key) add(*job);
   }
   return out;
 }

@@ -154,9 +154,11 @@ class Orchestrator {
   absl::StatusOr<std::vector<v1::MetricPoint>> ReadMetrics(const std::string& training_job_name);
   // The number of lines the training job has logged so far: the sequence of its next line.
   absl::StatusOr<int64_t> LogLength(const std::string& training_job_name);
-  // The tuning job and all its training jobs (for watch streams).
+  // The tuning job and all its training jobs (for watch streams); with `only`, just the training
+  // jobs of it named there (other names are skipped), so that a stream's message costs what
+  // changed, not the tuning job's size.
   absl::StatusOr<v1::WatchHyperParameterTuningJobResponse> Snapshot(
-      const std::string& tuning_job_name);
+      const std::string& tuning_job_name, const std::vector<std::string>* only = nullptr);
 
   // Change notifications, for watch streams: `listener(tuning_job_name, training_job_name)` runs
   // on the loop after each state change (either name may be empty).

@@ -56,6 +56,35 @@ inline v1::CreateTrainingJobRequest TrainingJobRequest(const std::string& name) 
   return r;
 }
 
+// A Random tuning job of `max_jobs` training jobs, all at once, on the image of
+// TrainingJobRequest.
+inline v1::CreateHyperParameterTuningJobRequest TuningJobRequest(const std::string& name,
+                                                                 int max_jobs) {
+  v1::CreateHyperParameterTuningJobRequest r;
+  const std::string json = R"j({
+    "HyperParameterTuningJobName": ")j" +
+                           name + R"j(",
+    "HyperParameterTuningJobConfig": {
+      "Strategy": "Random",
+      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val:loss"},
+      "ResourceLimits": {"MaxNumberOfTrainingJobs": )j" +
+                           std::to_string(max_jobs) + R"j(, "MaxParallelTrainingJobs": )j" +
+                           std::to_string(max_jobs) + R"j(},
+      "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.001", "MaxValue": "0.1"}]}
+    },
+    "TrainingJobDefinition": {
+      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
+        "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.]+)"}]},
+      "RoleArn": "arn:aws:iam::123456789012:role/R",
+      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 600}
+    }
+  })j";
+  EXPECT_TRUE(JsonToProto(json, &r).ok());
+  return r;
+}
+
 class ApiFixture : public ::testing::Test {
  protected:
   ApiFixture() : store_(store::NewInMemoryStore()), faulty_(*store_) {
@@ -78,6 +107,17 @@ class ApiFixture : public ::testing::Test {
       hello.set_worker_id("w1");
       hello.set_slots(slots);
       orchestrator_->OnWorkerConnected(hello, link_);
+    });
+  }
+
+  // The names of the jobs the orchestrator has told the worker to start, in order.
+  std::vector<std::string> Started() {
+    return loop_.Call([this] {
+      std::vector<std::string> names;
+      for (const auto& m : link_->sent) {
+        if (m.has_start()) names.push_back(m.start().training_job_name());
+      }
+      return names;
     });
   }
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "tests/unit/api/api_fixture.h"
@@ -188,6 +190,40 @@ TEST_F(SageMakerApiTest, ChangeFeedReportsChangesOfItsJob) {
   EXPECT_TRUE(all->Wait(std::chrono::milliseconds(0)));
   EXPECT_TRUE(mine->Wait(std::chrono::milliseconds(0)));
   EXPECT_FALSE(other->Wait(std::chrono::milliseconds(0)));
+}
+
+TEST_F(SageMakerApiTest, TuningJobFeedKeepsWhichOfItsTrainingJobsChanged) {
+  ASSERT_TRUE(api_->CreateHyperParameterTuningJob(TuningJobRequest("tj", 2)).ok());
+  const auto feed = api_->SubscribeTuningJob("TJ");  // names match case-insensitively
+  EXPECT_TRUE(feed->Wait(std::chrono::milliseconds(0)));
+  EXPECT_EQ(feed->TakeChangedTrainingJobs(), std::nullopt);  // first: the whole snapshot
+  ConnectWorker(2);
+  const std::vector<std::string> started = Started();
+  ASSERT_EQ(started.size(), 2u);
+  feed->TakeChangedTrainingJobs();  // whatever starting them changed
+
+  StartAndLog(started[1], {"val_loss=0.5"});
+  // Another tuning job's or a standalone job's changes are not this feed's.
+  ASSERT_TRUE(api_->CreateTrainingJob(TrainingJobRequest("solo")).ok());
+  EXPECT_TRUE(feed->Wait(std::chrono::milliseconds(0)));
+  EXPECT_EQ(feed->TakeChangedTrainingJobs(), std::vector<std::string>{started[1]});
+  EXPECT_FALSE(feed->Wait(std::chrono::milliseconds(0)));  // taken: not a change again
+
+  v1::WatchHyperParameterTuningJobRequest watch;
+  watch.set_hyper_parameter_tuning_job_name("tj");
+  const std::vector<std::string> changed = {started[1]};
+  auto some = api_->SnapshotHyperParameterTuningJob(watch, &changed);
+  ASSERT_TRUE(some.ok()) << some.status();
+  ASSERT_EQ(some->training_jobs_size(), 1);
+  EXPECT_EQ(some->training_jobs(0).training_job_name(), started[1]);
+  EXPECT_EQ(some->tuning_job().training_job_status_counters().in_progress(), 2);
+
+  // A change of the tuning job itself asks for everything again.
+  v1::StopHyperParameterTuningJobRequest stop;
+  stop.set_hyper_parameter_tuning_job_name("tj");
+  ASSERT_TRUE(api_->StopHyperParameterTuningJob(stop).ok());
+  EXPECT_TRUE(feed->Wait(std::chrono::milliseconds(0)));
+  EXPECT_EQ(feed->TakeChangedTrainingJobs(), std::nullopt);
 }
 
 TEST_F(SageMakerApiTest, WatchJobCallsBackNowAndOnEveryChangeOfItsJobUntilCancelled) {

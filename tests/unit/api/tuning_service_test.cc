@@ -105,6 +105,32 @@ TEST_F(TuningServiceTest, StreamsLogsOfAJob) {
   EXPECT_EQ(lines, std::vector<std::string>({"two"}));
 }
 
+TEST_F(TuningServiceTest, WatchWithChangesOnlySendsEverythingFirstThenWhatChanged) {
+  ASSERT_TRUE(api_->CreateHyperParameterTuningJob(TuningJobRequest("tj", 3)).ok());
+  ConnectWorker(3);
+  const std::vector<std::string> started = Started();
+  ASSERT_EQ(started.size(), 3u);
+
+  grpc::ClientContext context;
+  v1::WatchHyperParameterTuningJobRequest request;
+  request.set_hyper_parameter_tuning_job_name("tj");
+  request.set_changes_only(true);
+  auto reader = stub_->WatchHyperParameterTuningJob(&context, request);
+  v1::WatchHyperParameterTuningJobResponse message;
+  ASSERT_TRUE(reader->Read(&message));
+  EXPECT_EQ(message.training_jobs_size(), 3);
+
+  StartAndLog(started[2], {"val_loss=0.5"});
+  ASSERT_TRUE(reader->Read(&message));
+  ASSERT_EQ(message.training_jobs_size(), 1);
+  EXPECT_EQ(message.training_jobs(0).training_job_name(), started[2]);
+  EXPECT_EQ(message.tuning_job().training_job_status_counters().in_progress(), 3);
+  context.TryCancel();
+  while (reader->Read(&message)) {
+  }
+  reader->Finish();
+}
+
 TEST_F(TuningServiceTest, WatchOfAMissingJobEndsWithTheApisError) {
   grpc::ClientContext context;
   v1::WatchTrainingJobRequest request;

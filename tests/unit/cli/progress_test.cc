@@ -210,6 +210,38 @@ TEST(ProgressRendererTable, DrawsHeaderCountersAndOneRowPerJob) {
             "demo-002-bbbb  InProgress  -          batch=64 lr=0.1\n");
 }
 
+TEST(ProgressRendererTable, MergesSnapshotsOfTheJobsThatChangedIntoTheWholeTable) {
+  std::ostringstream out;
+  ProgressRenderer renderer(out, /*tty=*/true);
+  renderer.Update(ScriptedRun()[0]);
+  // ChangesOnly: the next message has only the job that changed.
+  DescribeHyperParameterTuningJobResponse after_first = Tuning("InProgress", 1, 1);
+  *after_first.mutable_best_training_job() = kJob1Done;
+  out.str("");
+  renderer.Update(Snapshot(after_first, {kJob1Done}));
+  EXPECT_EQ(out.str(),
+            "\x1b[5A\x1b[J"
+            "Tuning job demo: InProgress (2 of 3 training jobs)\n"
+            "Completed 1, InProgress 1, RetryableError 0, NonRetryableError 0, Stopped 0\n"
+            "Best: demo-001-aaaa, val:loss=0.25\n"
+            "TRAINING JOB   STATUS      OBJECTIVE  HYPERPARAMETERS\n"
+            "demo-001-aaaa  Completed   0.25       batch=32 lr=0.01\n"
+            "demo-002-bbbb  InProgress  -          batch=64 lr=0.1\n");
+}
+
+TEST(ProgressRendererLines, PrintsOnlyWhatChangedFromSnapshotsOfTheJobsThatChanged) {
+  std::ostringstream out;
+  ProgressRenderer renderer(out, /*tty=*/false);
+  renderer.Update(ScriptedRun()[0]);
+  HyperParameterTrainingJobSummary stopping = kJob2Running;
+  stopping.set_training_job_status("Stopping");
+  WatchHyperParameterTuningJobResponse delta = Snapshot(Tuning("InProgress", 0, 2), {stopping});
+  (*delta.mutable_stop_reasons())["demo-002-bbbb"] = "median rule";
+  out.str("");
+  renderer.Update(delta);
+  EXPECT_EQ(out.str(), "Training job demo-002-bbbb: Stopping [batch=64 lr=0.1] (median rule)\n");
+}
+
 TEST(ProgressRendererTable, NamesTheDefinitionOfEveryJobOfAMultiAlgorithmTuningJob) {
   HyperParameterTrainingJobSummary linear = kJob1Done;
   linear.set_training_job_definition_name("linear");

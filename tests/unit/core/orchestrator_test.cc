@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "common/json.h"
 #include "tests/unit/core/orchestrator_fixture.h"
@@ -430,6 +433,36 @@ TEST_F(OrchestratorTest, UnknownImageFailsTheJobAsClientError) {
   EXPECT_THAT(jobs->training_jobs(0).failure_reason(),
               HasSubstr("ClientError: Cannot run the training image "
                         "'123456789012.dkr.ecr.us-east-1.amazonaws.com/unknown:1'"));
+}
+
+TEST_F(OrchestratorTest, SnapshotOfSomeJobsHasOnlyThoseOfTheTuningJobThatExist) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob("solo")).ok());
+  auto link = Connect(3);
+  auto starts = link->Starts();
+  ASSERT_GE(starts.size(), 2u);
+  std::vector<std::string> tuning_jobs;
+  for (const auto& s : starts) {
+    if (s.training_job_name() != "solo") tuning_jobs.push_back(s.training_job_name());
+  }
+  ASSERT_EQ(tuning_jobs.size(), 2u);
+  ASSERT_TRUE(orch_->StopTrainingJob(tuning_jobs[1]).ok());
+
+  // Another tuning job's name, a standalone job and a name no job has are skipped; names match
+  // case-insensitively, as SageMaker's do.
+  std::string upper = tuning_jobs[1];
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::vector<std::string> only = {upper, "solo", "no-such-job"};
+  auto some = orch_->Snapshot("DEMO", &only);
+  ASSERT_TRUE(some.ok()) << some.status();
+  EXPECT_EQ(some->tuning_job().hyper_parameter_tuning_job_name(), "demo");
+  ASSERT_EQ(some->training_jobs_size(), 1);
+  EXPECT_EQ(some->training_jobs(0).training_job_name(), tuning_jobs[1]);
+  EXPECT_EQ(some->training_jobs(0).training_job_status(), "Stopping");
+
+  const std::vector<std::string> none;
+  EXPECT_EQ(orch_->Snapshot("demo", &none)->training_jobs_size(), 0);
+  EXPECT_EQ(orch_->Snapshot("demo")->training_jobs_size(), 2);
 }
 
 TEST_F(OrchestratorTest, TargetObjectiveEndsTheTuningJobCompleted) {
