@@ -15,7 +15,10 @@
 //   result becomes the incumbent, so parallel suggestions spread out instead of piling onto one
 //   point (BayesianOptions::fantasy_samples averages over sampled outcomes instead). Running
 //   trials, at their believed values, rank with the results for the centres of the local
-//   candidates, so the next suggestion can step on from where the batch is heading.
+//   candidates, so the next suggestion can step on from where the batch is heading. The
+//   acquisition is also penalised around each running trial (local penalisation, Gonzalez et
+//   al. 2016): by the probability that a point lies outside the ball the trial's outcome is
+//   expected to rule out, given an estimated Lipschitz constant of the objective.
 // - Failed trials and trials without an objective are kept as observations with the worst
 //   objective seen so far: the model learns that the region is bad, the strategy never proposes
 //   the same hyperparameters again, and a job whose failures are deterministic (out of memory

@@ -312,4 +312,17 @@ void GaussianProcess::PredictWithGradient(const Eigen::VectorXd& point, Eigen::V
   *variance_gradient = (-2.0 * (wc.sum() * p - x_.transpose() * wc)).cwiseProduct(inverse_scale_);
 }
 
+Eigen::MatrixXd GaussianProcess::MeanGradients(const Eigen::MatrixXd& points) const {
+  // d mean / d point = inverse_scale .* sum_i alpha_i c_i (p - x_i), with c_i as in
+  // PredictWithGradient, for all points at once as in CrossKernel: the local penalty needs it
+  // at every candidate of a suggestion.
+  const Eigen::MatrixXd p = points * inverse_scale_.asDiagonal();
+  const Eigen::ArrayXXd r = SquaredDistances(p, x_).array().sqrt();
+  const Eigen::MatrixXd c =
+      ((-signal_variance_ * 5.0 / 3.0) * (1.0 + kSqrt5 * r) * (-kSqrt5 * r).exp()).matrix() *
+      alpha_.col(0).asDiagonal();
+  return (p.array().colwise() * c.rowwise().sum().array()).matrix() * inverse_scale_.asDiagonal() -
+         c * x_ * inverse_scale_.asDiagonal();
+}
+
 }  // namespace amt::search

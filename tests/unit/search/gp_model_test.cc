@@ -211,5 +211,25 @@ TEST(GaussianProcess, PredictionGradientsMatchFiniteDifferences) {
   }
 }
 
+// The batch mean gradients (used for the local penalty's Lipschitz constant) are those of
+// PredictWithGradient, row by row.
+TEST(GaussianProcess, MeanGradientsMatchPredictWithGradient) {
+  const Data d = Sample(15);
+  const GaussianProcess gp(d.x, d.y, kGroups, Hyper(0.3, 0.4, 1, 1.3, 1e-4));
+  const Data probe = Sample(5);
+  const Eigen::MatrixXd points = probe.x * 0.8;
+  const Eigen::MatrixXd gradients = gp.MeanGradients(points);
+  ASSERT_EQ(gradients.rows(), points.rows());
+  ASSERT_EQ(gradients.cols(), points.cols());
+  for (Eigen::Index i = 0; i < points.rows(); ++i) {
+    Eigen::VectorXd mean;
+    double variance = 0;
+    Eigen::MatrixXd d_mean;
+    Eigen::VectorXd d_variance;
+    gp.PredictWithGradient(points.row(i).transpose(), &mean, &variance, &d_mean, &d_variance);
+    EXPECT_LT((gradients.row(i).transpose() - d_mean.col(0)).cwiseAbs().maxCoeff(), 1e-10) << i;
+  }
+}
+
 }  // namespace
 }  // namespace amt::search
