@@ -7,10 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <random>
-#include <system_error>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -31,13 +30,15 @@ using ::amt::auth::text::Cat;
 constexpr std::string_view kCodePayload = "amt.s3.code";
 constexpr std::string_view kAmtDir = ".amt-s3";
 constexpr std::string_view kHiddenUpload = ".amt-upload-";  // in-folder temp files (EXDEV)
-constexpr std::string_view kMetaSuffix = ".meta";
-constexpr int kMaxWalkDepth = 64;
+constexpr std::string_view kLegacyMetaSuffix = ".meta";
 constexpr size_t kBlock = 1 << 20;
+constexpr size_t kMaxRecordBytes = 1 << 20;  // a metadata record or upload.json; more is damage
 
-absl::Status Internal(std::string_view what, const fs::path& path, int error) {
+// `where` is relative to the root ("bucket/key", ".amt-s3/tmp/..."): a message the client may
+// see never says where the root is.
+absl::Status Internal(std::string_view what, std::string_view where, int error) {
   return Error(absl::StatusCode::kInternal, "InternalError",
-               Cat(what, " ", path.string(), ": ", std::strerror(error)));
+               Cat(what, " ", where, ": ", std::strerror(error)));
 }
 
 absl::Status NoSuchBucket(std::string_view bucket) {
@@ -81,18 +82,9 @@ struct FileStat {
   int64_t mtime_ns = 0;
 };
 
-// Size and mtime of the regular file at `path` (symbolic links followed); nullopt when there is
-// no regular file there.
-std::optional<FileStat> StatFile(const fs::path& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+FileStat FileStatOf(const struct stat& st) {
   return FileStat{static_cast<uint64_t>(st.st_size),
                   static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
-}
-
-bool IsDirectory(const fs::path& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 // Access checks on a bucket name from a request (creation checks BucketNameProblem): anything
@@ -129,74 +121,70 @@ absl::Status CheckKey(std::string_view key) {
 
 bool IsFolderMarker(std::string_view key) { return key.size() > 1 && key.back() == '/'; }
 
-absl::Status WriteAll(int fd, std::string_view data, const fs::path& path) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Internal("cannot write", path, errno);
-    }
-    data.remove_prefix(static_cast<size_t>(n));
+// The path of the file (or, for a folder marker, the folder) standing for `key`, relative to
+// its bucket.
+std::string_view ObjectPath(std::string_view key) {
+  if (IsFolderMarker(key)) key.remove_suffix(1);
+  return key;
+}
+
+// "a/b/c" -> ("a/b", "c"); "c" -> ("", "c").
+std::pair<std::string_view, std::string_view> SplitParent(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {"", path};
+  return {path.substr(0, slash), path.substr(slash + 1)};
+}
+
+// errno values of an open beneath a bucket that mean "no object there": the path meets a link,
+// a file where a folder should be, or ends at something that is not a file.
+bool MeansNoObject(int error) {
+  return error == ENOENT || error == ENOTDIR || error == ELOOP || error == EISDIR ||
+         error == ENXIO || error == ENAMETOOLONG;
+}
+
+void SyncDirectory(int dir) { ::fsync(dir); }
+
+// pread(2) of up to `count` bytes at `offset` into `out`, fewer at the end of the file.
+absl::Status ReadAt(int fd, uint64_t offset, size_t count, std::string* out,
+                    std::string_view where) {
+  out->resize(count);
+  size_t done = 0;
+  while (done < count) {
+    const ssize_t n =
+        ::pread(fd, out->data() + done, count - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Internal("cannot read", where, errno);
+    if (n == 0) break;  // shrunk meanwhile
+    done += static_cast<size_t>(n);
   }
+  out->resize(done);
   return absl::OkStatus();
 }
 
-void SyncDirectory(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
-// Streams the file at `path` through `sink`, block by block.
-absl::Status ReadFileInBlocks(const fs::path& path,
-                              const std::function<absl::Status(std::string_view)>& sink) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Internal("cannot open", path, errno);
-  std::string block(kBlock, '\0');
-  absl::Status status;
-  for (;;) {
-    const ssize_t n = ::read(fd, block.data(), block.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      status = Internal("cannot read", path, errno);
-      break;
-    }
-    if (n == 0) break;
-    status = sink(std::string_view(block.data(), static_cast<size_t>(n)));
-    if (!status.ok()) break;
+// Calls `sink` with the content of `fd`, block by block from offset 0 (pread: the descriptor's
+// own position is left alone).
+template <typename Sink>
+absl::Status ForEachBlock(int fd, std::string_view where, Sink sink) {
+  std::string block;
+  for (uint64_t offset = 0;; offset += block.size()) {
+    RETURN_IF_ERROR(ReadAt(fd, offset, kBlock, &block, where));
+    if (block.empty()) return absl::OkStatus();
+    RETURN_IF_ERROR(sink(std::string_view(block)));
   }
-  ::close(fd);
-  return status;
 }
 
-std::string Md5HexOfFile(const fs::path& path, absl::Status* status) {
-  auth::Md5Hasher hasher;
-  *status = ReadFileInBlocks(path, [&](std::string_view data) {
-    hasher.Update(data);
-    return absl::OkStatus();
-  });
-  return auth::HexEncode(hasher.Finish());
-}
-
-// Creates the folders above `file` inside `bucket_dir`, refusing when one of them is an object.
-absl::Status MakeParents(const fs::path& bucket_dir, const fs::path& file, std::string_view key) {
-  fs::path dir = bucket_dir;
-  const fs::path relative = file.parent_path().lexically_relative(bucket_dir);
-  for (const fs::path& part : relative) {
-    if (part == ".") continue;
-    dir /= part;
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) == 0) {
-      if (S_ISDIR(st.st_mode)) continue;
-      return InvalidKey(key, Cat("it needs \"", dir.lexically_relative(bucket_dir).string(),
-                                 "\" to be a folder, but that is an object"));
-    }
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Internal("cannot create folder", dir, errno);
-    }
+// The JSON object in the small file `fd`; nullopt when it is not one (or is too big to be ours).
+std::optional<json> ReadJson(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<uint64_t>(st.st_size) > kMaxRecordBytes) {
+    return std::nullopt;
   }
-  return absl::OkStatus();
+  std::string text;
+  if (!ReadAt(fd, 0, static_cast<size_t>(st.st_size), &text, "").ok()) return std::nullopt;
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return std::nullopt;
+  return doc;
 }
 
 }  // namespace
@@ -241,74 +229,224 @@ std::string BucketNameProblem(std::string_view name) {
   return "";
 }
 
-// ---- Layout ---------------------------------------------------------------------------------
+// ---- The folder, opened ---------------------------------------------------------------------
 
 namespace {
 
-struct Layout {
-  const fs::path& root;
+// One call's hold on the folder: the root opened once, and every other path opened beneath it
+// (beneath.h), so what the call reaches stays inside the root whatever links jobs planted.
+class Tree {
+ public:
+  Tree(Fd root, const ObjectStoreOptions& options) : root_(std::move(root)), options_(&options) {}
 
-  fs::path Bucket(std::string_view bucket) const { return root / std::string(bucket); }
-  // The file (or, for a folder marker, the folder) standing for an object.
-  fs::path Object(std::string_view bucket, std::string_view key) const {
-    if (IsFolderMarker(key)) key.remove_suffix(1);
-    return Bucket(bucket) / std::string(key);
+  int root() const { return root_.get(); }
+
+  Opened Open(int dir, std::string_view relative, int flags) const {
+    return OpenBeneath(dir, relative, flags, options_->resolution);
   }
-  fs::path MetaRoot(std::string_view bucket) const {
-    return root / std::string(kAmtDir) / "meta" / std::string(bucket);
+  Opened OpenDir(int dir, std::string_view relative) const {
+    return OpenDirBeneath(dir, relative, options_->resolution);
   }
-  fs::path Meta(std::string_view bucket, std::string_view key) const {
-    return MetaRoot(bucket) / Cat(key, kMetaSuffix);
+  // .amt-s3/<relative>, created when missing.
+  absl::StatusOr<Fd> AmtDir(std::string_view relative) const {
+    const std::string path = Cat(kAmtDir, "/", relative);
+    Opened dir = MakeDirsBeneath(root(), path);
+    if (!dir.ok()) return Internal("cannot create folder", path, dir.error);
+    return std::move(dir.fd);
   }
-  fs::path Tmp() const { return root / std::string(kAmtDir) / "tmp"; }
-  fs::path Upload(std::string_view id) const {
-    return root / std::string(kAmtDir) / "uploads" / std::string(id);
+  // .amt-s3/<relative> when it is there.
+  Opened OpenAmtDir(std::string_view relative) const {
+    return OpenDir(root(), Cat(kAmtDir, "/", relative));
   }
+  // The fault seam's answer for `operation` (0: none).
+  int Fault(std::string_view operation) const {
+    return options_->fault ? options_->fault(operation) : 0;
+  }
+  Resolution resolution() const { return options_->resolution; }
+
+ private:
+  Fd root_;
+  const ObjectStoreOptions* options_;
 };
 
-// Writes `dest` whole or not at all: `fill` writes the content into a temporary file, which is
-// synced and renamed into place. The temporary file is in .amt-s3/tmp, or beside `dest` when
-// that is another file system (a bucket folder that is a symbolic link elsewhere).
-absl::Status WriteAtomically(const Layout& layout, const fs::path& dest,
-                             const std::function<absl::Status(int fd, const fs::path&)>& fill) {
-  std::error_code ec;
-  fs::create_directories(layout.Tmp(), ec);
-  if (ec) return Internal("cannot create folder", layout.Tmp(), ec.value());
-  const fs::path tmp = layout.Tmp() / RandomHex(16);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal("cannot create", tmp, errno);
-  absl::Status status = fill(fd, tmp);
-  if (status.ok() && ::fdatasync(fd) != 0) status = Internal("cannot sync", tmp, errno);
-  ::close(fd);
-  if (status.ok() && ::rename(tmp.c_str(), dest.c_str()) != 0) {
-    if (errno == EXDEV) {
-      const fs::path beside =
-          dest.parent_path() / Cat(kHiddenUpload, RandomHex(8), "-", dest.filename().string());
-      fs::copy_file(tmp, beside, ec);
-      if (ec) {
-        status = Internal("cannot copy to", beside, ec.value());
-      } else if (::rename(beside.c_str(), dest.c_str()) != 0) {
-        status = Internal("cannot rename to", dest, errno);
-        ::unlink(beside.c_str());
-      }
-    } else if (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST) {
-      status = Error(absl::StatusCode::kInvalidArgument, "InvalidArgument",
-                     Cat("amt-local's S3 folder has a folder where this object would be "
-                         "stored (another object's key begins with this key and '/'): ",
-                         dest.string()));
-    } else {
-      status = Internal("cannot rename to", dest, errno);
-    }
-  }
-  ::unlink(tmp.c_str());  // gone already after a rename
-  if (status.ok()) SyncDirectory(dest.parent_path());
-  return status;
+// The root opened; an invalid Fd (and OK) when there is no root folder yet.
+absl::StatusOr<Fd> OpenRoot(const fs::path& root) {
+  const int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) return Fd(fd);
+  if (errno == ENOENT) return Fd();
+  return Internal("cannot open", "the S3 folder", errno);
 }
 
-absl::Status WriteString(const Layout& layout, const fs::path& dest, std::string_view data) {
-  return WriteAtomically(layout, dest,
-                         [&](int fd, const fs::path& tmp) { return WriteAll(fd, data, tmp); });
+// A bucket opened: the tree and the bucket's folder.
+struct BucketDir {
+  Tree tree;
+  Fd dir;
+};
+
+absl::StatusOr<BucketDir> OpenBucket(const fs::path& root, const ObjectStoreOptions& options,
+                                     std::string_view bucket) {
+  RETURN_IF_ERROR(CheckBucketAccess(bucket));
+  ASSIGN_OR_RETURN(Fd root_fd, OpenRoot(root));
+  if (!root_fd.valid()) return NoSuchBucket(bucket);
+  Tree tree(std::move(root_fd), options);
+  Opened dir = tree.OpenDir(tree.root(), bucket);
+  if (!dir.ok()) {
+    // A link or a file by that name is no bucket.
+    if (dir.error == ENOENT || dir.error == ENOTDIR || dir.error == ELOOP) {
+      return NoSuchBucket(bucket);
+    }
+    return Internal("cannot open", bucket, dir.error);
+  }
+  return BucketDir{std::move(tree), std::move(dir.fd)};
 }
+
+// A file being written in .amt-s3/tmp, to be renamed into place whole (CommitAs) or removed (on
+// destruction, when it was not). Every write and sync asks the tree's fault seam first.
+class TempFile {
+ public:
+  static absl::StatusOr<TempFile> Create(const Tree& tree, bool hash) {
+    ASSIGN_OR_RETURN(Fd dir, tree.AmtDir("tmp"));
+    std::string name = RandomHex(16);
+    const int fd =
+        ::openat(dir.get(), name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return Internal("cannot create", Cat(kAmtDir, "/tmp/", name), errno);
+    return TempFile(tree, std::move(dir), Fd(fd), std::move(name), hash);
+  }
+
+  TempFile(TempFile&&) = default;
+  TempFile& operator=(TempFile&&) = delete;
+  ~TempFile() {
+    if (dir_.valid()) ::unlinkat(dir_.get(), name_.c_str(), 0);
+  }
+
+  absl::Status Write(std::string_view data) {
+    if (hasher_ != nullptr) hasher_->Update(data);
+    return WriteTo(fd_.get(), data, Where());
+  }
+
+  // Syncs the content to disk (before a rename makes it visible) and says its size and mtime.
+  absl::StatusOr<FileStat> Sync() {
+    RETURN_IF_ERROR(SyncFile(fd_.get(), Where()));
+    struct stat st {};
+    if (::fstat(fd_.get(), &st) != 0) return Internal("cannot stat", Where(), errno);
+    stat_ = FileStatOf(st);
+    return stat_;
+  }
+
+  // The hex MD5 of what was written (with `hash` only).
+  std::string Md5Hex() { return auth::HexEncode(hasher_->Finish()); }
+
+  // Renames the synced file to `leaf` in the folder `parent` (replacing a file or a link there,
+  // never writing through it). Where `parent` is on another file system (a bucket that is a
+  // mount point), the content is copied into a hidden file in `parent` first, given the same
+  // mtime, and renamed from there: either way the name shows the old object or the new one,
+  // never a part, and the recorded FileStat stays true. `name` (bucket/key) is for messages.
+  absl::Status CommitAs(int parent, std::string_view leaf, std::string_view name,
+                        std::string_view key) {
+    const std::string target(leaf);
+    int error = tree_->Fault("rename");
+    if (error == 0) {
+      if (::renameat(dir_.get(), name_.c_str(), parent, target.c_str()) == 0) {
+        SyncDirectory(parent);
+        return absl::OkStatus();
+      }
+      error = errno;
+    }
+    if (error == EXDEV) {
+      RETURN_IF_ERROR(CopyBeside(parent, target, name, key));
+      SyncDirectory(parent);
+      return absl::OkStatus();
+    }
+    return RenameError(error, name, key);
+  }
+
+ private:
+  TempFile(const Tree& tree, Fd dir, Fd fd, std::string name, bool hash)
+      : tree_(&tree),
+        dir_(std::move(dir)),
+        fd_(std::move(fd)),
+        name_(std::move(name)),
+        hasher_(hash ? std::make_unique<auth::Md5Hasher>() : nullptr) {}
+
+  std::string Where() const { return Cat(kAmtDir, "/tmp/", name_); }
+
+  absl::Status WriteTo(int fd, std::string_view data, std::string_view where) const {
+    while (!data.empty()) {
+      if (const int error = tree_->Fault("write"); error != 0) {
+        return Internal("cannot write", where, error);
+      }
+      const ssize_t n = ::write(fd, data.data(), data.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Internal("cannot write", where, errno);
+      }
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status SyncFile(int fd, std::string_view where) const {
+    int error = tree_->Fault("sync");
+    if (error == 0 && ::fsync(fd) != 0) error = errno;
+    return error == 0 ? absl::OkStatus() : Internal("cannot sync", where, error);
+  }
+
+  static absl::Status RenameError(int error, std::string_view name, std::string_view key) {
+    if (error == EISDIR || error == ENOTEMPTY || error == EEXIST) {
+      return Error(absl::StatusCode::kInvalidArgument, "InvalidArgument",
+                   Cat("amt-local's S3 folder has a folder where this object would be "
+                       "stored (another object's key begins with this key and '/'): ",
+                       key));
+    }
+    return Internal("cannot rename to", name, error);
+  }
+
+  absl::Status CopyBeside(int parent, const std::string& leaf, std::string_view name,
+                          std::string_view key) {
+    // The hidden name leaves out the leaf: with it, a 255-byte leaf would be too long a name.
+    const std::string hidden = Cat(kHiddenUpload, RandomHex(16));
+    const std::string where = Cat(name, " (copy)");
+    Fd copy(::openat(parent, hidden.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     0644));
+    if (!copy.valid()) return Internal("cannot create a copy for", name, errno);
+    absl::Status status = ForEachBlock(fd_.get(), Where(), [&](std::string_view data) {
+      return WriteTo(copy.get(), data, where);
+    });
+    if (status.ok()) {
+      // Before the sync, so the mtime is on disk with the content.
+      const struct timespec times[2] = {
+          {0, UTIME_OMIT}, {stat_.mtime_ns / 1'000'000'000, stat_.mtime_ns % 1'000'000'000}};
+      ::futimens(copy.get(), times);  // best effort: a differing mtime costs an MD5 later
+      status = SyncFile(copy.get(), where);
+    }
+    if (status.ok() && ::renameat(parent, hidden.c_str(), parent, leaf.c_str()) != 0) {
+      status = RenameError(errno, name, key);
+    }
+    if (!status.ok()) ::unlinkat(parent, hidden.c_str(), 0);
+    return status;
+  }
+
+  const Tree* tree_;
+  Fd dir_;  // .amt-s3/tmp; invalid once moved from
+  Fd fd_;
+  std::string name_;
+  FileStat stat_;
+  std::unique_ptr<auth::Md5Hasher> hasher_;
+};
+
+// The content of a small file written whole, ready to CommitAs.
+absl::StatusOr<TempFile> PrepareString(const Tree& tree, std::string_view data) {
+  ASSIGN_OR_RETURN(TempFile file, TempFile::Create(tree, /*hash=*/false));
+  RETURN_IF_ERROR(file.Write(data));
+  RETURN_IF_ERROR(file.Sync().status());
+  return file;
+}
+
+std::string Dump(const json& doc) {
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// ---- Metadata records ------------------------------------------------------------------------
 
 struct Meta {
   FileStat stat;
@@ -317,35 +455,23 @@ struct Meta {
   std::map<std::string, std::string> metadata;
 };
 
-// The JSON object in the file at `path`; nullopt when it is missing or not a JSON object.
-std::optional<json> ReadJsonFile(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string text;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buffer, static_cast<size_t>(n));
+// Where the record of `key` is in .amt-s3/meta/<bucket>/: a folder and a name, from the key's
+// SHA-256, so that no key's record is where another key's folder is.
+struct MetaName {
+  std::string folder;  // two hex digits: 256 folders at most per bucket
+  std::string file;
+
+  explicit MetaName(std::string_view key) {
+    const std::string sha = auth::Sha256Hex(key);
+    folder = sha.substr(0, 2);
+    file = Cat(sha, ".json");
   }
-  ::close(fd);
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object()) return std::nullopt;
-  return doc;
-}
+  std::string Path() const { return Cat(folder, "/", file); }
+};
 
-absl::Status WriteJsonFile(const Layout& layout, const fs::path& path, const json& doc) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) return Internal("cannot create folder", path.parent_path(), ec.value());
-  return WriteString(layout, path, doc.dump(-1, ' ', false, json::error_handler_t::replace));
-}
+std::string LegacyMetaPath(std::string_view key) { return Cat(key, kLegacyMetaSuffix); }
 
-std::optional<Meta> ReadMeta(const fs::path& path) {
-  const std::optional<json> read = ReadJsonFile(path);
-  if (!read.has_value()) return std::nullopt;
-  const json& doc = *read;
+std::optional<Meta> MetaOf(const json& doc) {
   Meta meta;
   try {
     meta.stat.size = doc.at("size").get<uint64_t>();
@@ -359,22 +485,182 @@ std::optional<Meta> ReadMeta(const fs::path& path) {
   return meta;
 }
 
-absl::Status WriteMeta(const Layout& layout, const fs::path& path, const Meta& meta) {
-  return WriteJsonFile(layout, path,
-                       {{"size", meta.stat.size},
-                        {"mtime_ns", meta.stat.mtime_ns},
-                        {"etag", meta.etag},
-                        {"content_type", meta.content_type},
-                        {"metadata", meta.metadata}});
+json JsonOf(const Meta& meta) {
+  return {{"size", meta.stat.size},
+          {"mtime_ns", meta.stat.mtime_ns},
+          {"etag", meta.etag},
+          {"content_type", meta.content_type},
+          {"metadata", meta.metadata}};
 }
 
-// Removes the empty folders from `dir` up to (not including) `stop`, keeping those that stand
-// for a folder marker (`is_marker`).
-void PruneEmptyFolders(fs::path dir, const fs::path& stop,
-                       const std::function<bool(const fs::path&)>& is_marker) {
-  while (dir != stop && dir.string().size() > stop.string().size()) {
-    if (is_marker(dir) || ::rmdir(dir.c_str()) != 0) return;
-    dir = dir.parent_path();
+// The record of `key` in the open folder .amt-s3/meta/<bucket> (`meta_dir`, invalid when there
+// is none): the new layout's, else the old layout's.
+std::optional<Meta> ReadMetaIn(const Tree& tree, const Fd& meta_dir, std::string_view key) {
+  if (!meta_dir.valid()) return std::nullopt;
+  const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY;
+  if (Opened file = tree.Open(meta_dir.get(), MetaName(key).Path(), flags); file.ok()) {
+    const std::optional<json> doc = ReadJson(file.fd.get());
+    if (doc.has_value() && doc->value("key", "") == key) return MetaOf(*doc);
+    return std::nullopt;
+  }
+  if (Opened file = tree.Open(meta_dir.get(), LegacyMetaPath(key), flags); file.ok()) {
+    if (const std::optional<json> doc = ReadJson(file.fd.get()); doc.has_value()) {
+      return MetaOf(*doc);
+    }
+  }
+  return std::nullopt;
+}
+
+Fd OpenMetaDir(const Tree& tree, std::string_view bucket) {
+  return std::move(tree.OpenAmtDir(Cat("meta/", bucket)).fd);
+}
+
+std::optional<Meta> ReadMeta(const Tree& tree, std::string_view bucket, std::string_view key) {
+  return ReadMetaIn(tree, OpenMetaDir(tree, bucket), key);
+}
+
+// Removes the old layout's record of `key`, and the folders it leaves empty.
+void RemoveLegacyMeta(const Tree& tree, const Fd& meta_dir, std::string_view key) {
+  std::string path = LegacyMetaPath(key);
+  auto [parent, leaf] = SplitParent(path);
+  Opened dir = tree.OpenDir(meta_dir.get(), parent);
+  if (!dir.ok() || ::unlinkat(dir.fd.get(), std::string(leaf).c_str(), 0) != 0) return;
+  while (!parent.empty()) {
+    const auto [up, name] = SplitParent(parent);
+    Opened up_dir = tree.OpenDir(meta_dir.get(), up);
+    if (!up_dir.ok() || ::unlinkat(up_dir.fd.get(), std::string(name).c_str(), AT_REMOVEDIR) != 0)
+      return;
+    parent = up;
+  }
+}
+
+// A record written and synced, to be put in place by Commit.
+class PreparedMeta {
+ public:
+  static absl::StatusOr<PreparedMeta> Create(const Tree& tree, std::string_view bucket,
+                                             std::string_view key, const Meta& meta) {
+    json doc = JsonOf(meta);
+    doc["key"] = key;
+    ASSIGN_OR_RETURN(TempFile file, PrepareString(tree, Dump(doc)));
+    return PreparedMeta(tree, bucket, key, std::move(file));
+  }
+
+  absl::Status Commit() {
+    const MetaName name(key_);
+    ASSIGN_OR_RETURN(Fd folder, tree_->AmtDir(Cat("meta/", bucket_, "/", name.folder)));
+    RETURN_IF_ERROR(file_.CommitAs(folder.get(), name.file, Cat(kAmtDir, "/meta/", bucket_), key_));
+    RemoveLegacyMeta(*tree_, OpenMetaDir(*tree_, bucket_), key_);
+    return absl::OkStatus();
+  }
+
+ private:
+  PreparedMeta(const Tree& tree, std::string_view bucket, std::string_view key, TempFile file)
+      : tree_(&tree), bucket_(bucket), key_(key), file_(std::move(file)) {}
+
+  const Tree* tree_;
+  std::string bucket_;
+  std::string key_;
+  TempFile file_;
+};
+
+absl::Status WriteMeta(const Tree& tree, std::string_view bucket, std::string_view key,
+                       const Meta& meta) {
+  ASSIGN_OR_RETURN(PreparedMeta record, PreparedMeta::Create(tree, bucket, key, meta));
+  return record.Commit();
+}
+
+// Removes both layouts' records of `key`.
+void RemoveMeta(const Tree& tree, std::string_view bucket, std::string_view key) {
+  const Fd meta_dir = OpenMetaDir(tree, bucket);
+  if (!meta_dir.valid()) return;
+  const MetaName name(key);
+  if (Opened folder = tree.OpenDir(meta_dir.get(), name.folder); folder.ok()) {
+    ::unlinkat(folder.fd.get(), name.file.c_str(), 0);
+    folder.fd.reset();
+    ::unlinkat(meta_dir.get(), name.folder.c_str(), AT_REMOVEDIR);  // when left empty
+  }
+  RemoveLegacyMeta(tree, meta_dir, key);
+}
+
+ObjectInfo InfoOf(std::string_view key, const Meta& meta) {
+  ObjectInfo info;
+  info.key = std::string(key);
+  info.size = meta.stat.size;
+  info.last_modified_ms = meta.stat.mtime_ns / 1'000'000;
+  info.etag = meta.etag;
+  info.content_type = meta.content_type;
+  info.metadata = meta.metadata;
+  return info;
+}
+
+// A PUT's answer when the folders above its key cannot be made (MakeDirsBeneath failed).
+absl::Status ParentProblem(std::string_view bucket, std::string_view key, const Opened& failed) {
+  if (failed.error == ENOTDIR) {
+    return InvalidKey(key,
+                      Cat("it needs \"", failed.where, "\" to be a folder, but that is an object"));
+  }
+  if (failed.error == ELOOP) {
+    return InvalidKey(key, Cat("the folder holds a symbolic link at \"", failed.where,
+                               "\", and amt-local follows none"));
+  }
+  return Internal("cannot create folder", Cat(bucket, "/", failed.where), failed.error);
+}
+
+// Writes object `key` of the open bucket: `fill` writes its bytes into a temporary file; the
+// file and its record are synced before either is renamed into place, so a failure before the
+// rename (a full disk) leaves the old object and its record as they were. `etag`: the MD5 of
+// the bytes when empty.
+absl::StatusOr<ObjectInfo> StoreObject(const BucketDir& bucket_dir, std::string_view bucket,
+                                       std::string_view key,
+                                       const std::function<absl::Status(TempFile&)>& fill,
+                                       std::string etag, const PutOptions& options) {
+  const Tree& tree = bucket_dir.tree;
+  const auto [parent_path, leaf] = SplitParent(key);
+  const Opened parent = MakeDirsBeneath(bucket_dir.dir.get(), parent_path);
+  if (!parent.ok()) return ParentProblem(bucket, key, parent);
+  ASSIGN_OR_RETURN(TempFile file, TempFile::Create(tree, /*hash=*/etag.empty()));
+  RETURN_IF_ERROR(fill(file));
+  Meta meta;
+  ASSIGN_OR_RETURN(meta.stat, file.Sync());
+  meta.etag = etag.empty() ? file.Md5Hex() : std::move(etag);
+  meta.content_type = options.content_type;
+  meta.metadata = options.metadata;
+  ASSIGN_OR_RETURN(PreparedMeta record, PreparedMeta::Create(tree, bucket, key, meta));
+  RETURN_IF_ERROR(file.CommitAs(parent.fd.get(), leaf, Cat(bucket, "/", key), key));
+  RETURN_IF_ERROR(record.Commit());
+  return InfoOf(key, meta);
+}
+
+// The regular file standing for `key` in the open bucket, and its size and mtime. NoSuchKey when
+// its path meets a link or a file where a folder should be, or ends at anything but a file.
+absl::StatusOr<std::pair<Fd, FileStat>> OpenObjectFile(const BucketDir& bucket_dir,
+                                                       std::string_view bucket,
+                                                       std::string_view key) {
+  // O_NONBLOCK: a FIFO a job left there would block the open until a writer came.
+  Opened file = bucket_dir.tree.Open(bucket_dir.dir.get(), key, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  if (!file.ok()) {
+    if (MeansNoObject(file.error)) return NoSuchKey(key);
+    return Internal("cannot open", Cat(bucket, "/", key), file.error);
+  }
+  struct stat st {};
+  if (::fstat(file.fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return NoSuchKey(key);
+  return std::make_pair(std::move(file.fd), FileStatOf(st));
+}
+
+// Prunes the folders from `path` (relative to the open bucket) up to the bucket, while they are
+// empty and stand for no folder marker.
+void PruneEmptyFolders(const BucketDir& bucket_dir, std::string_view bucket,
+                       std::string_view path) {
+  const Tree& tree = bucket_dir.tree;
+  const Fd meta_dir = OpenMetaDir(tree, bucket);
+  while (!path.empty()) {
+    if (ReadMetaIn(tree, meta_dir, Cat(path, "/")).has_value()) return;  // a marker
+    const auto [parent, leaf] = SplitParent(path);
+    Opened dir = tree.OpenDir(bucket_dir.dir.get(), parent);
+    if (!dir.ok() || ::unlinkat(dir.fd.get(), std::string(leaf).c_str(), AT_REMOVEDIR) != 0) {
+      return;
+    }
+    path = parent;
   }
 }
 
@@ -382,22 +668,23 @@ void PruneEmptyFolders(fs::path dir, const fs::path& stop,
 
 // ---- Buckets --------------------------------------------------------------------------------
 
-ObjectStore::ObjectStore(fs::path root) : root_(std::move(root)) {}
+ObjectStore::ObjectStore(fs::path root, ObjectStoreOptions options)
+    : root_(std::move(root)), options_(std::move(options)) {}
 
 absl::StatusOr<std::vector<BucketInfo>> ObjectStore::ListBuckets() const {
   std::vector<BucketInfo> buckets;
-  std::error_code ec;
-  fs::directory_iterator it(root_, ec);
-  if (ec) {
-    if (ec == std::errc::no_such_file_or_directory) return buckets;
-    return Internal("cannot list", root_, ec.value());
+  ASSIGN_OR_RETURN(const Fd root, OpenRoot(root_));
+  if (!root.valid()) return buckets;
+  std::vector<DirEntry> entries;
+  if (const int error = ListDirectory(root.get(), &entries); error != 0) {
+    return Internal("cannot list", "the S3 folder", error);
   }
-  for (const fs::directory_entry& entry : it) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with('.') || !entry.is_directory(ec)) continue;
-    BucketInfo bucket{name, 0};
+  for (const DirEntry& entry : entries) {
+    if (entry.name.starts_with('.') || entry.kind != DirEntry::Kind::kDirectory) continue;
+    BucketInfo bucket{entry.name, 0};
     struct statx stx {};
-    if (::statx(AT_FDCWD, entry.path().c_str(), 0, STATX_BTIME | STATX_MTIME, &stx) == 0) {
+    if (::statx(root.get(), entry.name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_MTIME,
+                &stx) == 0) {
       const statx_timestamp& t = (stx.stx_mask & STATX_BTIME) ? stx.stx_btime : stx.stx_mtime;
       bucket.creation_ms = t.tv_sec * 1000 + t.tv_nsec / 1'000'000;
     }
@@ -413,31 +700,35 @@ absl::Status ObjectStore::CreateBucket(std::string_view bucket) const {
     return Error(absl::StatusCode::kInvalidArgument, "InvalidBucketName",
                  Cat("The specified bucket is not valid: \"", bucket, "\": ", problem));
   }
-  const fs::path dir = Layout{root_}.Bucket(bucket);
   std::error_code ec;
-  fs::create_directories(root_, ec);
-  if (ec) return Internal("cannot create folder", root_, ec.value());
-  if (::mkdir(dir.c_str(), 0755) != 0) {
-    if (errno == EEXIST && IsDirectory(dir)) {
+  fs::create_directories(root_, ec);  // the root is the operator's: a link there is followed
+  if (ec) return Internal("cannot create folder", "the S3 folder", ec.value());
+  ASSIGN_OR_RETURN(const Fd root, OpenRoot(root_));
+  if (!root.valid()) return Internal("cannot open", "the S3 folder", ENOENT);
+  const std::string name(bucket);
+  if (::mkdirat(root.get(), name.c_str(), 0755) != 0) {
+    const int error = errno;
+    struct stat st {};
+    if (error == EEXIST && ::fstatat(root.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISDIR(st.st_mode)) {
       return Error(absl::StatusCode::kAlreadyExists, "BucketAlreadyOwnedByYou",
                    Cat("Your previous request to create the named bucket succeeded and "
                        "you already own it: ",
                        bucket));
     }
-    return Internal("cannot create folder", dir, errno);
+    return Internal("cannot create folder", bucket, error);
   }
-  SyncDirectory(root_);
+  SyncDirectory(root.get());
   return absl::OkStatus();
 }
 
 absl::Status ObjectStore::HeadBucket(std::string_view bucket) const {
-  RETURN_IF_ERROR(CheckBucketAccess(bucket));
-  if (!IsDirectory(Layout{root_}.Bucket(bucket))) return NoSuchBucket(bucket);
-  return absl::OkStatus();
+  return OpenBucket(root_, options_, bucket).status();
 }
 
 absl::Status ObjectStore::DeleteBucket(std::string_view bucket) const {
-  RETURN_IF_ERROR(HeadBucket(bucket));
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
+  const Tree& tree = bucket_dir.tree;
   ListOptions options;
   options.max_keys = 1;
   ASSIGN_OR_RETURN(const ListPage page, List(bucket, options));
@@ -445,179 +736,200 @@ absl::Status ObjectStore::DeleteBucket(std::string_view bucket) const {
     return Error(absl::StatusCode::kFailedPrecondition, "BucketNotEmpty",
                  Cat("The bucket you tried to delete is not empty: ", bucket));
   }
-  const Layout layout{root_};
-  std::error_code ec;
-  fs::remove_all(layout.Bucket(bucket), ec);  // empty folders only: no object is left
-  if (ec) return Internal("cannot remove", layout.Bucket(bucket), ec.value());
-  fs::remove_all(layout.MetaRoot(bucket), ec);
+  // Its uploads first: once the bucket is gone nothing could complete or abort them.
+  if (Opened uploads = tree.OpenAmtDir("uploads"); uploads.ok()) {
+    std::vector<DirEntry> entries;
+    if (const int error = ListDirectory(uploads.fd.get(), &entries); error != 0) {
+      return Internal("cannot list", Cat(kAmtDir, "/uploads"), error);
+    }
+    for (const DirEntry& entry : entries) {
+      Opened record = tree.Open(uploads.fd.get(), Cat(entry.name, "/upload.json"),
+                                O_RDONLY | O_NONBLOCK | O_NOCTTY);
+      if (!record.ok()) continue;
+      const std::optional<json> doc = ReadJson(record.fd.get());
+      if (!doc.has_value() || doc->value("bucket", "") != bucket) continue;
+      const int error = RemoveTreeBeneath(uploads.fd.get(), entry.name, tree.resolution());
+      if (error != 0 && error != ENOENT) {
+        return Internal("cannot remove", Cat(kAmtDir, "/uploads/", entry.name), error);
+      }
+    }
+  }
+  // Only empty folders, links and other files that are no object are left: removed, links
+  // themselves and not what they point to.
+  if (const int error = RemoveTreeBeneath(tree.root(), bucket, tree.resolution()); error != 0) {
+    return Internal("cannot remove", bucket, error);
+  }
+  if (Opened meta = tree.OpenAmtDir("meta"); meta.ok()) {
+    (void)RemoveTreeBeneath(meta.fd.get(), bucket, tree.resolution());
+  }
+  SyncDirectory(tree.root());
   return absl::OkStatus();
 }
 
 // ---- Objects --------------------------------------------------------------------------------
 
+namespace {
+
+// A folder marker: the folder (made as PUT makes an object's parents) and its record.
+absl::Status PutMarker(const BucketDir& bucket_dir, std::string_view bucket, std::string_view key,
+                       const PutOptions& options) {
+  const Opened folder = MakeDirsBeneath(bucket_dir.dir.get(), ObjectPath(key));
+  if (!folder.ok()) return ParentProblem(bucket, key, folder);
+  Meta meta;
+  meta.etag = auth::HexEncode(auth::Md5(""));
+  meta.content_type = options.content_type;
+  meta.metadata = options.metadata;
+  return WriteMeta(bucket_dir.tree, bucket, key, meta);
+}
+
+// Copies what `source` gives into `file`, a buffer at a time, to the end.
+absl::Status Pump(const ChunkSource& source, TempFile& file) {
+  std::string buffer(kBlock, '\0');
+  for (;;) {
+    ASSIGN_OR_RETURN(const size_t n, source(buffer.data(), buffer.size()));
+    if (n == 0) return absl::OkStatus();
+    RETURN_IF_ERROR(file.Write(std::string_view(buffer.data(), std::min(n, buffer.size()))));
+  }
+}
+
+absl::Status MarkerBodyProblem(std::string_view key) {
+  return InvalidKey(key, "a key ending in '/' is a folder: its body must be empty");
+}
+
+}  // namespace
+
 absl::StatusOr<ObjectInfo> ObjectStore::Put(std::string_view bucket, std::string_view key,
                                             std::string_view data,
                                             const PutOptions& options) const {
-  RETURN_IF_ERROR(HeadBucket(bucket));
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
   RETURN_IF_ERROR(CheckKey(key));
-  const Layout layout{root_};
-  const fs::path file = layout.Object(bucket, key);
-  RETURN_IF_ERROR(MakeParents(layout.Bucket(bucket), file, key));
-  Meta meta;
-  meta.content_type = options.content_type;
-  meta.metadata = options.metadata;
-  meta.etag = auth::HexEncode(auth::Md5(data));
   if (IsFolderMarker(key)) {
-    if (!data.empty())
-      return InvalidKey(key, "a key ending in '/' is a folder: its body must be empty");
-    if (StatFile(file).has_value()) {
-      return InvalidKey(key, "it needs a folder where an object is stored");
-    }
-    if (::mkdir(file.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Internal("cannot create folder", file, errno);
-    }
-  } else {
-    RETURN_IF_ERROR(WriteString(layout, file, data));
-    const std::optional<FileStat> stat = StatFile(file);
-    if (!stat.has_value()) return Internal("cannot stat", file, ENOENT);
-    meta.stat = *stat;
+    if (!data.empty()) return MarkerBodyProblem(key);
+    RETURN_IF_ERROR(PutMarker(bucket_dir, bucket, key, options));
+    return Head(bucket, key);
   }
-  RETURN_IF_ERROR(WriteMeta(layout, layout.Meta(bucket, key), meta));
-  return Head(bucket, key);
+  return StoreObject(
+      bucket_dir, bucket, key, [&](TempFile& file) { return file.Write(data); }, "", options);
 }
 
-absl::StatusOr<ObjectInfo> ObjectStore::Head(std::string_view bucket, std::string_view key) const {
-  RETURN_IF_ERROR(HeadBucket(bucket));
+absl::StatusOr<ObjectInfo> ObjectStore::PutStream(std::string_view bucket, std::string_view key,
+                                                  const ChunkSource& source,
+                                                  const PutOptions& options) const {
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
   RETURN_IF_ERROR(CheckKey(key));
-  const Layout layout{root_};
-  const fs::path file = layout.Object(bucket, key);
-  std::optional<Meta> meta = ReadMeta(layout.Meta(bucket, key));
-  ObjectInfo info;
-  info.key = std::string(key);
   if (IsFolderMarker(key)) {
-    if (!meta.has_value() || !IsDirectory(file)) return NoSuchKey(key);
-    info.etag = meta->etag;
-    info.content_type = meta->content_type;
-    info.metadata = meta->metadata;
-    struct stat st {};
-    if (::stat(file.c_str(), &st) == 0) info.last_modified_ms = st.st_mtim.tv_sec * 1000;
-    return info;
+    char byte = 0;
+    ASSIGN_OR_RETURN(const size_t n, source(&byte, 1));
+    if (n != 0) return MarkerBodyProblem(key);
+    RETURN_IF_ERROR(PutMarker(bucket_dir, bucket, key, options));
+    return Head(bucket, key);
   }
-  const std::optional<FileStat> stat = StatFile(file);
-  if (!stat.has_value()) return NoSuchKey(key);
-  if (!meta.has_value() || meta->stat.size != stat->size || meta->stat.mtime_ns != stat->mtime_ns) {
-    // Written by a job or by hand (or changed since): compute the ETag and record it.
-    absl::Status status;
+  return StoreObject(
+      bucket_dir, bucket, key, [&](TempFile& file) { return Pump(source, file); }, "", options);
+}
+
+absl::StatusOr<ReadHandle> ObjectStore::OpenRead(std::string_view bucket,
+                                                 std::string_view key) const {
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
+  RETURN_IF_ERROR(CheckKey(key));
+  const Tree& tree = bucket_dir.tree;
+  std::optional<Meta> meta = ReadMeta(tree, bucket, key);
+  ReadHandle handle;
+  if (IsFolderMarker(key)) {
+    const Opened folder = tree.OpenDir(bucket_dir.dir.get(), ObjectPath(key));
+    if (!meta.has_value() || !folder.ok()) return NoSuchKey(key);
+    meta->stat = FileStat{};
+    struct stat st {};
+    if (::fstat(folder.fd.get(), &st) == 0) meta->stat.mtime_ns = st.st_mtim.tv_sec * 1'000'000'000;
+    handle.info = InfoOf(key, *meta);
+    return handle;
+  }
+  ASSIGN_OR_RETURN(auto file, OpenObjectFile(bucket_dir, bucket, key));
+  auto& [fd, stat] = file;
+  if (!meta.has_value() || meta->stat.size != stat.size || meta->stat.mtime_ns != stat.mtime_ns) {
+    // Written by a job or by hand (or changed since): compute the ETag and record it. From the
+    // descriptor, so the ETag is that of the file described, whatever replaced it since.
+    auth::Md5Hasher hasher;
+    RETURN_IF_ERROR(ForEachBlock(fd.get(), Cat(bucket, "/", key), [&](std::string_view data) {
+      hasher.Update(data);
+      return absl::OkStatus();
+    }));
     Meta fresh;
-    fresh.stat = *stat;
-    fresh.etag = Md5HexOfFile(file, &status);
-    RETURN_IF_ERROR(status);
-    if (meta.has_value() && meta->stat.size == stat->size) {
+    fresh.stat = stat;
+    fresh.etag = auth::HexEncode(hasher.Finish());
+    if (meta.has_value() && meta->stat.size == stat.size) {
       fresh.content_type = meta->content_type;  // touched, not rewritten: keep what it was
       fresh.metadata = meta->metadata;
     }
-    (void)WriteMeta(layout, layout.Meta(bucket, key), fresh);  // a cache: fine to miss
+    (void)WriteMeta(tree, bucket, key, fresh);  // a cache: fine to miss
     meta = std::move(fresh);
   }
-  info.size = stat->size;
-  info.last_modified_ms = stat->mtime_ns / 1'000'000;
-  info.etag = meta->etag;
-  info.content_type = meta->content_type;
-  info.metadata = meta->metadata;
-  return info;
+  handle.info = InfoOf(key, *meta);
+  handle.fd = std::move(fd);
+  return handle;
+}
+
+absl::StatusOr<ObjectInfo> ObjectStore::Head(std::string_view bucket, std::string_view key) const {
+  ASSIGN_OR_RETURN(ReadHandle handle, OpenRead(bucket, key));
+  return std::move(handle.info);
 }
 
 absl::StatusOr<std::string> ObjectStore::Read(std::string_view bucket, std::string_view key,
                                               uint64_t offset, uint64_t length) const {
-  RETURN_IF_ERROR(HeadBucket(bucket));
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
   RETURN_IF_ERROR(CheckKey(key));
   if (IsFolderMarker(key)) {
-    ASSIGN_OR_RETURN(const ObjectInfo info, Head(bucket, key));
-    (void)info;
+    RETURN_IF_ERROR(Head(bucket, key).status());
     return std::string();
   }
-  const fs::path file = Layout{root_}.Object(bucket, key);
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR) return NoSuchKey(key);
-    return Internal("cannot open", file, errno);
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return NoSuchKey(key);
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  ASSIGN_OR_RETURN(const auto file, OpenObjectFile(bucket_dir, bucket, key));
+  const uint64_t size = file.second.size;
   const uint64_t start = std::min(offset, size);
-  const uint64_t count = std::min(length, size - start);
-  std::string data(count, '\0');
-  size_t done = 0;
-  while (done < count) {
-    const ssize_t n =
-        ::pread(fd, data.data() + done, count - done, static_cast<off_t>(start + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      return Internal("cannot read", file, error);
-    }
-    if (n == 0) break;  // shrunk meanwhile
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  data.resize(done);
+  std::string data;
+  RETURN_IF_ERROR(ReadAt(file.first.get(), start, std::min(length, size - start), &data,
+                         Cat(bucket, "/", key)));
   return data;
 }
 
 absl::Status ObjectStore::Delete(std::string_view bucket, std::string_view key) const {
-  RETURN_IF_ERROR(HeadBucket(bucket));
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
   RETURN_IF_ERROR(CheckKey(key));
-  const Layout layout{root_};
-  const fs::path bucket_dir = layout.Bucket(bucket);
-  const fs::path file = layout.Object(bucket, key);
-  const fs::path meta = layout.Meta(bucket, key);
-  const auto is_marker = [&](const fs::path& dir) {
-    const std::string relative = dir.lexically_relative(bucket_dir).string();
-    return StatFile(layout.Meta(bucket, relative + "/")).has_value();
-  };
+  const Tree& tree = bucket_dir.tree;
   if (IsFolderMarker(key)) {
-    ::unlink(meta.c_str());
-    PruneEmptyFolders(file, bucket_dir, is_marker);
-  } else if (StatFile(file).has_value()) {
-    if (::unlink(file.c_str()) != 0 && errno != ENOENT)
-      return Internal("cannot remove", file, errno);
-    ::unlink(meta.c_str());
-    PruneEmptyFolders(file.parent_path(), bucket_dir, is_marker);
+    RemoveMeta(tree, bucket, key);
+    PruneEmptyFolders(bucket_dir, bucket, ObjectPath(key));
+    return absl::OkStatus();
   }
-  PruneEmptyFolders(meta.parent_path(), layout.MetaRoot(bucket),
-                    [](const fs::path&) { return false; });
+  const auto [parent_path, leaf] = SplitParent(key);
+  bool removed = false;
+  // A path that meets a link or a file is no object: nothing to delete (and nothing outside
+  // the bucket is reached). A link at the leaf is no object either, so it stays.
+  if (Opened parent = tree.OpenDir(bucket_dir.dir.get(), parent_path); parent.ok()) {
+    const std::string name(leaf);
+    struct stat st {};
+    if (::fstatat(parent.fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode)) {
+      if (::unlinkat(parent.fd.get(), name.c_str(), 0) != 0 && errno != ENOENT) {
+        return Internal("cannot remove", Cat(bucket, "/", key), errno);
+      }
+      SyncDirectory(parent.fd.get());
+      removed = true;
+    }
+  } else if (!MeansNoObject(parent.error)) {
+    return Internal("cannot open", Cat(bucket, "/", parent_path), parent.error);
+  }
+  RemoveMeta(tree, bucket, key);
+  // Only the folders this object kept: a job's empty folders stay on a DELETE of a missing key.
+  if (removed) PruneEmptyFolders(bucket_dir, bucket, parent_path);
   return absl::OkStatus();
 }
-
-namespace {
-
-// Streams `sources` into the atomically written `dest`, hashing as it goes.
-absl::Status ConcatenateInto(const Layout& layout, const fs::path& dest,
-                             const std::vector<fs::path>& sources, auth::Md5Hasher* hasher) {
-  return WriteAtomically(layout, dest, [&](int fd, const fs::path& tmp) -> absl::Status {
-    for (const fs::path& source : sources) {
-      RETURN_IF_ERROR(ReadFileInBlocks(source, [&](std::string_view data) {
-        if (hasher != nullptr) hasher->Update(data);
-        return WriteAll(fd, data, tmp);
-      }));
-    }
-    return absl::OkStatus();
-  });
-}
-
-}  // namespace
 
 absl::StatusOr<ObjectInfo> ObjectStore::Copy(std::string_view source_bucket,
                                              std::string_view source_key, std::string_view bucket,
                                              std::string_view key,
                                              const PutOptions* replace) const {
-  ASSIGN_OR_RETURN(const ObjectInfo source, Head(source_bucket, source_key));
-  RETURN_IF_ERROR(HeadBucket(bucket));
+  ASSIGN_OR_RETURN(const ReadHandle source, OpenRead(source_bucket, source_key));
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
   RETURN_IF_ERROR(CheckKey(key));
   if (source_bucket == bucket && source_key == key && replace == nullptr) {
     return Error(absl::StatusCode::kInvalidArgument, "InvalidRequest",
@@ -625,54 +937,61 @@ absl::StatusOr<ObjectInfo> ObjectStore::Copy(std::string_view source_bucket,
                  "without changing the object's metadata, storage class, website redirect "
                  "location or encryption attributes.");
   }
-  if (IsFolderMarker(key) || IsFolderMarker(source_key)) {
-    PutOptions options =
-        replace != nullptr ? *replace : PutOptions{source.content_type, source.metadata};
-    return Put(bucket, key, "", options);
-  }
-  const Layout layout{root_};
-  const fs::path file = layout.Object(bucket, key);
-  RETURN_IF_ERROR(MakeParents(layout.Bucket(bucket), file, key));
-  auth::Md5Hasher hasher;
-  RETURN_IF_ERROR(
-      ConcatenateInto(layout, file, {layout.Object(source_bucket, source_key)}, &hasher));
-  Meta meta;
-  meta.etag = auth::HexEncode(hasher.Finish());
-  meta.content_type = replace != nullptr ? replace->content_type : source.content_type;
-  meta.metadata = replace != nullptr ? replace->metadata : source.metadata;
-  const std::optional<FileStat> stat = StatFile(file);
-  if (!stat.has_value()) return Internal("cannot stat", file, ENOENT);
-  meta.stat = *stat;
-  RETURN_IF_ERROR(WriteMeta(layout, layout.Meta(bucket, key), meta));
-  return Head(bucket, key);
+  const PutOptions options =
+      replace != nullptr ? *replace : PutOptions{source.info.content_type, source.info.metadata};
+  if (IsFolderMarker(key) || IsFolderMarker(source_key)) return Put(bucket, key, "", options);
+  // From the descriptor OpenRead gave: the bytes of the file Head described, even when a PUT
+  // of the source replaces it meanwhile.
+  return StoreObject(
+      bucket_dir, bucket, key,
+      [&](TempFile& file) {
+        return ForEachBlock(source.fd.get(), Cat(source_bucket, "/", source_key),
+                            [&](std::string_view data) { return file.Write(data); });
+      },
+      "", options);
 }
 
 // ---- Listing --------------------------------------------------------------------------------
 
 namespace {
 
-// Adds to `keys` every object key under `dir` (whose key prefix is `dir_key`, "" or ending in
-// '/') that could start with `prefix`.
-void Walk(const Layout& layout, std::string_view bucket, const fs::path& dir,
-          const std::string& dir_key, std::string_view prefix, int depth,
-          std::vector<std::string>* keys) {
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec);
-  if (ec) return;
-  for (const fs::directory_entry& entry : it) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with(kHiddenUpload)) continue;
-    const std::string key = dir_key + name;
-    if (entry.is_directory(ec)) {
-      const std::string folder = key + "/";
-      if (!folder.starts_with(prefix) && !prefix.starts_with(folder)) continue;
-      if (StatFile(layout.Meta(bucket, folder)).has_value() && folder.starts_with(prefix)) {
-        keys->push_back(folder);
+// Adds to `keys` every object key under the folder `start` of the open bucket (a path relative
+// to it, "" for the bucket; `start_key` is its key prefix, "" or ending in '/') that could start
+// with `prefix`. Links, and anything but files and folders, are neither listed nor followed, so
+// a link loop ends nothing. No depth limit but the key's length: a folder whose key would be
+// longer than any key is not entered. Depth first with a stack of paths, each folder reopened
+// beneath the bucket when its turn comes: a few descriptors open, whatever the depth.
+void Walk(const BucketDir& bucket_dir, std::string_view bucket, const std::string& start,
+          std::string_view prefix, std::vector<std::string>* keys) {
+  const Tree& tree = bucket_dir.tree;
+  const Fd meta_dir = OpenMetaDir(tree, bucket);
+  std::vector<std::string> pending{start};
+  std::vector<DirEntry> entries;
+  while (!pending.empty()) {
+    const std::string path = std::move(pending.back());
+    pending.pop_back();
+    const std::string dir_key = path.empty() ? "" : path + "/";
+    Opened dir = tree.OpenDir(bucket_dir.dir.get(), path);
+    if (!dir.ok()) continue;  // gone or replaced meanwhile
+    entries.clear();
+    if (ListDirectory(dir.fd.get(), &entries) != 0) continue;
+    dir.fd.reset();
+    for (const DirEntry& entry : entries) {
+      if (entry.name.starts_with(kHiddenUpload)) continue;
+      const std::string key = dir_key + entry.name;
+      if (entry.kind == DirEntry::Kind::kDirectory) {
+        const std::string folder = key + "/";
+        if (folder.size() > kMaxKeyBytes) continue;
+        if (!folder.starts_with(prefix) && !prefix.starts_with(folder)) continue;
+        if (folder.starts_with(prefix) && ReadMetaIn(tree, meta_dir, folder).has_value()) {
+          keys->push_back(folder);
+        }
+        // Its objects' keys are at least one byte longer than the folder's.
+        if (folder.size() < kMaxKeyBytes) pending.push_back(key);
+      } else if (entry.kind == DirEntry::Kind::kFile && key.size() <= kMaxKeyBytes &&
+                 key.starts_with(prefix)) {
+        keys->push_back(key);
       }
-      if (depth < kMaxWalkDepth)
-        Walk(layout, bucket, entry.path(), folder, prefix, depth + 1, keys);
-    } else if (entry.is_regular_file(ec) && key.starts_with(prefix)) {
-      keys->push_back(key);
     }
   }
 }
@@ -681,17 +1000,15 @@ void Walk(const Layout& layout, std::string_view bucket, const fs::path& dir,
 
 absl::StatusOr<ListPage> ObjectStore::List(std::string_view bucket,
                                            const ListOptions& options) const {
-  RETURN_IF_ERROR(HeadBucket(bucket));
-  const Layout layout{root_};
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
   ListPage page;
   // Start at the deepest folder the prefix names, when it names one that can exist.
   const std::string& prefix = options.prefix;
   const size_t slash = prefix.rfind('/');
   const std::string dir_key = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
   if (!dir_key.empty() && !CheckKey(dir_key).ok()) return page;
-  const fs::path start = dir_key.empty() ? layout.Bucket(bucket) : layout.Object(bucket, dir_key);
   std::vector<std::string> keys;
-  Walk(layout, bucket, start, dir_key, prefix, 0, &keys);
+  Walk(bucket_dir, bucket, std::string(ObjectPath(dir_key)), prefix, &keys);
   std::sort(keys.begin(), keys.end());
 
   std::vector<std::string> entries;  // keys and common prefixes, in order
@@ -742,14 +1059,22 @@ struct Upload {
   PutOptions options;
 };
 
-std::optional<Upload> ReadUpload(const Layout& layout, std::string_view upload_id) {
-  if (upload_id.empty() || upload_id.size() > 64 ||
-      !std::all_of(upload_id.begin(), upload_id.end(),
-                   [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); })) {
-    return std::nullopt;
-  }
-  const std::optional<json> doc = ReadJsonFile(layout.Upload(upload_id) / "upload.json");
-  if (!doc.has_value()) return std::nullopt;
+bool ValidUploadId(std::string_view upload_id) {
+  return !upload_id.empty() && upload_id.size() <= 64 &&
+         std::all_of(upload_id.begin(), upload_id.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// The upload's folder, .amt-s3/uploads/<id>, when it holds the upload of `key` in `bucket`.
+absl::StatusOr<std::pair<Fd, Upload>> FindUpload(const Tree& tree, std::string_view bucket,
+                                                 std::string_view key, std::string_view upload_id) {
+  if (!ValidUploadId(upload_id)) return NoSuchUpload(upload_id);
+  Opened dir = tree.OpenAmtDir(Cat("uploads/", upload_id));
+  if (!dir.ok()) return NoSuchUpload(upload_id);
+  Opened record = tree.Open(dir.fd.get(), "upload.json", O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  if (!record.ok()) return NoSuchUpload(upload_id);
+  const std::optional<json> doc = ReadJson(record.fd.get());
+  if (!doc.has_value()) return NoSuchUpload(upload_id);
   Upload upload;
   try {
     upload.bucket = doc->at("bucket").get<std::string>();
@@ -757,76 +1082,103 @@ std::optional<Upload> ReadUpload(const Layout& layout, std::string_view upload_i
     upload.options.content_type = doc->value("content_type", "");
     upload.options.metadata = doc->value("metadata", std::map<std::string, std::string>{});
   } catch (const json::exception&) {
-    return std::nullopt;
-  }
-  return upload;
-}
-
-absl::StatusOr<Upload> FindUpload(const Layout& layout, std::string_view bucket,
-                                  std::string_view key, std::string_view upload_id) {
-  std::optional<Upload> upload = ReadUpload(layout, upload_id);
-  if (!upload.has_value() || upload->bucket != bucket || upload->key != key) {
     return NoSuchUpload(upload_id);
   }
-  return *std::move(upload);
+  if (upload.bucket != bucket || upload.key != key) return NoSuchUpload(upload_id);
+  return std::make_pair(std::move(dir.fd), std::move(upload));
 }
 
-fs::path PartFile(const Layout& layout, std::string_view upload_id, int number) {
-  return layout.Upload(upload_id) / Cat("part-", number);
+std::string PartName(int number) { return Cat("part-", number); }
+
+absl::Status RemoveUpload(const Tree& tree, std::string_view upload_id) {
+  Opened uploads = tree.OpenAmtDir("uploads");
+  if (!uploads.ok()) return absl::OkStatus();
+  const int error = RemoveTreeBeneath(uploads.fd.get(), upload_id, tree.resolution());
+  if (error != 0 && error != ENOENT) {
+    return Internal("cannot remove", Cat(kAmtDir, "/uploads/", upload_id), error);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> ObjectStore::StartUpload(std::string_view bucket, std::string_view key,
                                                      const PutOptions& options) const {
-  RETURN_IF_ERROR(HeadBucket(bucket));
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
   RETURN_IF_ERROR(CheckKey(key));
   if (IsFolderMarker(key)) return InvalidKey(key, "a folder marker cannot be uploaded in parts");
-  const Layout layout{root_};
+  const Tree& tree = bucket_dir.tree;
   const std::string id = RandomHex(16);
-  RETURN_IF_ERROR(WriteJsonFile(layout, layout.Upload(id) / "upload.json",
-                                {{"bucket", bucket},
-                                 {"key", key},
-                                 {"content_type", options.content_type},
-                                 {"metadata", options.metadata}}));
+  ASSIGN_OR_RETURN(TempFile record,
+                   PrepareString(tree, Dump({{"bucket", bucket},
+                                             {"key", key},
+                                             {"content_type", options.content_type},
+                                             {"metadata", options.metadata}})));
+  ASSIGN_OR_RETURN(const Fd dir, tree.AmtDir(Cat("uploads/", id)));
+  RETURN_IF_ERROR(record.CommitAs(dir.get(), "upload.json", Cat(kAmtDir, "/uploads/", id), key));
   return id;
 }
 
-absl::StatusOr<std::string> ObjectStore::PutPart(std::string_view bucket, std::string_view key,
-                                                 std::string_view upload_id, int part_number,
-                                                 std::string_view data) const {
-  RETURN_IF_ERROR(HeadBucket(bucket));
-  const Layout layout{root_};
-  ASSIGN_OR_RETURN(const Upload upload, FindUpload(layout, bucket, key, upload_id));
-  (void)upload;
+namespace {
+
+// PutPart and PutPartStream: the part written by `fill` (and its record, part-<n>.meta, of the
+// old layout's shape: the name is amt's own) in the upload's folder.
+absl::StatusOr<std::string> StorePart(const fs::path& root, const ObjectStoreOptions& options,
+                                      std::string_view bucket, std::string_view key,
+                                      std::string_view upload_id, int part_number,
+                                      const std::function<absl::Status(TempFile&)>& fill) {
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root, options, bucket));
+  const Tree& tree = bucket_dir.tree;
+  ASSIGN_OR_RETURN(const auto upload, FindUpload(tree, bucket, key, upload_id));
   if (part_number < 1 || part_number > kMaxPartNumber) {
     return Error(
         absl::StatusCode::kInvalidArgument, "InvalidArgument",
         Cat("Part number must be an integer between 1 and ", kMaxPartNumber, ", inclusive"));
   }
-  const fs::path part = PartFile(layout, upload_id, part_number);
-  RETURN_IF_ERROR(WriteString(layout, part, data));
+  const int dir = upload.first.get();
+  const std::string part = PartName(part_number);
+  const std::string where = Cat(kAmtDir, "/uploads/", upload_id, "/", part);
+  ASSIGN_OR_RETURN(TempFile file, TempFile::Create(tree, /*hash=*/true));
+  RETURN_IF_ERROR(fill(file));
   Meta meta;
-  meta.etag = auth::HexEncode(auth::Md5(data));
-  meta.stat.size = data.size();
-  RETURN_IF_ERROR(WriteMeta(layout, Cat(part.string(), kMetaSuffix), meta));
+  ASSIGN_OR_RETURN(meta.stat, file.Sync());
+  meta.etag = file.Md5Hex();
+  ASSIGN_OR_RETURN(TempFile record, PrepareString(tree, Dump(JsonOf(meta))));
+  RETURN_IF_ERROR(file.CommitAs(dir, part, where, key));
+  RETURN_IF_ERROR(record.CommitAs(dir, Cat(part, kLegacyMetaSuffix), where, key));
   return meta.etag;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ObjectStore::PutPart(std::string_view bucket, std::string_view key,
+                                                 std::string_view upload_id, int part_number,
+                                                 std::string_view data) const {
+  return StorePart(root_, options_, bucket, key, upload_id, part_number,
+                   [&](TempFile& file) { return file.Write(data); });
+}
+
+absl::StatusOr<std::string> ObjectStore::PutPartStream(std::string_view bucket,
+                                                       std::string_view key,
+                                                       std::string_view upload_id, int part_number,
+                                                       const ChunkSource& source) const {
+  return StorePart(root_, options_, bucket, key, upload_id, part_number,
+                   [&](TempFile& file) { return Pump(source, file); });
 }
 
 absl::StatusOr<ObjectInfo> ObjectStore::CompleteUpload(std::string_view bucket,
                                                        std::string_view key,
                                                        std::string_view upload_id,
                                                        const std::vector<PartRef>& parts) const {
-  RETURN_IF_ERROR(HeadBucket(bucket));
-  const Layout layout{root_};
-  ASSIGN_OR_RETURN(const Upload upload, FindUpload(layout, bucket, key, upload_id));
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
+  const Tree& tree = bucket_dir.tree;
+  ASSIGN_OR_RETURN(const auto upload, FindUpload(tree, bucket, key, upload_id));
+  const int dir = upload.first.get();
   if (parts.empty()) {
     return Error(absl::StatusCode::kInvalidArgument, "MalformedXML",
                  "The XML you provided was not well-formed or did not validate against our "
                  "published schema: a CompleteMultipartUpload needs at least one Part");
   }
-  std::vector<fs::path> files;
-  std::string digests;  // the parts' raw MD5s, for the multipart ETag
   for (size_t i = 1; i < parts.size(); ++i) {
     if (parts[i].number <= parts[i - 1].number) {
       return Error(absl::StatusCode::kInvalidArgument, "InvalidPartOrder",
@@ -834,26 +1186,36 @@ absl::StatusOr<ObjectInfo> ObjectStore::CompleteUpload(std::string_view bucket,
                    "specified in order by part number.");
     }
   }
+  std::string digests;  // the parts' raw MD5s, for the multipart ETag
   for (size_t i = 0; i < parts.size(); ++i) {
     const PartRef& ref = parts[i];
-    const fs::path file = PartFile(layout, upload_id, ref.number);
-    const std::optional<Meta> meta = ReadMeta(Cat(file.string(), kMetaSuffix));
-    const std::optional<FileStat> stat = StatFile(file);
-    if (!meta.has_value() || !stat.has_value() || meta->etag != Unquote(ref.etag)) {
+    const std::string part = PartName(ref.number);
+    std::optional<Meta> meta;
+    if (Opened record = tree.Open(dir, Cat(part, kLegacyMetaSuffix), O_RDONLY | O_NONBLOCK);
+        record.ok()) {
+      if (const std::optional<json> doc = ReadJson(record.fd.get()); doc.has_value()) {
+        meta = MetaOf(*doc);
+      }
+    }
+    struct stat st {};
+    // fstatat of one name in the upload's folder, not following a link there.
+    const bool is_file =
+        ::fstatat(dir, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+    if (!meta.has_value() || !is_file || meta->etag != Unquote(ref.etag)) {
       return Error(absl::StatusCode::kInvalidArgument, "InvalidPart",
                    Cat("One or more of the specified parts could not be found. The part "
                        "may not have been uploaded, or the specified entity tag may not "
                        "match the part's entity tag: part ",
                        ref.number));
     }
-    if (i + 1 < parts.size() && stat->size < kMinPartBytes) {
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (i + 1 < parts.size() && size < kMinPartBytes) {
       return Error(absl::StatusCode::kInvalidArgument, "EntityTooSmall",
                    Cat("Your proposed upload is smaller than the minimum allowed object "
                        "size: part ",
-                       ref.number, " has ", stat->size,
-                       " bytes; every part but the last needs at least ", kMinPartBytes));
+                       ref.number, " has ", size, " bytes; every part but the last needs at least ",
+                       kMinPartBytes));
     }
-    files.push_back(file);
     std::string raw(16, '\0');
     for (size_t b = 0; b < 16 && 2 * b + 1 < meta->etag.size(); ++b) {
       int value = 0;
@@ -862,32 +1224,33 @@ absl::StatusOr<ObjectInfo> ObjectStore::CompleteUpload(std::string_view bucket,
     }
     digests += raw;
   }
-  const fs::path dest = layout.Object(bucket, key);
-  RETURN_IF_ERROR(MakeParents(layout.Bucket(bucket), dest, key));
-  RETURN_IF_ERROR(ConcatenateInto(layout, dest, files, nullptr));
-  Meta meta;
-  meta.etag = Cat(auth::HexEncode(auth::Md5(digests)), "-", parts.size());
-  meta.content_type = upload.options.content_type;
-  meta.metadata = upload.options.metadata;
-  const std::optional<FileStat> stat = StatFile(dest);
-  if (!stat.has_value()) return Internal("cannot stat", dest, ENOENT);
-  meta.stat = *stat;
-  RETURN_IF_ERROR(WriteMeta(layout, layout.Meta(bucket, key), meta));
-  std::error_code ec;
-  fs::remove_all(layout.Upload(upload_id), ec);
-  return Head(bucket, key);
+  ASSIGN_OR_RETURN(
+      const ObjectInfo info,
+      StoreObject(
+          bucket_dir, bucket, key,
+          [&](TempFile& file) -> absl::Status {
+            // One part open at a time: up to 10,000 parts.
+            for (const PartRef& ref : parts) {
+              const std::string part = PartName(ref.number);
+              const std::string where = Cat(kAmtDir, "/uploads/", upload_id, "/", part);
+              Opened source = tree.Open(dir, part, O_RDONLY | O_NONBLOCK);
+              if (!source.ok()) return Internal("cannot open", where, source.error);
+              RETURN_IF_ERROR(ForEachBlock(
+                  source.fd.get(), where, [&](std::string_view data) { return file.Write(data); }));
+            }
+            return absl::OkStatus();
+          },
+          Cat(auth::HexEncode(auth::Md5(digests)), "-", parts.size()), upload.second.options));
+  (void)RemoveUpload(tree, upload_id);  // the object is there: a leftover folder is only litter
+  return info;
 }
 
 absl::Status ObjectStore::AbortUpload(std::string_view bucket, std::string_view key,
                                       std::string_view upload_id) const {
-  RETURN_IF_ERROR(HeadBucket(bucket));
-  const Layout layout{root_};
-  ASSIGN_OR_RETURN(const Upload upload, FindUpload(layout, bucket, key, upload_id));
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
+  ASSIGN_OR_RETURN(const auto upload, FindUpload(bucket_dir.tree, bucket, key, upload_id));
   (void)upload;
-  std::error_code ec;
-  fs::remove_all(layout.Upload(upload_id), ec);
-  if (ec) return Internal("cannot remove", layout.Upload(upload_id), ec.value());
-  return absl::OkStatus();
+  return RemoveUpload(bucket_dir.tree, upload_id);
 }
 
 }  // namespace amt::s3

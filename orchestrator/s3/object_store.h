@@ -5,22 +5,45 @@
 // download. What a file cannot carry lives beside the buckets, under <root>/.amt-s3/ (a name no
 // bucket can have):
 //
-//   .amt-s3/meta/<bucket>/<key>.meta   ETag, Content-Type and x-amz-meta-* of an object, valid
-//                                      while the file keeps the size and mtime recorded there;
-//                                      a file written by a job or by hand gets its MD5 computed
-//                                      on first read and recorded
+//   .amt-s3/meta/<bucket>/<hh>/<sha>.json   ETag, Content-Type and x-amz-meta-* of an object
+//                                      (<sha>: SHA-256 of the key in hex, <hh> its first two
+//                                      digits; the key is inside too), valid while the file keeps
+//                                      the size and mtime recorded there; a file written by a job
+//                                      or by hand gets its MD5 computed on first read and
+//                                      recorded. Named by a hash, so no key's record can sit
+//                                      where another key's folder is, at any depth. The layout
+//                                      before it, .amt-s3/meta/<bucket>/<key>.meta, is still
+//                                      read when there is no new record, and removed as records
+//                                      are written and objects deleted.
 //   .amt-s3/uploads/<id>/              a multipart upload: its target and parts
 //   .amt-s3/tmp/                       uploads being written; each object appears by rename()
 //
 // So a reader (a job, a listing) never sees half an object, and a write is on disk (fsync) before
-// it is acknowledged. Limits of files standing for objects, refused with InvalidArgument and a
-// message saying why: a key with an empty, "." or ".." segment, a segment over 255 bytes, and a
-// key that is the "folder" of another (objects "a" and "a/b" cannot both exist). A key ending
-// in "/" with an empty body (a console's folder marker) is a folder with a marker in .amt-s3.
+// it is acknowledged; a write that fails (a full disk) leaves the object it would have replaced
+// as it was. Limits of files standing for objects, refused with InvalidArgument and a message
+// saying why: a key with an empty, "." or ".." segment, a segment over 255 bytes, and a key that
+// is the "folder" of another (objects "a" and "a/b" cannot both exist). A key ending in "/" with
+// an empty body (a console's folder marker) is a folder with a marker in .amt-s3.
+//
+// Symbolic links. Jobs write into the folder (a job's input channel is a link to it), so it may
+// hold links a job planted. None is ever followed: every path beneath the root is resolved with
+// beneath.h, so no request reads, lists, writes or deletes anything outside the root (the root
+// itself may be a link; a bucket may be a mount point, not a link). A key whose path meets a link
+// or a file where a folder should be is an object that is not there: NoSuchKey for GET and HEAD,
+// a no-op for DELETE, and never listed (links are neither listed nor followed, so a link loop
+// lists nothing of its own). A PUT (or Copy, or multipart completion) whose key needs a folder
+// where the folder holds a link is refused with InvalidArgument; a PUT whose key IS a link
+// replaces the link with the object (rename(2) replaces a link, it does not write through it),
+// as a PUT replaces whatever was at its key in S3. A bucket folder that is a link is no bucket.
+//
+// DeleteBucket of a bucket with no object left aborts the bucket's multipart uploads still under
+// way, parts and all, and succeeds: in S3 a bucket with uploads but no object can be deleted too,
+// and its uploads cannot outlive it; here nothing of them is left on disk.
 //
 // Errors are absl::Status values that carry S3's error code (CodeOf): NoSuchBucket, NoSuchKey,
 // NoSuchUpload, BucketNotEmpty, BucketAlreadyOwnedByYou, InvalidBucketName, KeyTooLongError,
 // InvalidArgument, InvalidPart, InvalidPartOrder, EntityTooSmall, InternalError (the disk).
+// Messages name keys and paths relative to the root, never where the root is.
 //
 // Thread-compatible: no state but the folder. Writes of one object from two threads at once end
 // with one of them whole, as in S3.
@@ -29,6 +52,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -36,6 +60,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "orchestrator/s3/beneath.h"
 
 namespace amt::s3 {
 
@@ -97,9 +122,31 @@ struct PartRef {
   std::string etag;  // as the client sent it; quotes are ignored
 };
 
+// An object open for reading: what Head says of it and a descriptor of the very file described
+// (a later PUT of the key replaces the file, not what this reads), at offset 0, so a caller can
+// stream it in buffers of its own. For a folder marker (an empty body) `fd` is not open.
+struct ReadHandle {
+  ObjectInfo info;
+  Fd fd;
+};
+
+// Where a streamed PUT's bytes come from: fills up to `capacity` bytes of `buffer` and returns
+// how many, 0 at the end; an error fails the PUT (and leaves the old object as it was).
+using ChunkSource = std::function<absl::StatusOr<size_t>(char* buffer, size_t capacity)>;
+
+struct ObjectStoreOptions {
+  // How paths beneath the root are resolved; kWalk only to test the fallback.
+  Resolution resolution = Resolution::kAuto;
+  // Fault seam for tests (LevelDB's SpecialEnv, in small): when set, asked before each write(2)
+  // and fsync(2) of a temporary file (an object's, a part's, a metadata record's) and before
+  // its rename into place: "write", "sync", "rename"; a non-zero errno it returns fails that
+  // call as if the system had (EXDEV from "rename" takes the copy-beside path).
+  std::function<int(std::string_view operation)> fault;
+};
+
 class ObjectStore {
  public:
-  explicit ObjectStore(std::filesystem::path root);
+  explicit ObjectStore(std::filesystem::path root, ObjectStoreOptions options = {});
 
   const std::filesystem::path& root() const { return root_; }
 
@@ -108,12 +155,18 @@ class ObjectStore {
   // BucketAlreadyOwnedByYou when it exists.
   absl::Status CreateBucket(std::string_view bucket) const;
   absl::Status HeadBucket(std::string_view bucket) const;
-  // BucketNotEmpty unless it holds no object (and no upload under way).
+  // BucketNotEmpty unless it holds no object; its uploads under way are aborted (see above).
   absl::Status DeleteBucket(std::string_view bucket) const;
 
   absl::StatusOr<ObjectInfo> Put(std::string_view bucket, std::string_view key,
                                  std::string_view data, const PutOptions& options) const;
+  // Put of what `source` gives, written as it comes (memory: one buffer, whatever the size).
+  // InvalidArgument for a folder marker with a body.
+  absl::StatusOr<ObjectInfo> PutStream(std::string_view bucket, std::string_view key,
+                                       const ChunkSource& source, const PutOptions& options) const;
   absl::StatusOr<ObjectInfo> Head(std::string_view bucket, std::string_view key) const;
+  // Head and a descriptor to stream the object from (ReadHandle); NoSuchKey as Head.
+  absl::StatusOr<ReadHandle> OpenRead(std::string_view bucket, std::string_view key) const;
   // `length` bytes from `offset` (fewer at the end). The caller checks the range against Head.
   absl::StatusOr<std::string> Read(std::string_view bucket, std::string_view key, uint64_t offset,
                                    uint64_t length) const;
@@ -132,6 +185,10 @@ class ObjectStore {
   absl::StatusOr<std::string> PutPart(std::string_view bucket, std::string_view key,
                                       std::string_view upload_id, int part_number,
                                       std::string_view data) const;
+  // PutPart of what `source` gives, written as it comes (as PutStream).
+  absl::StatusOr<std::string> PutPartStream(std::string_view bucket, std::string_view key,
+                                            std::string_view upload_id, int part_number,
+                                            const ChunkSource& source) const;
   absl::StatusOr<ObjectInfo> CompleteUpload(std::string_view bucket, std::string_view key,
                                             std::string_view upload_id,
                                             const std::vector<PartRef>& parts) const;
@@ -140,6 +197,7 @@ class ObjectStore {
 
  private:
   std::filesystem::path root_;
+  ObjectStoreOptions options_;
 };
 
 }  // namespace amt::s3
