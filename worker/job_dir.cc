@@ -1,7 +1,11 @@
 #include "worker/job_dir.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -22,8 +26,13 @@ namespace {
 
 constexpr char kGroupName[] = "homogeneousCluster";
 
+// ResourceExhausted for a full disk or quota, Internal for other file-system errors.
 absl::Status FsError(const std::string& what, const fs::path& path, const std::error_code& ec) {
-  return absl::InternalError(what + " " + path.string() + ": " + ec.message());
+  const std::string message = what + " " + path.string() + ": " + ec.message();
+  if (ec == std::errc::no_space_on_device || ec.value() == EDQUOT) {
+    return absl::ResourceExhaustedError(message);
+  }
+  return absl::InternalError(message);
 }
 
 absl::Status MakeDirs(const fs::path& path) {
@@ -33,11 +42,31 @@ absl::Status MakeDirs(const fs::path& path) {
   return absl::OkStatus();
 }
 
-absl::Status WriteFile(const fs::path& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  if (!out) return absl::InternalError("cannot write " + path.string());
+using WriteFn = std::function<ssize_t(int fd, const void* data, size_t size)>;
+
+// With the system's reason on failure (an ofstream loses errno, and "No space left on device"
+// is what the user needs to read).
+absl::Status WriteFile(const fs::path& path, const std::string& content, const WriteFn& write) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return FsError("cannot write", path, std::error_code(errno, std::generic_category()));
+  const char* data = content.data();
+  size_t left = content.size();
+  int error = 0;
+  while (left > 0) {
+    const ssize_t n = write ? write(fd, data, left) : ::write(fd, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;  // a file takes a byte or says why not
+      break;
+    }
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  // Some file systems (NFS) report a full disk only at close.
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    return FsError("cannot write", path, std::error_code(error, std::generic_category()));
+  }
   return absl::OkStatus();
 }
 
@@ -235,19 +264,28 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   if (has_checkpoints) p.checkpoints = p.root / "checkpoints";
   if (!host.hosts_file_text.empty()) p.hosts_file = p.root / "hosts";
 
+  // A file-system failure says which job folder could not be made: a full disk is the usual one.
+  const auto in_folder = [&p](absl::Status status) {
+    if (!absl::IsInternal(status) && !absl::IsResourceExhausted(status)) return status;
+    return absl::Status(status.code(), "cannot prepare the job folder " + p.root.string() + ": " +
+                                           std::string(status.message()));
+  };
   fs::remove_all(p.root, ec);
-  if (ec) return FsError("cannot remove", p.root, ec);
+  if (ec) return in_folder(FsError("cannot remove", p.root, ec));
   if (options.spares != nullptr) options.spares->TakeInto(p.root);
   for (const fs::path* d :
        {&p.input_config, &p.input_data, &p.model, &p.output_data, &p.output_intermediate}) {
-    RETURN_IF_ERROR(MakeDirs(*d));
+    RETURN_IF_ERROR(in_folder(MakeDirs(*d)));
   }
 
   // hyperparameters.json: the request's map as is, every value a JSON string.
   json hyperparameters = json::object();
   for (const auto& [name, value] : job.hyperparameters()) hyperparameters[name] = value;
-  RETURN_IF_ERROR(WriteFile(p.input_config / "hyperparameters.json", hyperparameters.dump()));
-  if (!p.hosts_file.empty()) RETURN_IF_ERROR(WriteFile(p.hosts_file, host.hosts_file_text));
+  RETURN_IF_ERROR(in_folder(
+      WriteFile(p.input_config / "hyperparameters.json", hyperparameters.dump(), options.write)));
+  if (!p.hosts_file.empty()) {
+    RETURN_IF_ERROR(in_folder(WriteFile(p.hosts_file, host.hosts_file_text, options.write)));
+  }
 
   const std::string instance_type = job.instance_type().empty() ? "local" : job.instance_type();
   json hosts = json::array();
@@ -264,7 +302,8 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
                                         {"instance_type", instance_type},
                                         {"hosts", hosts}}})},
   };
-  RETURN_IF_ERROR(WriteFile(p.input_config / "resourceconfig.json", resource_config.dump()));
+  RETURN_IF_ERROR(in_folder(
+      WriteFile(p.input_config / "resourceconfig.json", resource_config.dump(), options.write)));
 
   json input_data_config = json::object();
   for (const auto* channel : channels) {
@@ -285,7 +324,7 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
 
     const fs::path link = p.input_data / name;
     if (channel->local_path().empty()) {
-      RETURN_IF_ERROR(MakeDirs(link));
+      RETURN_IF_ERROR(in_folder(MakeDirs(link)));
       continue;
     }
     const fs::path target = fs::absolute(channel->local_path(), ec);
@@ -294,19 +333,20 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
                                  " does not exist");
     }
     fs::create_symlink(target, link, ec);
-    if (ec) return FsError("cannot create symlink", link, ec);
+    if (ec) return in_folder(FsError("cannot create symlink", link, ec));
   }
-  RETURN_IF_ERROR(WriteFile(p.input_config / "inputdataconfig.json", input_data_config.dump()));
+  RETURN_IF_ERROR(in_folder(
+      WriteFile(p.input_config / "inputdataconfig.json", input_data_config.dump(), options.write)));
 
   if (has_checkpoints) {
-    RETURN_IF_ERROR(MakeDirs(p.checkpoints));
+    RETURN_IF_ERROR(in_folder(MakeDirs(p.checkpoints)));
     if (!job.checkpoint_local_sync_dir().empty()) {
       dir.checkpoint_sync_dir_ = fs::absolute(job.checkpoint_local_sync_dir(), ec);
       if (fs::is_directory(dir.checkpoint_sync_dir_, ec)) {
         ASSIGN_OR_RETURN(auto files, ListFiles(dir.checkpoint_sync_dir_));
         for (const auto& file : files) {
           const fs::path local = p.checkpoints / file.relative;
-          RETURN_IF_ERROR(CopyFile(file.absolute, local));
+          RETURN_IF_ERROR(in_folder(CopyFile(file.absolute, local)));
           dir.copied_in_[file.relative.string()] =
               FileStamp{fs::file_size(local, ec), fs::last_write_time(local, ec)};
         }
@@ -320,6 +360,7 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   env["TRAINING_JOB_NAME"] = job.training_job_name();
   env["TRAINING_JOB_ARN"] = job.training_job_arn();
   env["AMT_JOB_DIR"] = p.root.string();
+  if (job.volume_size_gb() > 0) env["AMT_VOLUME_SIZE_GB"] = std::to_string(job.volume_size_gb());
   env["SM_MODEL_DIR"] = p.model.string();
   env["SM_INPUT_DIR"] = p.input.string();
   env["SM_INPUT_CONFIG_DIR"] = p.input_config.string();

@@ -14,8 +14,12 @@
 #ifndef AMT_WORKER_JOB_DIR_H_
 #define AMT_WORKER_JOB_DIR_H_
 
+#include <sys/types.h>
+
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -40,6 +44,9 @@ struct JobDirOptions {
   // Where Create takes an emptied folder of an earlier job from, instead of making the layout's
   // directories anew; none when null. Shared by the worker's job threads.
   std::shared_ptr<JobDirPool> spares;
+  // How Create writes the job folder's files, as ::write(2) does (the count written, or -1 with
+  // errno); null: ::write. A fault seam: tests fill the disk with it.
+  std::function<ssize_t(int fd, const void* data, size_t size)> write;
 };
 
 // Which host of its training job a folder is for: InstanceCount N runs hosts algo-1..algo-N, each
@@ -107,7 +114,10 @@ class JobDir {
   // through the sync dir), and copies the checkpoint sync dir's files into checkpoints/.
   // Errors: InvalidArgument for a training job or channel name that is not a SageMaker name
   // (it becomes a path) or a channel's input_config_json that is not a JSON object; NotFound for
-  // a channel local_path that does not exist; Internal for file-system failures.
+  // a channel local_path that does not exist; ResourceExhausted when the disk is full (ENOSPC or
+  // EDQUOT), Internal for other file-system failures, both with a message that starts "cannot
+  // prepare the job folder <root>: " and has the path and the system's reason ("No space left
+  // on device").
   // For a multi-instance job, `host` says which host's folder this is: its name goes in
   // resourceconfig.json's current_host and SM_CURRENT_HOST, every host's in hosts and SM_HOSTS,
   // the addresses in AMT_HOST_ADDRESSES ({"algo-1": "127.1.0.1", ...}), and the network
@@ -118,7 +128,8 @@ class JobDir {
   const JobPaths& paths() const { return paths_; }
 
   // TRAINING_JOB_NAME, TRAINING_JOB_ARN, the SM_* variables, AMT_JOB_DIR (and for several hosts
-  // AMT_HOST_ADDRESSES), over the request's
+  // AMT_HOST_ADDRESSES; with a StartJob.volume_size_gb, AMT_VOLUME_SIZE_GB, the cap
+  // amt-script-runner unpacks the job's code within), over the request's
   // Environment (ours win on a clash). The worker's own PATH/HOME/LANG are not included.
   const std::map<std::string, std::string>& environment() const { return environment_; }
 

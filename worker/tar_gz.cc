@@ -1,6 +1,8 @@
 #include "worker/tar_gz.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -15,7 +17,10 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
+
+#include "common/status_macros.h"
 
 namespace amt::worker {
 namespace {
@@ -310,35 +315,264 @@ std::map<std::string, std::string> ParsePax(const std::string& data) {
   return records;
 }
 
-// The member's path relative to the destination, or nullopt when it would leave it.
-std::optional<fs::path> SafeRelative(const std::string& name) {
+// The member's path relative to the destination as its segments ("." and empty ones dropped),
+// or nullopt when it would leave it (absolute, or a ".." segment).
+std::optional<std::vector<std::string>> SafeSegments(const std::string& name) {
   if (name.empty() || name.front() == '/') return std::nullopt;
-  fs::path relative;
-  for (const fs::path& part : fs::path(name)) {
-    const std::string piece = part.string();
+  std::vector<std::string> segments;
+  size_t at = 0;
+  while (at <= name.size()) {
+    const size_t slash = std::min(name.find('/', at), name.size());
+    std::string piece = name.substr(at, slash - at);
+    at = slash + 1;
     if (piece.empty() || piece == ".") continue;
     if (piece == "..") return std::nullopt;
-    relative /= part;
+    segments.push_back(std::move(piece));
   }
-  return relative;
+  return segments;
 }
 
-// True when no folder between `dest` and `path` (exclusive) is a symbolic link: a member must
-// not be written through a link an earlier member made.
-bool NoLinkOnTheWay(const fs::path& dest, const fs::path& relative) {
-  fs::path at = dest;
-  for (auto it = relative.begin(); it != relative.end(); ++it) {
-    if (std::next(it) == relative.end()) break;
-    at /= *it;
-    std::error_code ec;
-    if (fs::is_symlink(fs::symlink_status(at, ec))) return false;
+// A descriptor closed on destruction.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
   }
-  return true;
+  ~UniqueFd() { Reset(); }
+  int get() const { return fd_; }
+  // Closes the descriptor; the close's errno (0 when it succeeded): on some file systems a
+  // full disk is only reported there.
+  int Close() {
+    if (fd_ < 0) return 0;
+    const int rc = ::close(std::exchange(fd_, -1));
+    return rc == 0 ? 0 : errno;
+  }
+
+ private:
+  void Reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd_ = -1;
+};
+
+// A file-system error: ResourceExhausted for a full disk or quota (callers tell the user to
+// make room), Internal otherwise.
+absl::Status SystemError(const std::string& what, const fs::path& path, int error) {
+  const std::string message = "cannot " + what + " " + path.string() + ": " + std::strerror(error);
+  if (error == ENOSPC || error == EDQUOT) return absl::ResourceExhaustedError(message);
+  return absl::InternalError(message);
 }
+
+// Makes the members of one archive beneath one open folder. Every path is walked from that
+// folder's descriptor a segment at a time and never through a symbolic link, so no member
+// (nor any earlier member's link) can make it write, create or chmod anything outside.
+class Extractor {
+ public:
+  Extractor(UniqueFd dest_fd, fs::path dest, const fs::path& archive, const ExtractOptions& options)
+      : dest_fd_(std::move(dest_fd)),
+        dest_(std::move(dest)),
+        archive_(archive),
+        options_(options) {}
+
+  absl::Status Refuse(const std::string& why) const {
+    return absl::InvalidArgumentError("cannot unpack " + archive_.string() + ": " + why);
+  }
+
+  // Counts one member against options.max_members.
+  absl::Status CountMember() {
+    if (++members_ > options_.max_members) {
+      return absl::ResourceExhaustedError("cannot unpack " + archive_.string() +
+                                          ": it has more than " +
+                                          std::to_string(options_.max_members) + " members");
+    }
+    return absl::OkStatus();
+  }
+
+  // Counts `size` bytes of member `name`'s data against options.max_bytes, before any is written.
+  absl::Status CountBytes(const std::string& name, uint64_t size) {
+    if (size > options_.max_bytes - written_) {
+      const std::string cap = options_.max_bytes_name.empty()
+                                  ? std::to_string(options_.max_bytes) + " bytes"
+                                  : options_.max_bytes_name;
+      return absl::ResourceExhaustedError("cannot unpack " + archive_.string() +
+                                          ": it expands past " + cap + " (member \"" + name +
+                                          "\" of " + std::to_string(size) + " bytes after " +
+                                          std::to_string(written_) + " bytes of earlier members)");
+    }
+    written_ += size;
+    return absl::OkStatus();
+  }
+
+  // The folder `segments` (relative to the destination), created when missing and `create`;
+  // InvalidArgument when one of them is a symbolic link. The descriptor of the last folder
+  // asked for is kept: archives list a folder's files one after the other, and folders are
+  // never replaced (a member that would replace one fails), so it stays the same folder.
+  absl::StatusOr<int> OpenFolder(const std::string& name, const std::vector<std::string>& segments,
+                                 bool create) {
+    if (segments.empty()) return dest_fd_.get();
+    if (cached_fd_.get() >= 0 && segments == cached_segments_) return cached_fd_.get();
+    UniqueFd at;
+    int parent = dest_fd_.get();
+    fs::path path = dest_;
+    for (const std::string& segment : segments) {
+      path /= segment;
+      int fd = ::openat(parent, segment.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT && create) {
+        if (::mkdirat(parent, segment.c_str(), 0777) != 0 && errno != EEXIST) {
+          return SystemError("create", path, errno);
+        }
+        fd = ::openat(parent, segment.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      }
+      if (fd < 0) {
+        const int error = errno;
+        struct stat st {};
+        if (::fstatat(parent, segment.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode)) {
+          return Refuse("member \"" + name + "\" would be written through the symbolic link " +
+                        path.string());
+        }
+        return SystemError("open the folder", path, error);
+      }
+      at = UniqueFd(fd);
+      parent = fd;
+    }
+    cached_segments_ = segments;
+    cached_fd_ = std::move(at);
+    return cached_fd_.get();
+  }
+
+  // Clears the way for a new entry `leaf` in `parent`: an earlier file of that name goes (a
+  // later member of the same path wins, as with tar); a symbolic link or a folder there fails.
+  absl::Status ClearLeaf(const std::string& name, int parent, const std::string& leaf,
+                         const fs::path& path) {
+    struct stat st {};
+    if (::fstatat(parent, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) return absl::OkStatus();
+      return SystemError("read", path, errno);
+    }
+    if (S_ISLNK(st.st_mode)) {
+      return Refuse("member \"" + name + "\" would replace the symbolic link " + path.string());
+    }
+    if (S_ISDIR(st.st_mode)) {
+      return Refuse("member \"" + name + "\" would replace the folder " + path.string());
+    }
+    if (::unlinkat(parent, leaf.c_str(), 0) != 0) return SystemError("replace", path, errno);
+    return absl::OkStatus();
+  }
+
+  absl::Status MakeFolder(const std::string& name, const std::vector<std::string>& segments,
+                          mode_t mode) {
+    ASSIGN_OR_RETURN(const int fd, OpenFolder(name, segments, /*create=*/true));
+    if (::fchmod(fd, (mode & 07777) | S_IRWXU) != 0) {
+      return SystemError("set the mode of", Path(segments), errno);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status MakeSymlink(const std::string& name, const std::vector<std::string>& segments,
+                           const std::string& link) {
+    ASSIGN_OR_RETURN(const int parent, OpenFolder(name, Parent(segments), /*create=*/true));
+    const fs::path path = Path(segments);
+    RETURN_IF_ERROR(ClearLeaf(name, parent, segments.back(), path));
+    if (::symlinkat(link.c_str(), parent, segments.back().c_str()) != 0) {
+      return SystemError("create", path, errno);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status MakeHardLink(const std::string& name, const std::vector<std::string>& segments,
+                            const std::string& link) {
+    const std::optional<std::vector<std::string>> source = SafeSegments(link);
+    if (!source.has_value() || source->empty()) {
+      return Refuse("hard link \"" + name + "\" points outside " + dest_.string());
+    }
+    // Opened first: OpenFolder keeps only the last folder's descriptor.
+    ASSIGN_OR_RETURN(const int source_parent_fd,
+                     OpenFolder(name, Parent(*source), /*create=*/false));
+    UniqueFd source_parent(::fcntl(source_parent_fd, F_DUPFD_CLOEXEC, 0));
+    if (source_parent.get() < 0) return SystemError("open", Path(Parent(*source)), errno);
+    ASSIGN_OR_RETURN(const int parent, OpenFolder(name, Parent(segments), /*create=*/true));
+    const fs::path path = Path(segments);
+    RETURN_IF_ERROR(ClearLeaf(name, parent, segments.back(), path));
+    // Flags 0: a source that is a symbolic link is linked itself, never followed.
+    if (::linkat(source_parent.get(), source->back().c_str(), parent, segments.back().c_str(), 0) !=
+        0) {
+      return SystemError("create", path, errno);
+    }
+    return absl::OkStatus();
+  }
+
+  // Makes the file and copies `size` bytes of data into it from `reader` (not its padding).
+  absl::Status MakeFile(const std::string& name, const std::vector<std::string>& segments,
+                        mode_t mode, uint64_t size, Reader& reader) {
+    RETURN_IF_ERROR(CountBytes(name, size));
+    ASSIGN_OR_RETURN(const int parent, OpenFolder(name, Parent(segments), /*create=*/true));
+    const fs::path path = Path(segments);
+    RETURN_IF_ERROR(ClearLeaf(name, parent, segments.back(), path));
+    UniqueFd file(::openat(parent, segments.back().c_str(),
+                           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (file.get() < 0) return SystemError("create", path, errno);
+    uint64_t left = size;
+    while (left > 0) {
+      const size_t chunk = static_cast<size_t>(std::min<uint64_t>(left, buffer_.size()));
+      if (!reader.Read(buffer_.data(), chunk)) return Refuse("the archive ends in the middle");
+      RETURN_IF_ERROR(WriteAll(file.get(), buffer_.data(), chunk, path));
+      left -= chunk;
+    }
+    if (::fchmod(file.get(), (mode & 07777) | S_IRUSR | S_IWUSR) != 0) {
+      return SystemError("set the mode of", path, errno);
+    }
+    if (const int error = file.Close(); error != 0) return SystemError("write", path, error);
+    return absl::OkStatus();
+  }
+
+ private:
+  static std::vector<std::string> Parent(const std::vector<std::string>& segments) {
+    return std::vector<std::string>(segments.begin(), segments.end() - 1);
+  }
+
+  fs::path Path(const std::vector<std::string>& segments) const {
+    fs::path path = dest_;
+    for (const std::string& segment : segments) path /= segment;
+    return path;
+  }
+
+  absl::Status WriteAll(int fd, const char* data, size_t size, const fs::path& path) {
+    while (size > 0) {
+      const ssize_t n = options_.write ? options_.write(fd, data, size) : ::write(fd, data, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return SystemError("write", path, errno);
+      // A regular file takes at least one byte or says why not; zero is a broken writer.
+      if (n == 0) return SystemError("write", path, EIO);
+      data += n;
+      size -= static_cast<size_t>(n);
+    }
+    return absl::OkStatus();
+  }
+
+  const UniqueFd dest_fd_;
+  const fs::path dest_;
+  const fs::path& archive_;
+  const ExtractOptions& options_;
+  uint64_t members_ = 0;
+  uint64_t written_ = 0;
+  std::vector<std::string> cached_segments_;
+  UniqueFd cached_fd_;
+  std::vector<char> buffer_ = std::vector<char>(1 << 16);
+};
 
 }  // namespace
 
-absl::Status ExtractTarGz(const fs::path& archive, const fs::path& dest) {
+absl::Status ExtractTarGz(const fs::path& archive, const fs::path& dest,
+                          const ExtractOptions& options) {
   gzFile file = gzopen(archive.c_str(), "rb");
   if (file == nullptr) return Error("open", archive, std::strerror(errno));
   struct Closer {
@@ -347,10 +581,17 @@ absl::Status ExtractTarGz(const fs::path& archive, const fs::path& dest) {
   } closer{file};
   std::error_code ec;
   fs::create_directories(dest, ec);
-  if (ec) return Error("create", dest, ec.message());
-  const auto refuse = [&](const std::string& why) {
-    return absl::InvalidArgumentError("cannot unpack " + archive.string() + ": " + why);
-  };
+  if (ec) {
+    if (ec.value() == ENOSPC || ec.value() == EDQUOT) {
+      return SystemError("create", dest, ec.value());
+    }
+    return Error("create", dest, ec.message());
+  }
+  // `dest` itself is the caller's: it may be reached through links. Everything below it is not.
+  UniqueFd dest_fd(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dest_fd.get() < 0) return SystemError("open", dest, errno);
+  Extractor extractor(std::move(dest_fd), dest, archive, options);
+  const auto refuse = [&](const std::string& why) { return extractor.Refuse(why); };
 
   Reader reader(file);
   std::map<std::string, std::string> pax;  // the next member's extended header
@@ -381,6 +622,7 @@ absl::Status ExtractTarGz(const fs::path& archive, const fs::path& dest) {
       if (type == 'K') long_link = data.substr(0, strnlen(data.c_str(), data.size()));
       continue;  // 'g': global headers carry nothing we use
     }
+    RETURN_IF_ERROR(extractor.CountMember());
 
     std::string name = GetString(header.data(), 100);
     const std::string prefix = GetString(header.data() + 345, 155);
@@ -397,53 +639,31 @@ absl::Status ExtractTarGz(const fs::path& archive, const fs::path& dest) {
     long_link.clear();
     const mode_t mode = static_cast<mode_t>(GetNumber(header.data() + 100, 8).value_or(0644));
 
-    const std::optional<fs::path> relative = SafeRelative(name);
-    if (!relative.has_value())
+    if (name.size() > options.max_member_path_bytes ||
+        link.size() > options.max_member_path_bytes) {
+      return refuse("member \"" + name.substr(0, 200) + "...\" has a path of more than " +
+                    std::to_string(options.max_member_path_bytes) + " bytes");
+    }
+    const std::optional<std::vector<std::string>> segments = SafeSegments(name);
+    if (!segments.has_value()) {
       return refuse("member \"" + name + "\" would land outside " + dest.string());
-    const fs::path target = dest / *relative;
-    if (relative->empty()) {  // "./" itself
+    }
+    if (segments->empty()) {  // "./" itself
       if (!reader.Skip(size + Padding(size))) return refuse("the archive ends in the middle");
       continue;
     }
-    if (!NoLinkOnTheWay(dest, *relative)) {
-      return refuse("member \"" + name + "\" would be written through a symbolic link");
-    }
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) return Error("create", target.parent_path(), ec.message());
 
-    if (type == '5') {
-      fs::create_directories(target, ec);
-      if (ec) return Error("create", target, ec.message());
-      ::chmod(target.c_str(), (mode & 07777) | S_IRWXU);
-    } else if (type == '2') {
-      fs::remove(target, ec);
-      fs::create_symlink(link, target, ec);
-      if (ec) return Error("create", target, ec.message());
-    } else if (type == '1') {
-      const std::optional<fs::path> source = SafeRelative(link);
-      if (!source.has_value() || !NoLinkOnTheWay(dest, *source)) {
-        return refuse("hard link \"" + name + "\" points outside " + dest.string());
-      }
-      fs::remove(target, ec);
-      fs::create_hard_link(dest / *source, target, ec);
-      if (ec) return Error("create", target, ec.message());
-    } else if (type == '0' || type == '7') {
-      fs::remove(target, ec);
-      std::ofstream out(target, std::ios::binary | std::ios::trunc);
-      if (!out) return Error("create", target, std::strerror(errno));
-      std::array<char, 1 << 16> buffer{};
-      uint64_t left = size;
-      while (left > 0) {
-        const size_t chunk = static_cast<size_t>(std::min<uint64_t>(left, buffer.size()));
-        if (!reader.Read(buffer.data(), chunk)) return refuse("the archive ends in the middle");
-        out.write(buffer.data(), static_cast<std::streamsize>(chunk));
-        left -= chunk;
-      }
-      out.close();
-      if (!out) return Error("write", target, std::strerror(errno));
-      ::chmod(target.c_str(), (mode & 07777) | S_IRUSR | S_IWUSR);
+    if (type == '0' || type == '7') {
+      RETURN_IF_ERROR(extractor.MakeFile(name, *segments, mode, size, reader));
       if (!reader.Skip(Padding(size))) return refuse("the archive ends in the middle");
       continue;
+    }
+    if (type == '5') {
+      RETURN_IF_ERROR(extractor.MakeFolder(name, *segments, mode));
+    } else if (type == '2') {
+      RETURN_IF_ERROR(extractor.MakeSymlink(name, *segments, link));
+    } else if (type == '1') {
+      RETURN_IF_ERROR(extractor.MakeHardLink(name, *segments, link));
     }
     // Other types (devices, FIFOs): skipped with their data, if any.
     if (!reader.Skip(size + Padding(size))) return refuse("the archive ends in the middle");

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,7 +20,9 @@
 #include <sstream>
 #include <system_error>
 #include <utility>
+#include <variant>
 
+#include "absl/status/status.h"
 #include "nlohmann/json.hpp"
 #include "worker/tar_gz.h"
 #include "worker/toolkit.h"
@@ -46,6 +50,27 @@ std::optional<std::string> ReadText(const fs::path& path) {
   return text.str();
 }
 
+// A descriptor closed on destruction.
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  ~UniqueFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
 // A step that failed: the failure file's text.
 struct Failure {
   std::string text;
@@ -57,7 +82,13 @@ void WriteFailure(const std::map<std::string, std::string>& env, const std::stri
   std::error_code ec;
   if (fs::exists(failure, ec)) return;
   fs::create_directories(failure.parent_path(), ec);
-  std::ofstream(failure, std::ios::binary) << text;
+  std::ofstream out(failure, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) {
+    std::cerr << "amt-script-runner: cannot write " << failure.string() << ": "
+              << std::strerror(errno) << std::endl;
+  }
 }
 
 void Say(const std::string& line) { std::cerr << line << std::endl; }
@@ -147,9 +178,38 @@ bool IsEmptyFolder(const fs::path& dir) {
   return !fs::exists(dir, ec) || fs::is_empty(dir, ec);
 }
 
-// Step 2: the code in <job dir>/code.
+// The cap on what the code may unpack to: the job's volume, as a SageMaker instance's code
+// lands on its ML storage volume (VolumeSizeInGB, which amt-worker passes as
+// AMT_VOLUME_SIZE_GB); SageMaker's default volume, 30 GB, when none is known.
+ExtractOptions UnpackLimits(const std::map<std::string, std::string>& env) {
+  ExtractOptions options;
+  const std::string text = Get(env, "AMT_VOLUME_SIZE_GB");
+  char* end = nullptr;
+  const unsigned long long gb = std::strtoull(text.c_str(), &end, 10);
+  // 1 << 20 GB (a petabyte) is past any disk, and keeps the shift below in range.
+  if (!text.empty() && *end == '\0' && gb > 0 && gb < (1ull << 20)) {
+    options.max_bytes = static_cast<uint64_t>(gb) << 30;
+    options.max_bytes_name = "the VolumeSizeInGB of " + std::to_string(gb) + " GB";
+  } else {
+    options.max_bytes = kDefaultMaxUnpackedBytes;
+    options.max_bytes_name = "the default volume of " +
+                             std::to_string(kDefaultMaxUnpackedBytes >> 30) +
+                             " GB (the job gives no VolumeSizeInGB)";
+  }
+  return options;
+}
+
+bool IsDiskFull(const absl::Status& status) {
+  const std::string message(status.message());
+  return absl::IsResourceExhausted(status) &&
+         (message.find(std::strerror(ENOSPC)) != std::string::npos ||
+          message.find(std::strerror(EDQUOT)) != std::string::npos);
+}
+
+// Step 2: the code in <job dir>/code, unpacked within `limits`.
 std::optional<Failure> FetchCode(const std::string& submit, const std::string& s3_root,
-                                 const fs::path& code_dir) {
+                                 const fs::path& code_dir, const fs::path& job_dir,
+                                 ExtractOptions limits) {
   std::error_code ec;
   if (!IsEmptyFolder(code_dir)) {
     Say("amt-script-runner: " + code_dir.string() + " is not empty, abandoning unzipping " +
@@ -158,23 +218,90 @@ std::optional<Failure> FetchCode(const std::string& submit, const std::string& s
   }
   fs::create_directories(code_dir, ec);
   const fs::path source = LocalPathOf(submit, s3_root);
+  // What was copied or unpacked before a failure goes: the job cannot run half its code, and on
+  // a full disk that makes room for output/failure.
+  const auto discard_code = [&] {
+    std::error_code ignored;
+    fs::remove_all(code_dir, ignored);
+  };
+  const std::string disk_full = "ClientError: No space left on device in the job folder " +
+                                job_dir.string() + " (" + limits.max_bytes_name +
+                                ") while writing the job's code, sagemaker_submit_directory " +
+                                submit + ": ";
   if (fs::is_directory(source, ec)) {
     fs::copy(source, code_dir, fs::copy_options::recursive, ec);
-    if (ec)
+    if (ec) {
+      discard_code();
+      if (ec.value() == ENOSPC || ec.value() == EDQUOT) {
+        return Failure{disk_full + "cannot copy " + source.string() + ": " + ec.message()};
+      }
       return Failure{"ClientError: cannot copy the code folder " + source.string() + ": " +
                      ec.message()};
+    }
     return std::nullopt;
   }
   if (!fs::is_regular_file(source, ec)) {
     return Failure{"ClientError: the code of the job, sagemaker_submit_directory " + submit +
                    ", does not exist (looked for " + source.string() + ")"};
   }
-  const absl::Status unpacked = ExtractTarGz(source, code_dir);
+  const absl::Status unpacked = ExtractTarGz(source, code_dir, limits);
   if (!unpacked.ok()) {
+    discard_code();
+    if (IsDiskFull(unpacked)) return Failure{disk_full + std::string(unpacked.message())};
     return Failure{"ClientError: sagemaker_submit_directory " + submit + ": " +
                    std::string(unpacked.message())};
   }
   return std::nullopt;
+}
+
+// The entry point `program`, a path relative to `code_dir`, opened without leaving the folder:
+// not absolute, no ".." segment, no symbolic link on the way nor at the end (each segment opened
+// from its folder's descriptor with O_NOFOLLOW, so a link an archive or a script made cannot
+// point it elsewhere). The descriptor (a regular file or a folder), or the failure naming
+// `program`; `submit` is for the message when it does not exist.
+std::variant<UniqueFd, Failure> OpenEntryPoint(const fs::path& code_dir, const std::string& program,
+                                               const std::string& submit) {
+  const std::string refused = "ClientError: the entry point (sagemaker_program) " + program +
+                              " is not a file in the job's code folder " + code_dir.string() + ": ";
+  const Failure missing{"ClientError: the entry point " + program + " is not in the job's code (" +
+                        submit + ")"};
+  if (program.front() == '/') return Failure{refused + "it is an absolute path"};
+  std::vector<std::string> segments;
+  for (size_t at = 0; at <= program.size();) {
+    const size_t slash = std::min(program.find('/', at), program.size());
+    std::string segment = program.substr(at, slash - at);
+    at = slash + 1;
+    if (segment.empty() || segment == ".") continue;
+    if (segment == "..") return Failure{refused + "it has a \"..\" segment"};
+    segments.push_back(std::move(segment));
+  }
+  if (segments.empty()) return Failure{refused + "it names the folder itself"};
+  UniqueFd at(::open(code_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (at.get() < 0) return missing;
+  fs::path path = code_dir;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    path /= segments[i];
+    const bool last = i + 1 == segments.size();
+    // O_NONBLOCK: a FIFO planted as the entry point must not block the runner's open.
+    const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (last ? O_NONBLOCK : O_DIRECTORY);
+    UniqueFd next(::openat(at.get(), segments[i].c_str(), flags));
+    if (next.get() < 0) {
+      const int error = errno;
+      struct stat st {};
+      if (::fstatat(at.get(), segments[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISLNK(st.st_mode)) {
+        return Failure{refused + path.string() + " is a symbolic link"};
+      }
+      if (error == ENOENT) return missing;
+      return Failure{refused + "cannot open " + path.string() + ": " + std::strerror(error)};
+    }
+    at = std::move(next);
+  }
+  struct stat st {};
+  if (::fstat(at.get(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+    return Failure{refused + "it is not a regular file"};
+  }
+  return at;
 }
 
 enum class EntryType { kProgram, kPackage, kCommand };
@@ -392,12 +519,14 @@ int RunScriptMode(const ScriptRunnerOptions& options,
         "ClientError: the job has no sagemaker_submit_directory hyperparameter: where "
         "its code is");
   }
-  if (auto failure = FetchCode(submit, options.s3_root, code_dir)) return fail(failure->text);
-  std::error_code ec;
-  if (!fs::exists(code_dir / program, ec)) {
-    return fail("ClientError: the entry point " + program + " is not in the job's code (" + submit +
-                ")");
+  ExtractOptions limits = UnpackLimits(environment);
+  limits.write = options.unpack_write;
+  if (auto failure = FetchCode(submit, options.s3_root, code_dir, job_dir, std::move(limits))) {
+    return fail(failure->text);
   }
+  std::error_code ec;
+  std::variant<UniqueFd, Failure> entry_point = OpenEntryPoint(code_dir, program, submit);
+  if (const auto* failure = std::get_if<Failure>(&entry_point)) return fail(failure->text);
 
   const EntryType type = EntryTypeOf(program, code_dir);
   const std::vector<std::string> user_args =
@@ -417,7 +546,8 @@ int RunScriptMode(const ScriptRunnerOptions& options,
     install = {options.python, "-m", "pip", "install", "-r", "requirements.txt"};
     install_error = "InstallRequirementsError";
   } else if (type == EntryType::kCommand) {
-    fs::permissions(code_dir / program, fs::perms::all, ec);
+    // On the descriptor OpenEntryPoint checked: a path could be swapped for a link meanwhile.
+    (void)::fchmod(std::get<UniqueFd>(entry_point).get(), 0777);
   }
   if (!install.empty() && options.install_requirements) {
     const Outcome installed = RunProcess(install, code_dir.string(), env);
@@ -437,7 +567,7 @@ int RunScriptMode(const ScriptRunnerOptions& options,
     command = {options.python, "-m", ModuleName(program)};
     command.insert(command.end(), user_args.begin(), user_args.end());
   } else {
-    std::string line = "./" + program;
+    std::string line = "./" + ShellQuote(program);
     for (const std::string& arg : user_args) line += " " + ShellQuote(arg);
     command = {"/bin/sh", "-c", line};
   }

@@ -9,11 +9,17 @@
 //     `sagemaker_submit_directory` the code: an s3:// URI (a file under the S3 root), a file://
 //     URI or a path, a tar.gz archive (the SDK's sourcedir.tar.gz) or a folder;
 //  2. unpacks it into <job dir>/code (the container's /opt/ml/code) unless that holds files,
-//     refusing members that would land outside it;
+//     refusing members that would land outside it (or pass through a symbolic link), and at
+//     most the job's volume: AMT_VOLUME_SIZE_GB (the worker's StartJob.volume_size_gb, the
+//     job's VolumeSizeInGB) GB, 30 GB (SageMaker's default volume) when it is not set. A full
+//     disk is a failure that says "No space left on device" and the job folder; what was
+//     unpacked is removed, which makes room for output/failure;
 //  3. installs requirements.txt with `<python> -m pip install -r requirements.txt` (a package
 //     with setup.py: `pip install .`), unless --no-requirements;
-//  4. runs `<python> <program> --name value ...` (a .sh or other file: `/bin/sh -c "./program
-//     args"`; a package: `<python> -m <module> args`) in the code folder, the user's
+//  4. opens the entry point beneath the code folder, refusing an absolute path, a ".." segment
+//     and a symbolic link anywhere on its path (ClientError naming the program; nothing is
+//     chmodded), then runs `<python> <program> --name value ...` (a .sh or other file: `/bin/sh -c
+//     "./program args"`; a package: `<python> -m <module> args`) in the code folder, the user's
 //     hyperparameters as arguments (sorted, values as Python's str() of their JSON) and the
 //     toolkit's variables (SM_USER_ENTRY_POINT, SM_MODULE_NAME, SM_USER_ARGS, SM_TRAINING_ENV,
 //     SM_FRAMEWORK_PARAMS, SM_LOG_LEVEL, PYTHONPATH with the code folder first, ...);
@@ -33,6 +39,8 @@
 #include <string>
 #include <vector>
 
+#include "worker/tar_gz.h"
+
 namespace amt::worker::script {
 
 struct ScriptRunnerOptions {
@@ -44,6 +52,9 @@ struct ScriptRunnerOptions {
   // amt-xgboost-algorithm.py): run with `python` for an XGBoost image's job without an entry
   // point.
   std::string xgboost_algorithm;
+  // How the code's files are written as sourcedir.tar.gz is unpacked (ExtractOptions::write);
+  // null: ::write. A fault seam: tests fill the disk with it.
+  WriteFn unpack_write;
 };
 
 // Runs the job in the current environment (`environment`: the process's, with the worker's

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -386,6 +387,30 @@ TEST_F(JobDirTest, APoolKeepsAtMostItsCapacityAndRemovesWhatAnEarlierWorkerLeft)
   EXPECT_TRUE(options_.spares->TakeInto(temp_.path() / "work" / "tune-003-abcdef12"));
   EXPECT_FALSE(options_.spares->TakeInto(temp_.path() / "work" / "tune-004-abcdef12"));
   EXPECT_TRUE(fs::is_directory(temp_.path() / "work" / "tune-003-abcdef12" / "model"));
+}
+
+TEST_F(JobDirTest, AFullDiskSaysNoSpaceLeftOnDeviceAndTheJobFolder) {
+  options_.write = [](int, const void*, size_t) -> ssize_t {
+    errno = ENOSPC;
+    return -1;
+  };
+  const fs::path root = temp_.path() / "work" / "tune-001-abcdef12";
+  EXPECT_THAT(JobDir::Create(options_, MakeJob(data_dir_)),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       "cannot prepare the job folder " + root.string() + ": cannot write " +
+                           (root / "input/config/hyperparameters.json").string() +
+                           ": No space left on device"));
+}
+
+TEST_F(JobDirTest, GivesTheVolumeSizeToTheTrainerOnlyWhenTheJobHasOne) {
+  amt::v1::StartJob job = MakeJob(data_dir_);
+  auto without = JobDir::Create(options_, job);
+  ASSERT_THAT(without, IsOk());
+  EXPECT_THAT(without->environment(), Not(Contains(Key("AMT_VOLUME_SIZE_GB"))));
+  job.set_volume_size_gb(7);
+  auto with = JobDir::Create(options_, job);
+  ASSERT_THAT(with, IsOk());
+  EXPECT_THAT(with->environment(), Contains(Pair("AMT_VOLUME_SIZE_GB", "7")));
 }
 
 }  // namespace amt::worker

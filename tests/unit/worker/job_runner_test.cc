@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -298,6 +299,21 @@ TEST_F(JobRunnerTest, ReportsALaunchFailureForABadJobDirectory) {
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_TRUE(messages[0].exited().launch_failed());
   EXPECT_EQ(messages[0].exited().failure_reason(), "invalid channel name 'bad/name'");
+}
+
+TEST_F(JobRunnerTest, ReportsALaunchFailureThatSaysTheJobFolderIsOnAFullDisk) {
+  options_.job_dir.write = [](int, const void*, size_t) -> ssize_t {
+    errno = ENOSPC;
+    return -1;
+  };
+  const auto messages = RunToExit(Job("true"));
+  ASSERT_EQ(messages.size(), 1u);
+  const fs::path root = temp_.path() / "work" / "job-1";
+  EXPECT_TRUE(messages[0].exited().launch_failed());
+  EXPECT_EQ(messages[0].exited().failure_reason(),
+            "cannot prepare the job folder " + root.string() + ": cannot write " +
+                (root / "input/config/hyperparameters.json").string() +
+                ": No space left on device");
 }
 
 TEST_F(JobRunnerTest, StopSendsSigtermToTheWholeProcessGroup) {

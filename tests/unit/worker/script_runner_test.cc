@@ -2,7 +2,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +14,7 @@
 #include <string>
 
 #include "nlohmann/json.hpp"
+#include "tests/unit/worker/tar_builder.h"
 #include "tests/unit/worker/temp_dir.h"
 #include "worker/tar_gz.h"
 
@@ -18,6 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::amt::worker::testing::ReadFile;
+using ::amt::worker::testing::TarBuilder;
 using ::amt::worker::testing::TempDir;
 using ::amt::worker::testing::WriteFile;
 using nlohmann::json;
@@ -52,6 +58,11 @@ class ScriptRunnerTest : public ::testing::Test {
     for (const auto& [name, text] : files) WriteFile(src / name, text);
     fs::create_directories(temp_.path() / "s3/bucket/src");
     ASSERT_TRUE(WriteTarGz(src, temp_.path() / "s3/bucket/src/sourcedir.tar.gz").ok());
+  }
+
+  // `archive` as the SDK's sourcedir.tar.gz under s3://bucket/src/.
+  void SourcesArchive(const TarBuilder& archive) {
+    archive.WriteGz(temp_.path() / "s3/bucket/src/sourcedir.tar.gz");
   }
 
   void Hyperparameters(const std::map<std::string, std::string>& user) {
@@ -169,6 +180,120 @@ TEST_F(ScriptRunnerTest, AnInterpreterThatDoesNotExistIsNamed) {
   EXPECT_EQ(Failure(),
             "ClientError: the Python interpreter for sklearn images, /no/such/python3, is not an "
             "executable file (nor found in PATH): give amtd --python sklearn=/path/to/bin/python");
+}
+
+// The permission bits of `path`.
+unsigned ModeOf(const fs::path& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+// A shell script outside the code folder that leaves a mark when it runs.
+fs::path OutsideScript(const fs::path& path) {
+  WriteFile(path, "#!/bin/sh\ntouch \"$SM_MODEL_DIR/ran\"\n");
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  return path;
+}
+
+TEST_F(ScriptRunnerTest, AnEntryPointThatIsASymlinkOutOfTheCodeIsRefusedAndNotChmodded) {
+  const fs::path outside = OutsideScript(temp_.path() / "outside" / "evil.sh");
+  SourcesArchive(TarBuilder().File("train.py", "").Symlink("run.sh", outside.string()));
+  Hyperparameters({{"sagemaker_program", "\"run.sh\""}});
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  const fs::path code = job_ / "code";
+  EXPECT_EQ(Failure(),
+            "ClientError: the entry point (sagemaker_program) run.sh is not a file in "
+            "the job's code folder " +
+                code.string() + ": " + (code / "run.sh").string() + " is a symbolic link");
+  EXPECT_EQ(ModeOf(outside), 0600u);
+  EXPECT_FALSE(fs::exists(job_ / "model/ran"));
+}
+
+TEST_F(ScriptRunnerTest, AnEntryPointUnderASymlinkedFolderIsRefused) {
+  const fs::path outside = OutsideScript(temp_.path() / "outside" / "evil.sh");
+  SourcesArchive(TarBuilder().File("train.py", "").Symlink("bin", outside.parent_path().string()));
+  Hyperparameters({{"sagemaker_program", "\"bin/evil.sh\""}});
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_THAT(Failure(), HasSubstr("(sagemaker_program) bin/evil.sh is not a file in the job's "
+                                   "code folder"));
+  EXPECT_THAT(Failure(), HasSubstr((job_ / "code/bin").string() + " is a symbolic link"));
+  EXPECT_EQ(ModeOf(outside), 0600u);
+  EXPECT_FALSE(fs::exists(job_ / "model/ran"));
+}
+
+TEST_F(ScriptRunnerTest, AnAbsoluteEntryPointIsRefusedAndNotChmodded) {
+  const fs::path outside = OutsideScript(temp_.path() / "outside" / "evil.sh");
+  Sources({{"train.py", ""}});
+  Hyperparameters({{"sagemaker_program", json(outside.string()).dump()}});
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_EQ(Failure(), "ClientError: the entry point (sagemaker_program) " + outside.string() +
+                           " is not a file in the job's code folder " + (job_ / "code").string() +
+                           ": it is an absolute path");
+  EXPECT_EQ(ModeOf(outside), 0600u);
+  EXPECT_FALSE(fs::exists(job_ / "model/ran"));
+}
+
+TEST_F(ScriptRunnerTest, AnEntryPointWithDotDotIsRefusedAndNotChmodded) {
+  // code/../evil.sh is the job folder's evil.sh.
+  const fs::path outside = OutsideScript(job_ / "evil.sh");
+  Sources({{"train.py", ""}});
+  Hyperparameters({{"sagemaker_program", "\"../evil.sh\""}});
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_EQ(Failure(),
+            "ClientError: the entry point (sagemaker_program) ../evil.sh is not a file "
+            "in the job's code folder " +
+                (job_ / "code").string() + ": it has a \"..\" segment");
+  EXPECT_EQ(ModeOf(outside), 0600u);
+  EXPECT_FALSE(fs::exists(job_ / "model/ran"));
+}
+
+TEST_F(ScriptRunnerTest, ACodeArchiveExpandingPastTheVolumeIsRefused) {
+  // A tar bomb's header: 2 GiB promised by a few hundred bytes of gzip.
+  SourcesArchive(TarBuilder()
+                     .File("train.py", "")
+                     .FileHeaderOnly("data.bin", uint64_t{2} << 30, std::string(4096, '\0')));
+  Hyperparameters({});
+  env_["AMT_VOLUME_SIZE_GB"] = "1";
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_THAT(Failure(), StartsWith("ClientError: sagemaker_submit_directory "
+                                    "s3://bucket/src/sourcedir.tar.gz: cannot unpack "));
+  EXPECT_THAT(Failure(), HasSubstr(": it expands past the VolumeSizeInGB of 1 GB (member "
+                                   "\"data.bin\" of 2147483648 bytes"));
+  EXPECT_FALSE(fs::exists(job_ / "code"));  // what was unpacked is gone
+
+  // Without a volume size: SageMaker's default volume.
+  fs::remove(job_ / "output/failure");
+  SourcesArchive(TarBuilder().FileHeaderOnly("data.bin", uint64_t{31} << 30, ""));
+  env_.erase("AMT_VOLUME_SIZE_GB");
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_THAT(Failure(), HasSubstr(": it expands past the default volume of 30 GB (the job gives "
+                                   "no VolumeSizeInGB)"));
+}
+
+TEST_F(ScriptRunnerTest, AFullDiskWhileUnpackingSaysNoSpaceLeftOnDeviceAndTheJobFolder) {
+  Sources({{"train.py", "print(1)\n"}});
+  Hyperparameters({});
+  env_["AMT_VOLUME_SIZE_GB"] = "5";
+  options_.unpack_write = [](int, const void*, size_t) -> ssize_t {
+    errno = ENOSPC;
+    return -1;
+  };
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_EQ(Failure(), "ClientError: No space left on device in the job folder " + job_.string() +
+                           " (the VolumeSizeInGB of 5 GB) while writing the job's code, "
+                           "sagemaker_submit_directory s3://bucket/src/sourcedir.tar.gz: cannot "
+                           "write " +
+                           (job_ / "code/train.py").string() + ": No space left on device");
+  EXPECT_FALSE(fs::exists(job_ / "code"));
+}
+
+TEST_F(ScriptRunnerTest, AnEntryPointInASubfolderStillRuns) {
+  Sources({{"train.py", ""}, {"bin/run.sh", "#!/bin/sh\necho \"$@\" > \"$SM_MODEL_DIR/args\"\n"}});
+  Hyperparameters({{"sagemaker_program", "\"./bin/run.sh\""}, {"msg", "\"x\""}});
+  ASSERT_EQ(RunScriptMode(options_, env_), 0) << Failure();
+  EXPECT_EQ(ReadFile(job_ / "model/args"), "--msg x\n");
+  EXPECT_EQ(ModeOf(job_ / "code/bin/run.sh"), 0777u);
 }
 
 // The built-in XGBoost algorithm runs with Debian's python3-xgboost (scripts/install-deps.sh).

@@ -2,7 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "tests/support/status_matchers.h"
+#include "tests/unit/worker/tar_builder.h"
 #include "tests/unit/worker/temp_dir.h"
 
 namespace amt::worker {
@@ -17,6 +21,8 @@ namespace {
 
 using ::amt::testing::IsOk;
 using ::amt::testing::StatusIs;
+using ::amt::worker::testing::TarBuilder;
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
@@ -198,6 +204,184 @@ TEST_F(TarGzTest, MergesSeveralFoldersTheLaterOnesFileWinning) {
   EXPECT_EQ(Shell("cat " + (out / "sub" / "both.txt").string()), "from b");
   EXPECT_EQ(WriteTarGz(std::vector<fs::path>{}, archive).code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// The permission bits of `path` itself (a link is not followed).
+unsigned ModeOf(const fs::path& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+// Every regular file's size under `dir`, added up.
+uintmax_t BytesUnder(const fs::path& dir) {
+  uintmax_t total = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file() && !entry.is_symlink()) total += entry.file_size();
+  }
+  return total;
+}
+
+TEST_F(TarGzTest, AMemberUnderASymlinkMemberIsRefusedAndNothingOutsideChanges) {
+  const fs::path outside = temp_.path() / "outside";
+  fs::create_directories(outside);
+  fs::permissions(outside, fs::perms::owner_all, fs::perm_options::replace);
+  const fs::path out = temp_.path() / "code";
+  struct Case {
+    std::string name;
+    TarBuilder archive;
+  };
+  for (const Case& c : {
+           Case{"folder", TarBuilder().Symlink("d", outside.string()).Dir("d/", 01777)},
+           Case{"file", TarBuilder().Symlink("d", outside.string()).File("d/file", "x")},
+           Case{"deeper", TarBuilder().Symlink("d", outside.string()).File("d/sub/file", "x")},
+           Case{"hard-link",
+                TarBuilder().Symlink("d", outside.string()).File("f", "x").HardLink("d/f", "f")},
+       }) {
+    fs::remove_all(out);
+    const fs::path archive = temp_.path() / (c.name + ".tar.gz");
+    c.archive.WriteGz(archive);
+    EXPECT_THAT(
+        ExtractTarGz(archive, out),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 HasSubstr("would be written through the symbolic link " + (out / "d").string())))
+        << c.name;
+    EXPECT_EQ(ModeOf(outside), 0700u) << c.name;
+    EXPECT_TRUE(fs::is_empty(outside)) << c.name;
+    EXPECT_EQ(fs::read_symlink(out / "d"), outside) << c.name;  // made, never followed
+  }
+}
+
+TEST_F(TarGzTest, AMemberThatWouldReplaceASymlinkIsRefused) {
+  const fs::path victim = temp_.path() / "outside" / "victim.txt";
+  Write(victim, "original");
+  const fs::path archive = temp_.path() / "replace.tar.gz";
+  TarBuilder().Symlink("x", victim.string()).File("x", "overwritten").WriteGz(archive);
+  const fs::path out = temp_.path() / "code";
+  EXPECT_THAT(ExtractTarGz(archive, out),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "cannot unpack " + archive.string() + ": member \"x\" would replace the " +
+                           "symbolic link " + (out / "x").string()));
+  EXPECT_EQ(Read(victim), "original");
+}
+
+TEST_F(TarGzTest, AbsoluteAndDotDotMembersAreRefused) {
+  const fs::path out = temp_.path() / "jail" / "code";
+  const std::string absolute = (temp_.path() / "jail" / "abs.txt").string();
+  struct Case {
+    std::string member;
+    TarBuilder archive;
+  };
+  for (const Case& c : {
+           Case{absolute, TarBuilder().File(absolute, "x")},
+           Case{"../escaped.txt", TarBuilder().File("ok.txt", "x").File("../escaped.txt", "x")},
+           Case{"a/../../escaped.txt", TarBuilder().File("a/../../escaped.txt", "x")},
+           Case{"../", TarBuilder().Dir("../", 0777)},
+           Case{"../escaped.txt", TarBuilder().Symlink("../escaped.txt", "/etc/passwd")},
+       }) {
+    const fs::path archive = temp_.path() / "bad.tar.gz";
+    c.archive.WriteGz(archive);
+    EXPECT_THAT(ExtractTarGz(archive, out),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "cannot unpack " + archive.string() + ": member \"" + c.member +
+                             "\" would land outside " + out.string()));
+    EXPECT_FALSE(fs::exists(temp_.path() / "jail" / "escaped.txt")) << c.member;
+    EXPECT_FALSE(fs::exists(temp_.path() / "jail" / "abs.txt")) << c.member;
+  }
+  const fs::path archive = temp_.path() / "hard.tar.gz";
+  TarBuilder().HardLink("h", "../../secret").WriteGz(archive);
+  EXPECT_THAT(ExtractTarGz(archive, out),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("hard link \"h\" points outside " + out.string())));
+}
+
+TEST_F(TarGzTest, AnArchiveExpandingPastTheCapIsRefusedHavingWrittenAtMostTheCap) {
+  TarBuilder bomb;
+  for (int i = 0; i < 10; ++i) bomb.File("zeros-" + std::to_string(i), std::string(16384, '\0'));
+  const fs::path archive = temp_.path() / "bomb.tar.gz";
+  bomb.WriteGz(archive);
+  ASSERT_LT(fs::file_size(archive), 4096u);  // 160 KiB of members in a few hundred bytes
+  const fs::path out = temp_.path() / "code";
+  ExtractOptions options;
+  options.max_bytes = 65536;
+  EXPECT_THAT(ExtractTarGz(archive, out, options),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       "cannot unpack " + archive.string() +
+                           ": it expands past 65536 bytes (member \"zeros-4\" of 16384 bytes "
+                           "after 65536 bytes of earlier members)"));
+  EXPECT_EQ(BytesUnder(out), 65536u);
+
+  // A header that promises gigabytes is refused before any of them is read or written, and the
+  // caller's name for the cap is in the message.
+  const fs::path promised = temp_.path() / "promised.tar.gz";
+  TarBuilder().FileHeaderOnly("big.bin", uint64_t{2} << 30, "x").WriteGz(promised);
+  fs::remove_all(out);
+  options.max_bytes = uint64_t{1} << 30;
+  options.max_bytes_name = "the VolumeSizeInGB of 1 GB";
+  EXPECT_THAT(ExtractTarGz(promised, out, options),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr(": it expands past the VolumeSizeInGB of 1 GB (member "
+                                 "\"big.bin\" of 2147483648 bytes")));
+  EXPECT_FALSE(fs::exists(out / "big.bin"));
+}
+
+TEST_F(TarGzTest, TooManyMembersOrTooLongAPathIsRefused) {
+  TarBuilder many;
+  for (int i = 0; i < 5; ++i) many.File("f" + std::to_string(i), "x");
+  const fs::path archive = temp_.path() / "many.tar.gz";
+  many.WriteGz(archive);
+  ExtractOptions options;
+  options.max_members = 3;
+  EXPECT_THAT(ExtractTarGz(archive, temp_.path() / "a", options),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       "cannot unpack " + archive.string() + ": it has more than 3 members"));
+  EXPECT_FALSE(fs::exists(temp_.path() / "a" / "f3"));
+
+  const fs::path long_path = temp_.path() / "long.tar.gz";
+  TarBuilder().File(std::string(40, 'a') + "/" + std::string(40, 'b'), "x").WriteGz(long_path);
+  options = ExtractOptions();
+  options.max_member_path_bytes = 64;
+  EXPECT_THAT(
+      ExtractTarGz(long_path, temp_.path() / "b", options),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has a path of more than 64 bytes")));
+}
+
+TEST_F(TarGzTest, AFullDiskSaysNoSpaceLeftOnDeviceAndWhere) {
+  const fs::path archive = temp_.path() / "src.tar.gz";
+  TarBuilder().File("train.py", "print(1)\n").File("data/big.bin", "0123456789").WriteGz(archive);
+  ExtractOptions options;
+  int writes = 0;
+  // The first file fits; the disk is full by the second.
+  options.write = [&writes](int fd, const void* data, size_t size) -> ssize_t {
+    if (++writes == 1) return ::write(fd, data, size);
+    errno = ENOSPC;
+    return -1;
+  };
+  const fs::path out = temp_.path() / "job" / "code";
+  EXPECT_THAT(ExtractTarGz(archive, out, options),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       "cannot write " + (out / "data" / "big.bin").string() +
+                           ": No space left on device"));
+  EXPECT_EQ(Read(out / "train.py"), "print(1)\n");
+}
+
+TEST_F(TarGzTest, UnpacksModesHardLinksAndALaterMemberOfTheSamePath) {
+  const fs::path archive = temp_.path() / "src.tar.gz";
+  TarBuilder()
+      .Dir("bin/", 0750)
+      .File("bin/run.sh", "old", 0600)
+      .File("bin/run.sh", "#!/bin/sh\n", 0755)
+      .HardLink("run-too.sh", "bin/run.sh")
+      .Symlink("latest", "bin/run.sh")
+      .WriteGz(archive);
+  const fs::path out = temp_.path() / "code";
+  ASSERT_THAT(ExtractTarGz(archive, out), IsOk());
+  EXPECT_EQ(ModeOf(out / "bin"), 0750u);
+  EXPECT_EQ(ModeOf(out / "bin" / "run.sh"), 0755u);
+  EXPECT_EQ(Read(out / "bin" / "run.sh"), "#!/bin/sh\n");
+  EXPECT_EQ(Read(out / "run-too.sh"), "#!/bin/sh\n");
+  EXPECT_TRUE(fs::equivalent(out / "run-too.sh", out / "bin" / "run.sh"));
+  EXPECT_EQ(fs::read_symlink(out / "latest"), "bin/run.sh");
 }
 
 }  // namespace
