@@ -1,6 +1,7 @@
 #include "worker/job_runner.h"
 
 #include <signal.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -20,6 +21,12 @@ namespace {
 constexpr double kDefaultHostFailureGraceSeconds = 10;
 
 bool Failed(const ExitStatus& status) { return status.exit_code != 0 || status.signal != 0; }
+
+std::optional<uint64_t> StatvfsFreeBytes(const fs::path& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+}
 
 std::string ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -368,6 +375,20 @@ void JobRunner::Run() {
   // The chosen host's output/failure, else the first host's that wrote one.
   std::string failure = dirs[chosen].ReadFailureReason();
   for (size_t i = 0; i < dirs.size() && failure.empty(); ++i) failure = dirs[i].ReadFailureReason();
+  if (failure.empty() && status.exit_code != 0) {
+    // A trainer (or amt-script-runner) that ran out of disk could not write output/failure
+    // either: say so rather than leave amtd a bare exit code.
+    const fs::path& root = dirs[chosen].paths().root;
+    const std::optional<uint64_t> free =
+        options_.free_bytes ? options_.free_bytes(root) : StatvfsFreeBytes(root);
+    if (free.has_value() && *free < kFullDiskBytes) {
+      failure = "No space left on device in the job folder " + root.string() + " (" +
+                std::to_string(*free) + " bytes free when the training process exited with code " +
+                std::to_string(status.exit_code) +
+                ", without an output/failure). Give the job a larger VolumeSizeInGB, or free "
+                "disk space where amt-worker keeps job folders (--work-dir)";
+    }
+  }
   exited.set_failure_reason(failure);
   const bool succeeded =
       !Failed(status) && exited.upload_failure().empty() && exited.failure_reason().empty();

@@ -2,6 +2,8 @@
 // directory (JobDir), launches the command through the injected ProcessLauncher, ships its output
 // (LogShipper), stops it on request (SIGTERM to the group, SIGKILL after the grace), and on exit
 // syncs checkpoints, tars model/ and output/data/, reads output/failure and reports JobExited.
+// A job that exits non-zero with no output/failure on a full disk gets a failure reason that
+// says "No space left on device" and the job folder, not a bare exit code.
 //
 // InstanceCount N > 1 runs N hosts, algo-1..algo-N: N processes, each with a folder of its own
 // (JobDir with a HostSpec) and an address on a loopback network of the job's own
@@ -22,6 +24,7 @@
 #define AMT_WORKER_JOB_RUNNER_H_
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -71,7 +74,15 @@ struct JobRunnerOptions {
   // once, so a trainer may exit on that SIGTERM before the worker has stopped anything, and its
   // exit must still say worker_shutdown. Empty: only Stop(..., true) says so.
   std::function<bool()> shutdown_pending;
+  // The bytes the worker may still write on the file system holding `path` (statvfs's f_bavail
+  // times f_frsize); nullopt when unknown. Asked when a job exits non-zero without an
+  // output/failure: with less than kFullDiskBytes left, the failure reason says the disk is full
+  // (the trainer's own failure file could not be written). Null: statvfs. A seam for tests.
+  std::function<std::optional<uint64_t>(const std::filesystem::path& path)> free_bytes;
 };
+
+// Below this many free bytes the job folder's disk counts as full (JobRunnerOptions::free_bytes).
+inline constexpr uint64_t kFullDiskBytes = uint64_t{1} << 20;
 
 class JobRunner {
  public:

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -314,6 +315,44 @@ TEST_F(JobRunnerTest, ReportsALaunchFailureThatSaysTheJobFolderIsOnAFullDisk) {
             "cannot prepare the job folder " + root.string() + ": cannot write " +
                 (root / "input/config/hyperparameters.json").string() +
                 ": No space left on device");
+}
+
+TEST_F(JobRunnerTest, AFailedJobWithoutAFailureFileOnAFullDiskSaysSo) {
+  std::vector<fs::path> asked;
+  uint64_t free = 4096;
+  options_.free_bytes = [&](const fs::path& path) -> std::optional<uint64_t> {
+    asked.push_back(path);
+    return free;
+  };
+  const fs::path root = temp_.path() / "work" / "job-1";
+  auto messages = RunToExit(Job("exit 1"));
+  EXPECT_EQ(messages.back().exited().exit_code(), 1);
+  EXPECT_EQ(messages.back().exited().failure_reason(),
+            "No space left on device in the job folder " + root.string() +
+                " (4096 bytes free when the training process exited with code 1, without an "
+                "output/failure). Give the job a larger VolumeSizeInGB, or free disk space where "
+                "amt-worker keeps job folders (--work-dir)");
+  EXPECT_THAT(asked, ElementsAre(root));
+}
+
+TEST_F(JobRunnerTest, TheDiskIsNotBlamedWhenItHasRoomOrTheTrainerSaidWhy) {
+  int asked = 0;
+  options_.free_bytes = [&](const fs::path&) -> std::optional<uint64_t> {
+    ++asked;
+    return uint64_t{1} << 30;
+  };
+  EXPECT_EQ(RunToExit(Job("exit 1")).back().exited().failure_reason(), "");
+  EXPECT_EQ(asked, 1);
+  options_.free_bytes = [&](const fs::path&) -> std::optional<uint64_t> {
+    ++asked;
+    return 0;
+  };
+  Reports second;
+  JobRunner runner(options_, Job("echo mine > \"$SM_OUTPUT_DIR/failure\"; exit 2"), *launcher_,
+                   clock_, second.Fn());
+  runner.Start();
+  EXPECT_EQ(second.WaitForExit().back().exited().failure_reason(), "mine");
+  EXPECT_EQ(asked, 1);  // a failure file, or exit 0, never asks
 }
 
 TEST_F(JobRunnerTest, StopSendsSigtermToTheWholeProcessGroup) {
