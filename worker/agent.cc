@@ -58,14 +58,19 @@ void Agent::Run() {
       MutexLock lock(&mu_);
       if (exit_run_) break;
     }
-    std::unique_ptr<WorkerStream> stream = ConnectOnce();
-    const bool connected = stream != nullptr;
-    if (connected) {
-      Diagnose("connected to amtd");
-      said_unreachable = false;
-      backoff = options_.initial_backoff;
+    absl::Status refused;
+    std::unique_ptr<WorkerStream> stream = ConnectOnce(&refused);
+    // Connected once amtd has accepted the Hello: its first message says so (an Ack of 0).
+    bool connected = false;
+    if (stream != nullptr) {
       amt::v1::OrchestratorMessage message;
       while (stream->Read(&message)) {
+        if (!connected) {
+          connected = true;
+          Diagnose("connected to amtd");
+          said_unreachable = false;
+          backoff = options_.initial_backoff;
+        }
         Handle(message);
         ReapFinished();
       }
@@ -73,8 +78,19 @@ void Agent::Run() {
         MutexLock lock(&mu_);
         if (stream_ == stream.get()) stream_ = nullptr;
       }
+      refused = stream->Finish();
       stream->Cancel();
       stream.reset();
+    }
+    if (!refused.ok()) {
+      // Said every time: the reason may change (a worker id freed, credentials fixed), and the
+      // backoff keeps the lines few.
+      connected = false;
+      backoff = std::max(backoff, options_.initial_backoff);
+      Diagnose("amtd refused this worker (" +
+               std::string(absl::StatusCodeToString(refused.code())) +
+               "): " + std::string(refused.message()) + "; trying again in " +
+               std::to_string(backoff.count()) + " ms");
     }
     ReapFinished();
     const auto now = std::chrono::steady_clock::now();
@@ -94,19 +110,31 @@ void Agent::Run() {
     }
     if (connected) {
       Diagnose("lost the stream to amtd; reconnecting");
-    } else if (!said_unreachable) {
+    } else if (refused.ok() && !said_unreachable) {
       Diagnose("cannot reach amtd; retrying");
       said_unreachable = true;
     }
-    backoff = std::min(backoff * 2, options_.max_backoff);
+    backoff = std::min(backoff * 2,
+                       refused.ok() ? options_.max_backoff
+                                    : std::max(options_.max_backoff, options_.max_refused_backoff));
   }
   ReapFinished();
 }
 
-std::unique_ptr<WorkerStream> Agent::ConnectOnce() {
+std::unique_ptr<WorkerStream> Agent::ConnectOnce(absl::Status* refused) {
   auto connected = connector_.Connect();
   if (!connected.ok()) return nullptr;
   std::unique_ptr<WorkerStream> stream = std::move(*connected);
+  // A write fails when amtd has already ended the call (a refusal before it read the Hello,
+  // such as bad credentials): what it said is read before the stream goes.
+  const auto broken = [&stream, refused] {
+    amt::v1::OrchestratorMessage ignored;
+    while (stream->Read(&ignored)) {
+    }
+    *refused = stream->Finish();
+    stream->Cancel();
+    return nullptr;
+  };
 
   MutexLock lock(&mu_);
   if (exit_run_) {
@@ -119,6 +147,7 @@ std::unique_ptr<WorkerStream> Agent::ConnectOnce() {
   hello.set_slots(options_.slots);
   hello.set_host(options_.host);
   hello.set_one_shot(options_.one_shot.has_value());
+  hello.set_instance_id(options_.instance_id);
   // "Running" until amtd has its JobExited: a job that ended while we were away is reported
   // right after the Hello, and amtd must not presume it lost in between.
   std::set<JobKey> running = undelivered_exits_;
@@ -128,16 +157,10 @@ std::unique_ptr<WorkerStream> Agent::ConnectOnce() {
     ref->set_training_job_name(name);
     ref->set_attempt(attempt);
   }
-  if (!stream->Write(hello_message)) {
-    stream->Cancel();
-    return nullptr;
-  }
+  if (!stream->Write(hello_message)) return broken();
   // Replayed in order; amtd applies a report it has already saved to no further effect.
   for (const Unacked& report : unacked_) {
-    if (!stream->Write(report.message)) {
-      stream->Cancel();
-      return nullptr;
-    }
+    if (!stream->Write(report.message)) return broken();
   }
   if (dropped_log_batches_ > 0) {
     Diagnose(std::to_string(dropped_log_batches_) + " log batches were dropped while disconnected");

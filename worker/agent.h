@@ -33,7 +33,10 @@ namespace amt::worker {
 
 struct AgentOptions {
   std::string worker_id;  // WorkerHello.worker_id (amt-worker's default: host:pid)
-  std::string host;       // WorkerHello.host
+  // WorkerHello.instance_id: random per process (amt-worker makes 128 bits), so amtd tells this
+  // process's reconnect from another process that says the same worker_id.
+  std::string instance_id;
+  std::string host;  // WorkerHello.host
   // Instances run at once: a job takes one slot per instance (StartJob.instance_count); a
   // StartJob beyond them is refused.
   int slots = 1;
@@ -41,6 +44,9 @@ struct AgentOptions {
   // Waits between connection attempts: doubling from initial to max.
   std::chrono::milliseconds initial_backoff{50};
   std::chrono::milliseconds max_backoff{1000};
+  // The most it waits after amtd refused it (its worker id in use, bad credentials): the wait
+  // doubles up to this, and each refusal is said through `diagnostics` with amtd's reason.
+  std::chrono::milliseconds max_refused_backoff{30000};
   // Shutdown(): SIGTERM to every job, SIGKILL after this long; Shutdown waits about as long.
   std::chrono::milliseconds shutdown_grace{5000};
   // Without amtd this long (not connected, from the end of the last connection or the first
@@ -97,8 +103,9 @@ class Agent {
   // Numbers the report, keeps it until acknowledged and writes it to the stream if connected.
   void SendLocked(amt::v1::WorkerMessage message, bool runner_exit)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Opens a stream and sends Hello and the unacknowledged reports. Returns null on failure.
-  std::unique_ptr<WorkerStream> ConnectOnce() ABSL_LOCKS_EXCLUDED(mu_);
+  // Opens a stream and sends Hello and the unacknowledged reports. Returns null on failure, with
+  // `refused` set to amtd's refusal when it ended the call with one.
+  std::unique_ptr<WorkerStream> ConnectOnce(absl::Status* refused) ABSL_LOCKS_EXCLUDED(mu_);
   // Joins the runners that have exited; never under mu_ (a runner's last report takes it).
   void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
   void Diagnose(const std::string& message) const;

@@ -17,6 +17,7 @@ class GrpcWorkerStream final : public WorkerStream {
       : stream_(Open(stub, context_, credential)) {}
 
   ~GrpcWorkerStream() override {
+    if (finished_) return;
     // Finish() needs the incoming side drained; after TryCancel that takes no time.
     context_.TryCancel();
     amt::v1::OrchestratorMessage ignored;
@@ -31,6 +32,22 @@ class GrpcWorkerStream final : public WorkerStream {
 
   void Cancel() override { context_.TryCancel(); }
 
+  absl::Status Finish() override {
+    finished_ = true;
+    const grpc::Status status = stream_->Finish();
+    switch (status.error_code()) {
+      case grpc::StatusCode::ALREADY_EXISTS:
+      case grpc::StatusCode::UNAUTHENTICATED:
+      case grpc::StatusCode::PERMISSION_DENIED:
+      case grpc::StatusCode::INVALID_ARGUMENT:
+      case grpc::StatusCode::FAILED_PRECONDITION:
+        return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                            status.error_message());
+      default:
+        return absl::OkStatus();  // ended, lost or cancelled: not a refusal
+    }
+  }
+
  private:
   static std::unique_ptr<
       grpc::ClientReaderWriter<amt::v1::WorkerMessage, amt::v1::OrchestratorMessage>>
@@ -41,6 +58,7 @@ class GrpcWorkerStream final : public WorkerStream {
   }
 
   grpc::ClientContext context_;
+  bool finished_ = false;  // Finish() was called: the destructor must not call it again
   std::unique_ptr<grpc::ClientReaderWriter<amt::v1::WorkerMessage, amt::v1::OrchestratorMessage>>
       stream_;
 };

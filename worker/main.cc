@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -167,6 +168,13 @@ int main(int argc, char** argv) {
 
   amt::worker::AgentOptions options;
   options.worker_id = worker_id;
+  {
+    std::random_device random;  // 128 bits that tell this process from any other of its id
+    char instance[33];
+    std::snprintf(instance, sizeof(instance), "%08x%08x%08x%08x", random(), random(), random(),
+                  random());
+    options.instance_id = instance;
+  }
   options.host = host;
   options.slots = slots;
   options.one_shot = one_shot_job;

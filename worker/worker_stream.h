@@ -25,6 +25,12 @@ class WorkerStream {
 
   // Ends the stream: a blocked or later Read returns false. Thread-safe, callable any time.
   virtual void Cancel() = 0;
+
+  // After Read returned false: how amtd ended the call. OK when it simply ended or the
+  // connection was lost; the code and message of a refusal (ALREADY_EXISTS for a worker id in
+  // use, UNAUTHENTICATED or PERMISSION_DENIED for credentials, INVALID_ARGUMENT). Called once,
+  // from the agent thread, before Cancel.
+  virtual absl::Status Finish() = 0;
 };
 
 class StreamConnector {

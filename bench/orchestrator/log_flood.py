@@ -3,11 +3,13 @@
 
 One command (after a build):
     /usr/bin/python3 bench/orchestrator/log_flood.py [--megabytes 20] [--metrics 40]
+        [--line-bytes 100]   (issue 32's flood: --line-bytes 100000, 200 lines of 100 KB)
 
 Starts build/bin/amtd (its local amt-worker, SQLite state, the AWS JSON gateway) on free ports.
 Baseline, measured in the same run: DescribeTrainingJob of a finished job, called back to back
 through boto3 for `--idle-seconds` while nothing runs. Then one training job whose trainer prints
-`--megabytes` of log lines (about 100 bytes each, every line carrying a few of the values) with
+`--megabytes` of log lines (about `--line-bytes` each, padded in the middle, every line carrying a
+few of the values) with
 `--metrics` MetricDefinitions, the shapes SageMaker users write (`name=([0-9.]+)`, the built-in
 algorithms' `.*#quality_metric: ...` and `[0-9]+ ... train-rmse:(\\S+)` kinds); the same Describe
 calls run until the flood job ends. Prints the latencies (ms) of both phases and their ratios, the
@@ -35,14 +37,15 @@ TRAINER = r'''#!/usr/bin/python3
 import json, os, sys
 hp = json.load(open(os.environ["SM_INPUT_CONFIG_DIR"] + "/hyperparameters.json"))
 target, metrics = int(hp["bytes"]), int(hp["metrics"])
+pad = "x" * max(0, int(hp.get("line_bytes", "100")) - 100)
 out = sys.stdout
 written = 0
 step = 0
 while written < target:
     m = step % metrics
-    line = ("step %d/%d: m%d=%.6f m%d=%.6f #quality_metric: host=algo-1, epoch=%d, "
+    line = ("step %d/%d: m%d=%.6f m%d=%.6f %s#quality_metric: host=algo-1, epoch=%d, "
             "validation rmse <loss>=%.5f\n" % (step, target, m, 1.0 / (step + 1),
-                                              (m + 7) % metrics, step * 1e-6, step, 0.5))
+                                              (m + 7) % metrics, step * 1e-6, pad, step, 0.5))
     out.write(line)
     written += len(line)
     step += 1
@@ -75,12 +78,13 @@ def start_amtd(binary, work):
     return process, line[line.index("http://"):].split()[0]
 
 
-def create_job(client, name, trainer, megabytes, metrics):
+def create_job(client, name, trainer, megabytes, metrics, line_bytes=100):
     client.create_training_job(
         TrainingJobName=name,
         AlgorithmSpecification={"TrainingImage": str(trainer), "TrainingInputMode": "File",
                                 "MetricDefinitions": metric_definitions(metrics)},
-        HyperParameters={"bytes": str(int(megabytes * 1e6)), "metrics": str(metrics)},
+        HyperParameters={"bytes": str(int(megabytes * 1e6)), "metrics": str(metrics),
+                         "line_bytes": str(line_bytes)},
         RoleArn="arn:aws:iam::123456789012:role/SageMakerRole",
         OutputDataConfig={"S3OutputPath": "s3://amt-local-bench/output"},
         ResourceConfig={"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
@@ -137,7 +141,7 @@ def run(a, work):
             ended.set()
 
         start = time.monotonic()
-        create_job(client, "flood", trainer, a.megabytes, a.metrics)
+        create_job(client, "flood", trainer, a.megabytes, a.metrics, a.line_bytes)
         watcher = threading.Thread(target=watch)
         watcher.start()
         flooded = describe_until(client, "idle", ended.is_set)
@@ -148,7 +152,7 @@ def run(a, work):
         process.wait(timeout=60)
     final = result["final"]
     return {
-        "megabytes": a.megabytes, "metrics": a.metrics,
+        "megabytes": a.megabytes, "metrics": a.metrics, "line_bytes": a.line_bytes,
         "idle": summary(idle), "flooded": summary(flooded),
         "flood_status": final["TrainingJobStatus"],
         "flood_seconds": round(wall, 2),
@@ -160,6 +164,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--megabytes", type=float, default=20)
     p.add_argument("--metrics", type=int, default=40)
+    p.add_argument("--line-bytes", type=int, default=100)
     p.add_argument("--idle-seconds", type=float, default=3)
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")

@@ -2,9 +2,12 @@
 
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <semaphore>
+#include <string>
 #include <thread>
 
 namespace amt::api {
@@ -14,6 +17,10 @@ namespace {
 // busy while the handler reads the next one, few enough that an API call queued behind them
 // waits for a handful of batches at most.
 constexpr std::ptrdiff_t kMaxReportsInFlight = 4;
+
+// Parsers a stream keeps (one per training job it reported on): a worker runs a few jobs at a
+// time, and one that ran thousands over one stream must not hold thousands of compiled patterns.
+constexpr size_t kMaxCachedParsers = 64;
 
 // The orchestrator's handle on one worker stream: Send queues, a writer thread drains.
 class StreamLink final : public core::WorkerLink {
@@ -87,17 +94,49 @@ grpc::Status WorkerServiceImpl::Connect(
   }
   const std::string worker_id = first.hello().worker_id();
   auto link = std::make_shared<StreamLink>(context, stream);
-  loop_.Post([this, hello = first.hello(), link] { orchestrator_.OnWorkerConnected(hello, link); });
+  // Waits for the loop: a refused Hello (another process has this id) ends the call with why.
+  const absl::Status accepted =
+      loop_.Call([&] { return orchestrator_.OnWorkerConnected(first.hello(), link); });
+  if (!accepted.ok()) {
+    link->Close();
+    return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, std::string(accepted.message()));
+  }
+  // Tells the worker its Hello was taken (WorkerHello): an Ack of nothing.
+  v1::OrchestratorMessage welcome;
+  welcome.mutable_ack()->set_seq(0);
+  link->Send(welcome);
   // At most kMaxReportsInFlight reports of this stream wait for the loop: past that the handler
   // stops reading, so gRPC's flow control holds a flooding worker back instead of the loop's
   // queue growing without bound in front of every API call.
   auto window = std::make_shared<std::counting_semaphore<>>(kMaxReportsInFlight);
+  // Log lines are matched against the job's MetricDefinitions here, on this stream's thread, not
+  // on the loop: a flood of long lines against many regexes costs this worker's stream, not
+  // every API call queued behind it (the loop takes the values as they are, ParsedLogs).
+  std::map<std::string, std::optional<metrics::MetricParser>> parsers;  // by training job
   auto message = std::make_shared<v1::WorkerMessage>();
   while (stream->Read(message.get())) {
+    std::shared_ptr<core::Orchestrator::ParsedLogs> parsed;
+    if (message->has_logs()) {
+      const std::string& job = message->logs().training_job_name();
+      auto it = parsers.find(job);
+      if (it == parsers.end()) {
+        if (parsers.size() >= kMaxCachedParsers) parsers.clear();
+        it = parsers.emplace(job, loop_.Call([&] { return orchestrator_.MetricParserOf(job); }))
+                 .first;
+      }
+      if (it->second.has_value()) {
+        parsed = std::make_shared<core::Orchestrator::ParsedLogs>(
+            core::Orchestrator::ParsedLogs{*it->second, {}});
+        parsed->values.reserve(message->logs().lines_size());
+        for (const auto& line : message->logs().lines()) {
+          parsed->values.push_back(it->second->Parse(line.text()));
+        }
+      }
+    }
     window->acquire();
     // `link` is captured so its address, the connection's identity, stays unique meanwhile.
-    loop_.Post([this, worker_id, link, message, window] {
-      orchestrator_.OnWorkerReport(worker_id, link.get(), *message);
+    loop_.Post([this, worker_id, link, message, parsed, window] {
+      orchestrator_.OnWorkerReport(worker_id, link.get(), *message, parsed.get());
       window->release();
     });
     message = std::make_shared<v1::WorkerMessage>();

@@ -168,14 +168,31 @@ class Orchestrator {
   void Unsubscribe(uint64_t id);
 
   // Worker events.
-  void OnWorkerConnected(const v1::WorkerHello& hello, std::shared_ptr<WorkerLink> link);
+  // Registers the worker of `hello` over `link` and re-adopts the attempts it says it runs.
+  // AlreadyExists, changing nothing, when a worker of that id is connected (not a provisional
+  // link) and `hello` is not from the same process (WorkerHello.instance_id): no process takes
+  // the place of a running worker; a restarted one is taken once its old stream has ended.
+  absl::Status OnWorkerConnected(const v1::WorkerHello& hello, std::shared_ptr<WorkerLink> link);
   // `link` identifies the connection, so a late disconnect of a replaced connection is ignored.
   void OnWorkerDisconnected(const std::string& worker_id, const WorkerLink* link);
   // A numbered report (JobStarted, LogBatch or JobExited) from `worker_id` over `link`: applied,
   // then acknowledged on that link once what it changed is saved (while the store fails, when it
-  // accepts writes again). A report applied twice (a replay) changes nothing the second time.
+  // accepts writes again). A report applied twice (a replay) changes nothing the second time. A
+  // report on an attempt that runs on another worker is refused: logged and acknowledged, never
+  // applied (a worker reports only on what it was given).
+  // `parsed`, when given for a LogBatch, holds its lines' metric values, parsed off the loop
+  // with a copy of the job's parser (MetricParserOf); they are used when that parser is still
+  // the job's and there is one entry per line, else the lines are parsed here.
+  struct ParsedLogs {
+    metrics::MetricParser parser;
+    std::vector<std::vector<metrics::MetricValue>> values;  // line i's values: values[i]
+  };
   void OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
-                      const v1::WorkerMessage& report);
+                      const v1::WorkerMessage& report, const ParsedLogs* parsed = nullptr);
+  // A copy of training job `name`'s compiled MetricDefinitions (cheap: the patterns are shared;
+  // immutable and safe to use from any thread), so a worker stream's thread parses its log
+  // lines instead of the loop; nullopt for an unknown job.
+  std::optional<metrics::MetricParser> MetricParserOf(const std::string& training_job_name);
   // A provisioned worker (`link` its provisional link) ended without reporting the exit of
   // `attempt` of `training_job_name` (provisioner.h): the attempt ends as `end` says, unless it
   // has ended already or its worker has connected since.
@@ -186,7 +203,7 @@ class Orchestrator {
  private:
   // The reports OnWorkerReport applies.
   void OnJobStarted(const v1::JobStarted& started);
-  void OnLogs(const v1::LogBatch& batch);
+  void OnLogs(const v1::LogBatch& batch, const ParsedLogs* parsed);
   void OnJobExited(const v1::JobExited& exited);
   // Whether `report` waits on its worker instead of being applied: the store fails and the
   // unsaved log lines have reached max_unsaved_log_bytes, or an earlier report of `link` waits
@@ -194,6 +211,10 @@ class Orchestrator {
   // recovers, and the worker replays what it has no Ack for.
   bool HoldBack(const std::string& worker_id, const WorkerLink* link,
                 const v1::WorkerMessage& report);
+  // Whether `report` names the current attempt of a training job that does not run on
+  // `worker_id` (logged unless the job has ended); a report on an unknown job or an earlier
+  // attempt is not refused: it is ignored where it is applied.
+  bool ForeignReport(const std::string& worker_id, const v1::WorkerMessage& report);
 
   // What the loop keeps per training job besides its record. Its timers are cancelled with it.
   struct JobRuntime {
@@ -272,10 +293,11 @@ class Orchestrator {
   // The attempt ended (`report`): the final status, then the tuning job's bookkeeping. The
   // caller notifies.
   void EndJob(v1::TrainingJobRecord& job, const ExitReport& report);
-  // The metrics of one log line: points, final values, objective history and, while no stop is
-  // decided (`stop_message` empty), early-stopping decisions; sets `stop_message` when early
-  // stopping decides to stop the job.
-  void ApplyMetrics(v1::TrainingJobRecord& job, const v1::LogRecord& line, int64_t sequence,
+  // The metrics of one log line (`values`, its parsed metric values): points, final values,
+  // objective history and, while no stop is decided (`stop_message` empty), early-stopping
+  // decisions; sets `stop_message` when early stopping decides to stop the job.
+  void ApplyMetrics(v1::TrainingJobRecord& job, const v1::LogRecord& line,
+                    const std::vector<metrics::MetricValue>& values, int64_t sequence,
                     std::vector<v1::MetricPoint>& points, std::string& stop_message);
 
   // After a training job ends: tuning counters, best job, end of the tuning job.

@@ -2,7 +2,7 @@
 // timers of every job, worker reports, and the end of training and tuning jobs. (Requests,
 // lookups and persistence are in orchestrator.cc.)
 #include <algorithm>
-#include <ranges>
+#include <iterator>
 
 #include "absl/strings/ascii.h"
 #include "common/status_macros.h"
@@ -409,10 +409,25 @@ void Orchestrator::EndTuningIfDone(v1::TuningJobRecord& tuning) {
 
 // ---------------------------------------------------------------- worker events
 
-void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
-                                     std::shared_ptr<WorkerLink> link) {
+absl::Status Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
+                                             std::shared_ptr<WorkerLink> link) {
   const std::string& worker_id = hello.worker_id();
-  workers_.Connect(worker_id, hello.slots(), std::move(link), hello.one_shot());
+  if (const WorkerLink* current = workers_.LinkOf(worker_id);
+      current != nullptr && current != link.get() && !current->Provisional()) {
+    if (hello.instance_id().empty() || hello.instance_id() != workers_.InstanceOf(worker_id)) {
+      const std::string why =
+          "worker id \"" + worker_id +
+          "\" is already connected from another amt-worker process; give each worker its own "
+          "--worker-id (a restarted worker is taken once amtd sees its old connection end)";
+      if (options_.log)
+        options_.log("refused a worker's Hello (host " + hello.host() + "): " + why);
+      return absl::AlreadyExistsError(why);
+    }
+    // The same process again (its old stream broke on its side first): that stream goes.
+    workers_.Drop(worker_id, current);
+  }
+  workers_.Connect(worker_id, hello.slots(), std::move(link), hello.one_shot(),
+                   hello.instance_id());
   std::set<std::string> reported;
   for (const auto& ref : hello.running()) {
     auto* job = FindTraining(ref.training_job_name());
@@ -446,6 +461,7 @@ void Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
   }
   Schedule();
   Notify("", "");
+  return absl::OkStatus();
 }
 
 void Orchestrator::OnProvisionedWorkerEnded(const std::string& worker_id, const WorkerLink* link,
@@ -516,14 +532,20 @@ void Orchestrator::OnWorkerDisconnected(const std::string& worker_id, const Work
 }
 
 void Orchestrator::OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
-                                  const v1::WorkerMessage& report) {
+                                  const v1::WorkerMessage& report, const ParsedLogs* parsed) {
   if (HoldBack(worker_id, link, report)) return;
+  if (ForeignReport(worker_id, report)) {
+    // Acknowledged, so that a worker that really ran the attempt once does not replay it forever.
+    workers_.Applied(worker_id, link, report.seq());
+    if (!store_failing_) workers_.AckApplied();
+    return;
+  }
   switch (report.body_case()) {
     case v1::WorkerMessage::kStarted:
       OnJobStarted(report.started());
       break;
     case v1::WorkerMessage::kLogs:
-      OnLogs(report.logs());
+      OnLogs(report.logs(), parsed);
       break;
     case v1::WorkerMessage::kExited:
       OnJobExited(report.exited());
@@ -533,6 +555,42 @@ void Orchestrator::OnWorkerReport(const std::string& worker_id, const WorkerLink
   }
   workers_.Applied(worker_id, link, report.seq());
   if (!store_failing_) workers_.AckApplied();
+}
+
+bool Orchestrator::ForeignReport(const std::string& worker_id, const v1::WorkerMessage& report) {
+  const std::string* name = nullptr;
+  int attempt = 0;
+  const char* kind = "";
+  switch (report.body_case()) {
+    case v1::WorkerMessage::kStarted:
+      name = &report.started().training_job_name();
+      attempt = report.started().attempt();
+      kind = "JobStarted";
+      break;
+    case v1::WorkerMessage::kLogs:
+      name = &report.logs().training_job_name();
+      attempt = report.logs().attempt();
+      kind = "LogBatch";
+      break;
+    case v1::WorkerMessage::kExited:
+      name = &report.exited().training_job_name();
+      attempt = report.exited().attempt();
+      kind = "JobExited";
+      break;
+    default:
+      return false;
+  }
+  const auto* job = FindTraining(*name);
+  if (job == nullptr || job->attempt() != attempt || job->worker_id() == worker_id) return false;
+  // An ended attempt has no worker: a late replay of its own worker is refused without a word.
+  if (options_.log && !IsTerminal(*job)) {
+    options_.log("refused a " + std::string(kind) + " report from worker \"" + worker_id +
+                 "\" for training job " + job->describe().training_job_name() + " (attempt " +
+                 std::to_string(attempt) + "), which " +
+                 (job->worker_id().empty() ? std::string("runs on no worker")
+                                           : "runs on worker \"" + job->worker_id() + "\""));
+  }
+  return true;
 }
 
 bool Orchestrator::HoldBack(const std::string& worker_id, const WorkerLink* link,
@@ -567,12 +625,19 @@ void Orchestrator::OnJobStarted(const v1::JobStarted& started) {
   Notify(job->tuning_job_name(), job->describe().training_job_name());
 }
 
+std::optional<metrics::MetricParser> Orchestrator::MetricParserOf(
+    const std::string& training_job_name) {
+  const auto* job = FindTraining(training_job_name);
+  if (job == nullptr) return std::nullopt;
+  return Rt(*job).parser;
+}
+
 void Orchestrator::ApplyMetrics(v1::TrainingJobRecord& job, const v1::LogRecord& line,
-                                int64_t sequence, std::vector<v1::MetricPoint>& points,
-                                std::string& stop_message) {
+                                const std::vector<metrics::MetricValue>& values, int64_t sequence,
+                                std::vector<v1::MetricPoint>& points, std::string& stop_message) {
   auto& rt = Rt(job);
   auto* d = job.mutable_describe();
-  for (const auto& m : rt.parser->Parse(line.text())) {
+  for (const auto& m : values) {
     v1::MetricPoint& p = points.emplace_back();
     p.set_metric_name(m.name);
     p.set_value(m.value);
@@ -604,9 +669,13 @@ void Orchestrator::ApplyMetrics(v1::TrainingJobRecord& job, const v1::LogRecord&
   }
 }
 
-void Orchestrator::OnLogs(const v1::LogBatch& batch) {
+void Orchestrator::OnLogs(const v1::LogBatch& batch, const ParsedLogs* parsed) {
   auto* job = FindTraining(batch.training_job_name());
   if (job == nullptr || job->attempt() != batch.attempt()) return;
+  const metrics::MetricParser& parser = *Rt(*job).parser;
+  // Parsed off the loop by the same patterns: taken as they are (the loop's costliest work).
+  const bool pre_parsed = parsed != nullptr && parser.SameAs(parsed->parser) &&
+                          std::ssize(parsed->values) == batch.lines_size();
   std::vector<store::LogEntry> logs;
   std::vector<v1::MetricPoint> points;
   logs.reserve(batch.lines_size());
@@ -615,13 +684,17 @@ void Orchestrator::OnLogs(const v1::LogBatch& batch) {
   const int64_t skip = std::max<int64_t>(0, job->attempt_log_lines() - batch.first_line());
   if (skip >= batch.lines_size()) return;
   job->set_attempt_log_lines(batch.first_line() + batch.lines_size());
-  for (const auto& line : batch.lines() | std::views::drop(skip)) {
+  for (int i = static_cast<int>(skip); i < batch.lines_size(); ++i) {
+    const v1::LogRecord& line = batch.lines(i);
     const int64_t seq = job->next_log_sequence();
     job->set_next_log_sequence(seq + 1);
     // A one-host job's worker leaves the host out: it is algo-1.
     logs.push_back(
         {seq, line.timestamp(), line.text(), line.host().empty() ? "algo-1" : line.host()});
-    ApplyMetrics(*job, line, seq, points, stop_message);
+    std::vector<metrics::MetricValue> parsed_here;
+    if (!pre_parsed) parsed_here = parser.Parse(line.text());
+    ApplyMetrics(*job, line, pre_parsed ? parsed->values[i] : parsed_here, seq, points,
+                 stop_message);
   }
   (void)Persist(*job, std::move(logs), std::move(points));
   if (!stop_message.empty()) {

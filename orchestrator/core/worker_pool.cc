@@ -5,9 +5,10 @@
 namespace amt::core {
 
 void WorkerPool::Connect(const std::string& id, int slots, std::shared_ptr<WorkerLink> link,
-                         bool single_use) {
+                         bool single_use, std::string instance) {
   auto& worker = workers_[id];
   worker.single_use = single_use;
+  worker.instance = std::move(instance);
   worker.slots = std::max(1, slots);
   worker.link = std::move(link);
   worker.jobs.clear();
@@ -95,6 +96,11 @@ void WorkerPool::Release(const std::string& id, const std::string& key) {
   if (job == it->second.jobs.end()) return;
   it->second.busy -= job->second;
   it->second.jobs.erase(job);
+}
+
+std::string WorkerPool::InstanceOf(const std::string& id) const {
+  const auto it = workers_.find(id);
+  return it == workers_.end() ? "" : it->second.instance;
 }
 
 bool WorkerPool::Runs(const std::string& id, const std::string& key) const {

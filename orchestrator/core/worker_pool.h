@@ -24,6 +24,9 @@ class WorkerLink {
   // Ends the connection from amtd's side: the worker sees its stream break, reconnects and
   // replays, in order, every report it has no Ack for. Must not block; a no-op once closed.
   virtual void Drop() = 0;
+  // Whether this is a stand-in registered before its worker connects (a provisioner's link,
+  // provisioner.h): the worker's own Hello takes its place. A connection's link is not.
+  virtual bool Provisional() const { return false; }
 };
 
 class WorkerPool {
@@ -32,8 +35,10 @@ class WorkerPool {
   // same id; the jobs it runs are then only those Assign()ed again. A `single_use` worker (a
   // one-shot worker started for one attempt: provisioner.h) is never offered by FreeWorker nor
   // counted by MaxSlots: it runs only the job it was made for.
+  // `instance` is the worker process's WorkerHello.instance_id (empty for a provisional link or
+  // an older worker).
   void Connect(const std::string& id, int slots, std::shared_ptr<WorkerLink> link,
-               bool single_use = false);
+               bool single_use = false, std::string instance = "");
   // Removes `id` when `link` is its current connection and returns the keys of the jobs it ran;
   // nullopt (nothing changed) for a late disconnect of a replaced connection or an unknown id.
   std::optional<std::set<std::string>> Disconnect(const std::string& id, const WorkerLink* link);
@@ -51,6 +56,8 @@ class WorkerPool {
   bool Idle(const std::string& id) const;
   // `id`'s current connection; nullptr when not connected.
   const WorkerLink* LinkOf(const std::string& id) const;
+  // The instance id `id` connected with; empty when unknown or not connected.
+  std::string InstanceOf(const std::string& id) const;
   // Whether `id` is connected and runs job `key`.
   bool Runs(const std::string& id, const std::string& key) const;
   // Notes that the report numbered `seq` from `id`'s current connection `link` was applied; a
@@ -72,6 +79,7 @@ class WorkerPool {
     std::map<std::string, int> jobs;
     int busy = 0;              // the sum of `jobs`' slots
     bool single_use = false;   // runs only the job it was made for
+    std::string instance;      // WorkerHello.instance_id
     uint64_t applied_seq = 0;  // highest report seq applied over `link`
     uint64_t acked_seq = 0;    // highest seq acknowledged over `link`
   };

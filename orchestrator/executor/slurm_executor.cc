@@ -37,6 +37,7 @@ class SlurmExecutor::PendingLink final : public core::WorkerLink {
     if (message.has_stop()) executor_->Cancel(worker_id_);
   }
   void Drop() override {}
+  bool Provisional() const override { return true; }
 
  private:
   SlurmExecutor* const executor_;

@@ -32,6 +32,14 @@ absl::StatusOr<MetricParser> MetricParser::Create(
   return MetricParser(std::move(definitions));
 }
 
+bool MetricParser::SameAs(const MetricParser& other) const {
+  if (definitions_.size() != other.definitions_.size()) return false;
+  for (size_t i = 0; i < definitions_.size(); ++i) {
+    if (definitions_[i].regex != other.definitions_[i].regex) return false;
+  }
+  return true;
+}
+
 std::vector<MetricValue> MetricParser::Parse(std::string_view line) const {
   std::vector<MetricValue> values;
   const re2::StringPiece text(line.data(), line.size());

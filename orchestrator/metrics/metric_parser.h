@@ -50,6 +50,10 @@ class MetricParser {
   // Number of definitions.
   size_t size() const { return definitions_.size(); }
 
+  // Whether `other` is a copy of this parser (the same compiled patterns), so that what it
+  // parsed is what this one would.
+  bool SameAs(const MetricParser& other) const;
+
  private:
   struct Definition {
     std::string name;

@@ -106,7 +106,8 @@ class ApiFixture : public ::testing::Test {
       v1::WorkerHello hello;
       hello.set_worker_id("w1");
       hello.set_slots(slots);
-      orchestrator_->OnWorkerConnected(hello, link_);
+      hello.set_instance_id("w1-process");
+      ASSERT_TRUE(orchestrator_->OnWorkerConnected(hello, link_).ok());
     });
   }
 

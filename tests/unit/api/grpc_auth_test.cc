@@ -119,6 +119,9 @@ TEST_F(GrpcAuthTest, OnlyTheWorkerProfilesKeyRegistersAWorker) {
   ASSERT_TRUE(stream->Write(hello));
   ASSERT_TRUE(api_->CreateTrainingJob(TrainingJobRequest("for-the-worker")).ok());
   v1::OrchestratorMessage assigned;
+  ASSERT_TRUE(stream->Read(&assigned));  // first the welcome: the Hello was taken
+  EXPECT_TRUE(assigned.has_ack());
+  EXPECT_EQ(assigned.ack().seq(), 0u);
   ASSERT_TRUE(stream->Read(&assigned));
   EXPECT_EQ(assigned.start().training_job_name(), "for-the-worker");
   context.TryCancel();

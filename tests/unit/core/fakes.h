@@ -55,6 +55,7 @@ class FakeWorkerLink final : public WorkerLink {
  public:
   void Send(const v1::OrchestratorMessage& message) override { sent.push_back(message); }
   void Drop() override { ++drops; }
+  bool Provisional() const override { return provisional; }
   std::vector<v1::StartJob> Starts() const {
     std::vector<v1::StartJob> out;
     for (const auto& m : sent) {
@@ -70,7 +71,8 @@ class FakeWorkerLink final : public WorkerLink {
     return out;
   }
   std::vector<v1::OrchestratorMessage> sent;
-  int drops = 0;  // Drop() calls
+  int drops = 0;             // Drop() calls
+  bool provisional = false;  // a provisioner's stand-in link
 };
 
 }  // namespace amt::core

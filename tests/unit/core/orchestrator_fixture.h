@@ -89,8 +89,10 @@ class OrchestratorTest : public ::testing::Test {
     v1::WorkerHello hello;
     hello.set_worker_id("w1");
     hello.set_slots(slots);
+    // The same worker process each time: a reconnect replaces the earlier connection.
+    hello.set_instance_id("w1-process");
     for (auto& r : running) *hello.add_running() = r;
-    orch_->OnWorkerConnected(hello, link);
+    EXPECT_TRUE(orch_->OnWorkerConnected(hello, link).ok());
     return link;
   }
 

@@ -76,7 +76,7 @@ TEST_F(OrchestratorTest, SameRandomSeedGivesSameHyperparameters) {
   v1::WorkerHello hello;
   hello.set_worker_id("w2");
   hello.set_slots(8);
-  other.OnWorkerConnected(hello, link);
+  ASSERT_TRUE(other.OnWorkerConnected(hello, link).ok());
   auto second = link->Starts();
   ASSERT_EQ(first.size(), second.size());
   for (size_t i = 0; i < first.size(); ++i) {

@@ -17,6 +17,7 @@ class FakeProvisioner final : public Provisioner {
   Provided Provide(int instances) override {
     const std::string id = "p" + std::to_string(++made);
     auto link = std::make_shared<FakeWorkerLink>();
+    link->provisional = true;
     links[id] = link;
     slots[id] = instances;
     live.insert(id);
@@ -64,7 +65,7 @@ class ProvisionerTest : public OrchestratorTest {
     auto* ref = hello.add_running();
     ref->set_training_job_name(start.training_job_name());
     ref->set_attempt(start.attempt());
-    orch_->OnWorkerConnected(hello, link);
+    EXPECT_TRUE(orch_->OnWorkerConnected(hello, link).ok());
     return link;
   }
   void ReportFrom(const std::string& id, const WorkerLink* link, v1::WorkerMessage m, int seq) {

@@ -92,6 +92,34 @@ TEST_F(WorkerReportsTest, AReplayedLogBatchStoresItsLinesAndMetricsOnce) {
   EXPECT_EQ((*metrics)[1].log_sequence(), 2);
 }
 
+TEST_F(WorkerReportsTest, TakesMetricValuesParsedOffTheLoopWithTheJobsParser) {
+  Report(StartedReport(1));
+  auto parser = orch_->MetricParserOf("solo");
+  ASSERT_TRUE(parser.has_value());
+  EXPECT_FALSE(orch_->MetricParserOf("nobody").has_value());
+  // Values as the worker stream's thread parsed them: taken as given (the line says 0.5, the
+  // values say 0.125, so which was used shows).
+  Orchestrator::ParsedLogs parsed{*parser, {{{"loss", 0.125}}}};
+  orch_->OnWorkerReport("w1", link_.get(), LogReport(2, 0, {"loss=0.5"}), &parsed);
+  auto metrics = store_->ReadMetrics("solo");
+  ASSERT_TRUE(metrics.ok());
+  ASSERT_THAT(*metrics, SizeIs(1));
+  EXPECT_EQ((*metrics)[0].value(), 0.125);
+
+  // Parsed by other patterns (not the job's), or not one entry per line: parsed again here.
+  auto other =
+      metrics::MetricParser::Create(SoloJob().algorithm_specification().metric_definitions());
+  ASSERT_TRUE(other.ok());
+  Orchestrator::ParsedLogs foreign{*other, {{{"loss", 9.0}}}};
+  orch_->OnWorkerReport("w1", link_.get(), LogReport(3, 1, {"loss=0.25"}), &foreign);
+  Orchestrator::ParsedLogs short_of_lines{*parser, {}};
+  orch_->OnWorkerReport("w1", link_.get(), LogReport(4, 2, {"loss=0.75"}), &short_of_lines);
+  metrics = store_->ReadMetrics("solo");
+  ASSERT_THAT(*metrics, SizeIs(3));
+  EXPECT_EQ((*metrics)[1].value(), 0.25);
+  EXPECT_EQ((*metrics)[2].value(), 0.75);
+}
+
 TEST_F(WorkerReportsTest, AReplayedJobStartedAddsNoTransition) {
   Report(StartedReport(1));
   const auto before = orch_->DescribeTrainingJob("solo")->secondary_status_transitions_size();
@@ -129,6 +157,7 @@ TEST_F(WorkerReportsTest, AReportFromAReplacedConnectionIsAppliedButNotAcknowled
   v1::WorkerHello hello;
   hello.set_worker_id("w1");
   hello.set_slots(1);
+  hello.set_instance_id("w1-process");
   *hello.add_running() = [&] {
     v1::JobRef ref;
     ref.set_training_job_name("solo");
@@ -136,7 +165,7 @@ TEST_F(WorkerReportsTest, AReportFromAReplacedConnectionIsAppliedButNotAcknowled
     return ref;
   }();
   auto new_link = std::make_shared<FakeWorkerLink>();
-  orch_->OnWorkerConnected(hello, new_link);
+  ASSERT_TRUE(orch_->OnWorkerConnected(hello, new_link).ok());
   orch_->OnWorkerReport("w1", old_link.get(), StartedReport(1));
   EXPECT_EQ(orch_->DescribeTrainingJob("solo")->secondary_status(), "Training");
   EXPECT_THAT(Acks(), ElementsAre());

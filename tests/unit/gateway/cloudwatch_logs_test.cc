@@ -88,7 +88,7 @@ TEST_F(CloudWatchLogsHandlerTest, AcceptsOnlyCloudWatchLogsTargets) {
 }
 
 TEST_F(CloudWatchLogsHandlerTest, AJobHasAStreamOnceItHasPrintedALine) {
-  ConnectWorker();
+  ConnectWorker(/*slots=*/4);  // every job runs on the worker that reports its lines
   ASSERT_TRUE(api_->CreateTrainingJob(api::TrainingJobRequest("quiet")).ok());
   json reply = Json(Post("DescribeLogStreams", {{"logGroupName", kGroup}}));
   EXPECT_EQ(reply, json({{"logStreams", json::array()}}));
@@ -165,7 +165,7 @@ TEST_F(CloudWatchLogsHandlerTest, AMultiInstanceJobHasAStreamPerHostThatHoldsIts
 }
 
 TEST_F(CloudWatchLogsHandlerTest, ListsStreamsByPrefixInNameOrderAPageAtATime) {
-  ConnectWorker();
+  ConnectWorker(/*slots=*/4);  // every job runs on the worker that reports its lines
   JobWithLines("job-b", 1);
   JobWithLines("job-a", 1);
   JobWithLines("other", 1);
@@ -189,7 +189,7 @@ TEST_F(CloudWatchLogsHandlerTest, ListsStreamsByPrefixInNameOrderAPageAtATime) {
 }
 
 TEST_F(CloudWatchLogsHandlerTest, ReadsForwardFromTheHeadAndHandsBackItsTokenAtTheEnd) {
-  ConnectWorker();
+  ConnectWorker(/*slots=*/4);  // every job runs on the worker that reports its lines
   JobWithLines("fwd", 5);
   const json request = {{"logGroupName", kGroup},
                         {"logStreamName", Stream("fwd")},
@@ -221,7 +221,7 @@ TEST_F(CloudWatchLogsHandlerTest, ReadsForwardFromTheHeadAndHandsBackItsTokenAtT
 }
 
 TEST_F(CloudWatchLogsHandlerTest, ReadsTheNewestByDefaultAndBackwardFromThere) {
-  ConnectWorker();
+  ConnectWorker(/*slots=*/4);  // every job runs on the worker that reports its lines
   JobWithLines("back", 5);
   const json request = {{"logGroupName", kGroup}, {"logStreamName", Stream("back")}, {"limit", 2}};
   json reply = Json(Post("GetLogEvents", request));
@@ -233,7 +233,7 @@ TEST_F(CloudWatchLogsHandlerTest, ReadsTheNewestByDefaultAndBackwardFromThere) {
 }
 
 TEST_F(CloudWatchLogsHandlerTest, KeepsToTheTimeWindow) {
-  ConnectWorker();
+  ConnectWorker(/*slots=*/4);  // every job runs on the worker that reports its lines
   JobWithLines("window", 5);
   const int64_t start = static_cast<int64_t>((kCreated + 1) * 1000);
   const json reply = Json(Post("GetLogEvents", {{"logGroupName", kGroup},
@@ -245,7 +245,7 @@ TEST_F(CloudWatchLogsHandlerTest, KeepsToTheTimeWindow) {
 }
 
 TEST_F(CloudWatchLogsHandlerTest, RefusesAsCloudWatchLogsDoes) {
-  ConnectWorker();
+  ConnectWorker(/*slots=*/4);  // every job runs on the worker that reports its lines
   JobWithLines("refused", 1);
   auto error = [&](const std::string& operation, const json& body) {
     const HttpResponse response = Post(operation, body);
@@ -286,7 +286,7 @@ TEST_F(CloudWatchLogsHandlerTest, RefusesAsCloudWatchLogsDoes) {
 }
 
 TEST_F(CloudWatchLogsHandlerTest, FiltersEventsOfEveryStreamInTimestampOrder) {
-  ConnectWorker();
+  ConnectWorker(/*slots=*/4);  // every job runs on the worker that reports its lines
   for (const char* job : {"fa", "fb"}) {
     ASSERT_TRUE(api_->CreateTrainingJob(api::TrainingJobRequest(job)).ok());
     StartAndLog(job, {});
@@ -353,7 +353,7 @@ TEST_F(CloudWatchLogsHandlerTest, FiltersEventsOfEveryStreamInTimestampOrder) {
 }
 
 TEST_F(CloudWatchLogsHandlerTest, RefusesFilterPatternsBeyondPlainTerms) {
-  ConnectWorker();
+  ConnectWorker(/*slots=*/4);  // every job runs on the worker that reports its lines
   JobWithLines("pattern", 1);
   auto error = [&](const json& body) {
     const HttpResponse response = Post("FilterLogEvents", body);

@@ -103,7 +103,7 @@ class CloudWatchMetricsHandlerTest : public api::ApiFixture {
   // Two jobs with loss values, "a" (loss 4, 2 at kStart + 1, + 30; 1 at + 70) and "b" (loss
   // and acc).
   void TwoJobs() {
-    ConnectWorker();
+    ConnectWorker(/*slots=*/4);  // every job runs on the worker that reports its lines
     Job("a");
     Job("b", {"acc"});
     Print("a", "loss=4", kStart + 1);

@@ -4,7 +4,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -153,6 +155,56 @@ TEST_F(AgentTest, SaysHelloWithItsIdAndSlotsWhenConnected) {
   EXPECT_EQ(written[0].hello().host(), "host-a");
   EXPECT_EQ(written[0].hello().slots(), 3);
   EXPECT_EQ(written[0].hello().running_size(), 0);
+}
+
+TEST_F(AgentTest, SaysItsInstanceIdInEveryHello) {
+  options_.instance_id = "0123abcd";
+  auto first = connector_.Offer();
+  StartAgent(launcher_);
+  first->WaitForWritten([](const Messages& m) { return !m.empty(); });
+  auto second = connector_.Offer();
+  first->Break();
+  const Messages written = second->WaitForWritten([](const Messages& m) { return !m.empty(); });
+  ASSERT_TRUE(written.at(0).has_hello());
+  EXPECT_EQ(written[0].hello().instance_id(), "0123abcd");
+  EXPECT_EQ(first->written().at(0).hello().instance_id(), "0123abcd");
+}
+
+TEST_F(AgentTest, ARefusedWorkerSaysWhyAndBacksOffExponentially) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> said;
+  options_.diagnostics = [&](const std::string& line) {
+    std::lock_guard lock(mu);
+    said.push_back(line);
+    cv.notify_all();
+  };
+  const auto wait_said = [&](size_t n) {
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return said.size() >= n; }));
+    return said;
+  };
+  options_.initial_backoff = std::chrono::milliseconds(1);
+  options_.max_backoff = std::chrono::milliseconds(1);  // a lost stream: back within 1 ms
+  options_.max_refused_backoff = std::chrono::milliseconds(4);
+  const absl::Status in_use = absl::AlreadyExistsError("worker id \"worker-1\" is in use");
+  // Refused before amtd read the Hello (its write fails), then after.
+  connector_.Offer()->Refuse(in_use);
+  auto after_hello = connector_.Offer();
+  StartAgent(launcher_);
+  after_hello->WaitForWritten([](const Messages& m) { return !m.empty(); });
+  after_hello->Refuse(in_use);
+  auto accepted = connector_.Offer();
+  accepted->WaitForWritten([](const Messages& m) { return !m.empty(); });
+  amt::v1::OrchestratorMessage welcome;
+  welcome.mutable_ack()->set_seq(0);
+  accepted->Push(welcome);
+  EXPECT_THAT(wait_said(3),
+              ElementsAre("amtd refused this worker (ALREADY_EXISTS): worker id \"worker-1\" is "
+                          "in use; trying again in 1 ms",
+                          "amtd refused this worker (ALREADY_EXISTS): worker id \"worker-1\" is "
+                          "in use; trying again in 2 ms",
+                          "connected to amtd"));
 }
 
 TEST_F(AgentTest, AOneShotAgentRunsItsJobAtOnceSaysSoAndReturnsOnceItsExitIsAcknowledged) {

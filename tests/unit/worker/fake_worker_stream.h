@@ -32,6 +32,18 @@ class FakeStreamState {
     cv_.notify_all();
   }
 
+  // amtd refuses the worker: the stream ends with `status` (what Finish returns).
+  void Refuse(absl::Status status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_ = std::move(status);
+    ended_ = true;
+    cv_.notify_all();
+  }
+  absl::Status status() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return status_;
+  }
+
   std::vector<amt::v1::WorkerMessage> written() const {
     std::lock_guard<std::mutex> lock(mu_);
     return written_;
@@ -68,6 +80,7 @@ class FakeStreamState {
   std::deque<amt::v1::OrchestratorMessage> inbound_;
   std::vector<amt::v1::WorkerMessage> written_;
   bool ended_ = false;
+  absl::Status status_;
 };
 
 class FakeWorkerStream final : public WorkerStream {
@@ -76,6 +89,7 @@ class FakeWorkerStream final : public WorkerStream {
   bool Read(amt::v1::OrchestratorMessage* message) override { return state_->Read(message); }
   bool Write(const amt::v1::WorkerMessage& message) override { return state_->Write(message); }
   void Cancel() override { state_->Break(); }
+  absl::Status Finish() override { return state_->status(); }
 
  private:
   std::shared_ptr<FakeStreamState> state_;
