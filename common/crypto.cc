@@ -48,22 +48,23 @@ std::string Md5(std::string_view data) {
 }
 
 // As in Sha256Hex, libcrypto fails here only when out of memory or broken: stop.
-Md5Hasher::Md5Hasher() : context_(EVP_MD_CTX_new()) {
+StreamHasher::StreamHasher(Algorithm algorithm) : context_(EVP_MD_CTX_new()) {
+  const EVP_MD* md = algorithm == Algorithm::kMd5 ? EVP_md5() : EVP_sha256();
   if (context_ == nullptr ||
-      EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_), EVP_md5(), nullptr) != 1) {
+      EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(context_), md, nullptr) != 1) {
     std::abort();
   }
 }
 
-Md5Hasher::~Md5Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_)); }
+StreamHasher::~StreamHasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(context_)); }
 
-void Md5Hasher::Update(std::string_view data) {
+void StreamHasher::Update(std::string_view data) {
   if (EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(context_), data.data(), data.size()) != 1) {
     std::abort();
   }
 }
 
-std::string Md5Hasher::Finish() {
+std::string StreamHasher::Finish() {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(context_), digest, &length) != 1) std::abort();

@@ -18,18 +18,34 @@ std::string HmacSha256(std::string_view key, std::string_view data);
 // MD5, for what S3 calls an ETag (not for security): Md5 of a whole string, Md5Hasher of a
 // stream (a file read in blocks). Both give the 16 raw bytes.
 std::string Md5(std::string_view data);
-class Md5Hasher {
+
+// The digest of a stream (a file read in blocks): Update with each block, then Finish.
+class StreamHasher {
  public:
-  Md5Hasher();
-  ~Md5Hasher();
-  Md5Hasher(const Md5Hasher&) = delete;
-  Md5Hasher& operator=(const Md5Hasher&) = delete;
+  enum class Algorithm { kMd5, kSha256 };
+  explicit StreamHasher(Algorithm algorithm);
+  ~StreamHasher();
+  StreamHasher(const StreamHasher&) = delete;
+  StreamHasher& operator=(const StreamHasher&) = delete;
   void Update(std::string_view data);
-  // The digest of everything given to Update; the hasher is spent.
+  // The digest (raw bytes) of everything given to Update; the hasher is spent.
   std::string Finish();
 
  private:
   void* context_;  // EVP_MD_CTX, kept out of this header
+};
+
+// MD5 of a stream: 16 raw bytes.
+class Md5Hasher : public StreamHasher {
+ public:
+  Md5Hasher() : StreamHasher(Algorithm::kMd5) {}
+};
+
+// SHA-256 of a stream (a request body spooled to a file, for its SigV4 payload hash): 32 raw
+// bytes.
+class Sha256Hasher : public StreamHasher {
+ public:
+  Sha256Hasher() : StreamHasher(Algorithm::kSha256) {}
 };
 
 // Lower-case hex of raw bytes.

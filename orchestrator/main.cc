@@ -51,6 +51,16 @@ void AddServerFlags(CLI::App& app, Flags& flags) {
                  "(requests for any other name are refused: DNS rebinding). With a non-loopback "
                  "--host and no names given, every name is accepted")
       ->delimiter(',');
+  app.add_option("--http-threads", flags.options.http.threads,
+                 "Threads serving HTTP connections: a request that waits (on the disk, on the "
+                 "orchestrator's loop) holds only its own connection, and one thread")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  app.add_option("--http-disk-threads", flags.options.http.disk_threads,
+                 "Threads for S3 requests, which wait on the disk: apart from --http-threads, so "
+                 "uploads waiting on fsync never delay a SageMaker call")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   app.add_option("--http-max-body-bytes", flags.options.http.max_body_bytes,
                  "Largest HTTP request body; larger ones get 413 SerializationException")
       ->capture_default_str();

@@ -250,7 +250,7 @@ std::string PayloadHash(const SigV4Request& request, const std::string* content_
                         bool presigned, bool s3) {
   if (content_sha256 != nullptr) return std::string(text::Strip(*content_sha256));
   if (presigned && s3) return std::string(kUnsignedPayload);
-  return Sha256Hex(request.body);
+  return request.body_sha256.has_value() ? *request.body_sha256 : Sha256Hex(request.body);
 }
 
 bool IsSha256Hex(std::string_view value) {
@@ -293,7 +293,8 @@ AuthResult CheckSignature(const SigV4Request& request, std::string_view raw_path
     return failure;
   }
   if (content_sha256 != nullptr && payload_hash != kUnsignedPayload) {
-    const std::string actual = Sha256Hex(request.body);
+    const std::string actual =
+        request.body_sha256.has_value() ? *request.body_sha256 : Sha256Hex(request.body);
     if (!IsSha256Hex(payload_hash) || text::Lower(payload_hash) != actual) {
       AuthFailure failure = failures.Make(
           AuthFailureReason::kContentSha256Mismatch,

@@ -22,6 +22,7 @@
 #define AMT_ORCHESTRATOR_AUTH_SIGV4_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -42,6 +43,9 @@ struct SigV4Request {
   HeaderList headers;  // every header, in order, repeats kept
   std::string body;    // the payload bytes
   int64_t now = 0;     // the server's time, Unix epoch seconds
+  // The payload's SHA-256 (lower-case hex) when the bytes are not in `body` (a body the server
+  // wrote to a file as it came); then `body` is not read.
+  std::optional<std::string> body_sha256;
 };
 
 struct VerifyOptions {

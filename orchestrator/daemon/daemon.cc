@@ -199,7 +199,8 @@ class DaemonImpl final : public Daemon {
       auto recovered = slurm_->Recover();
       if (!recovered.ok()) return recovered.status();
       loop_->Call([this, &recovered] {
-        for (auto& r : *recovered) orchestrator_->OnWorkerConnected(r.hello, r.link);
+        // Nothing is connected yet, so none is refused.
+        for (auto& r : *recovered) (void)orchestrator_->OnWorkerConnected(r.hello, r.link);
       });
     }
     return absl::OkStatus();
@@ -267,6 +268,13 @@ class DaemonImpl final : public Daemon {
     builder.RegisterService(tuning_service_.get());
     builder.RegisterService(worker_service_.get());
     builder.SetMaxReceiveMessageSize(64 << 20);
+    // Pings on quiet connections, so a worker whose machine vanished (no FIN ever comes) is seen
+    // gone within about 30 s: its id is free again for the worker restarted there, which amtd
+    // refuses while the old stream seems alive (Orchestrator::OnWorkerConnected).
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || selected_port == 0) {
       return absl::FailedPreconditionError("cannot listen on " + options.host + ":" +
@@ -327,6 +335,16 @@ class DaemonImpl final : public Daemon {
     if (!http.log) {
       http.log = [](std::string_view message) { std::cerr << "amtd: " << message << "\n"; };
     }
+    // Uploads' bodies go to files here as they arrive (S3RestHandler::SpoolsBody); what a killed
+    // amtd left half-written is of no use to anyone.
+    http.spool_dir = data_dir_ + "/http-spool";
+    std::error_code ec;
+    fs::remove_all(http.spool_dir, ec);
+    fs::create_directories(http.spool_dir, ec);
+    if (ec) {
+      return absl::FailedPreconditionError("cannot make " + http.spool_dir + ": " + ec.message());
+    }
+    fs::permissions(http.spool_dir, fs::perms::owner_all, ec);
     // One handler per AWS protocol; S3, STS, ... join these here.
     std::vector<std::unique_ptr<gateway::ProtocolHandler>> handlers;
     handlers.push_back(std::make_unique<gateway::SageMakerJsonHandler>(*api_));

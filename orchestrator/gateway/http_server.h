@@ -1,6 +1,9 @@
-// HttpServer: a small HTTP/1.1 server (Boost.Beast) for the AWS protocols amtd speaks. One thread
-// of its own accepts and serves connections (keep-alive). Each request goes to the first of its
-// ProtocolHandlers (protocol_handler.h) that accepts it, in the order given:
+// HttpServer: a small HTTP/1.1 server (Boost.Beast) for the AWS protocols amtd speaks. A pool of
+// threads of its own (HttpServerOptions::threads) accepts and serves connections (keep-alive);
+// each connection is served on one of them at a time (an Asio strand), so a request that takes
+// long (a SageMaker call waiting for the loop, a disk-bound S3 call) holds its own connection
+// only. Each request goes to the first of its ProtocolHandlers (protocol_handler.h) that accepts
+// it, in the order given:
 //
 //   Host/Origin not amtd's   -> 403 AccessDeniedException (DNS rebinding; host_check.h)
 //   credentials are set and the request's SigV4 signature is missing or wrong
@@ -14,10 +17,12 @@
 // Nothing a client sends stops the server: a handler that throws costs that request a 500,
 // failed accepts (e.g. out of file descriptors) are retried with backoff, connections are closed
 // when idle or too slow to send their request, and connections over the cap are closed at once.
-// Handlers run on the server's thread, one request at a time: they may block (the SageMaker
-// handler waits for the orchestrator's loop). A response may instead be a stream of server-sent
-// events (protocol_handler.h HttpResponse::events), fed from any thread through its EventSink and
-// written by the server's thread, without blocking it; Stop ends every stream.
+// Handlers run on the server's threads, requests of different connections at once: they may
+// block (the SageMaker handler waits for the orchestrator's loop). A body may come from a reader
+// (HttpResponse::body_reader, an S3 object) a block at a time, as the client takes it. A response
+// may instead be a stream of server-sent events (protocol_handler.h HttpResponse::events), fed
+// from any thread through its EventSink and written by the connection's strand, without blocking
+// it; Stop ends every stream.
 #ifndef AMT_ORCHESTRATOR_GATEWAY_HTTP_SERVER_H_
 #define AMT_ORCHESTRATOR_GATEWAY_HTTP_SERVER_H_
 
@@ -38,6 +43,12 @@ namespace amt::gateway {
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0 picks a free port
+  // Threads serving connections (at least 1). Handlers block (on the loop, on the disk), so more
+  // than the cores: each blocked handler holds one.
+  int threads = 8;
+  // Threads for the handlers that say they are disk-bound (ProtocolHandler::DiskBound: S3), apart
+  // from `threads`, so that uploads waiting on fsync never delay a SageMaker call.
+  int disk_threads = 4;
   // A connection with no request under way (before its first, between keep-alive requests) is
   // closed after this long. Also bounds the write of a response to a client that does not read.
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};
@@ -56,6 +67,12 @@ struct HttpServerOptions {
   std::chrono::milliseconds event_keepalive{std::chrono::seconds(15)};
   // Larger bodies get the handler's BodyTooLarge (SageMaker's biggest requests are ~100 KB).
   size_t max_body_bytes = 16 << 20;
+  // Where bodies a handler spools (ProtocolHandler::SpoolsBody: S3 uploads) are written as they
+  // arrive, one file each, removed once the request is answered; empty: every body is read into
+  // memory (within max_body_bytes). A spooled body may reach max_spooled_body_bytes (S3's
+  // largest single PUT: 5 GiB).
+  std::string spool_dir;
+  uint64_t max_spooled_body_bytes = uint64_t{5} << 30;
   // Names requests may be addressed to besides the loopback ones (HostCheck::ForBinding).
   std::vector<std::string> allowed_hosts;
   // When set, every request a handler accepts must be signed (AWS Signature Version 4) with one

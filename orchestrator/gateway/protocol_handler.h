@@ -10,6 +10,7 @@
 #define AMT_ORCHESTRATOR_GATEWAY_PROTOCOL_HANDLER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "orchestrator/auth/sigv4.h"
 
 namespace amt::gateway {
@@ -32,6 +34,12 @@ struct HttpRequest {
   // signature covers.
   std::vector<std::pair<std::string, std::string>> header_list;
   std::string body;
+  // A body the server wrote to a file as it arrived, instead of `body` (its handler asked:
+  // ProtocolHandler::SpoolsBody): the file's path and size; empty when the body is in `body`.
+  // The file is the handler's to read or move away while it handles the request; the server
+  // removes it afterwards if it is still there.
+  std::string body_file;
+  uint64_t body_file_size = 0;
   // A fresh random UUID from the server, for the protocol's request-id header.
   std::string request_id;
 
@@ -66,6 +74,14 @@ struct HttpResponse {
   // what the server calls, once, when the stream ends for any reason (e.g. to unsubscribe; from
   // the server's thread, or from HttpServer::Stop). A comment line keeps an idle stream alive.
   std::function<std::function<void()>(std::shared_ptr<EventSink>)> events;
+  // When set, the body is `body_length` bytes read from here instead of `body`, a block at a
+  // time as the client takes them (an S3 object: memory stays one block whatever its size, and
+  // a client that does not read holds no more). Called on the server's threads, one call at a
+  // time, with room for `capacity` bytes; returns how many it put in `buffer` (0 only at the
+  // end), or an error: the connection is then cut, and the client sees the body end short.
+  using BodyReader = std::function<absl::StatusOr<size_t>(char* buffer, size_t capacity)>;
+  BodyReader body_reader;
+  uint64_t body_length = 0;
 };
 
 class ProtocolHandler {
@@ -80,8 +96,24 @@ class ProtocolHandler {
   virtual bool Accepts(const HttpRequest& request) const = 0;
 
   // Answers an accepted request. Never throws: a bad request is an error response of the
-  // protocol. Runs on the server's thread and may block (e.g. on the orchestrator's loop).
+  // protocol. Runs on one of the server's threads, beside other requests (handlers are called
+  // concurrently and must be thread-safe), and may block (e.g. on the orchestrator's loop): that
+  // holds only its own connection.
   virtual HttpResponse Handle(const HttpRequest& request) const = 0;
+
+  // Whether Handle does disk work that may take long (S3's objects): such requests are handled on
+  // the server's pool for disk work (HttpServerOptions::disk_threads), so however many wait on
+  // the disk, the other handlers' requests (a SageMaker call) are answered as fast as ever.
+  virtual bool DiskBound() const { return false; }
+
+  // Whether the body of `request` (its method, target and headers; no body yet) should be
+  // written to a file as it arrives rather than held in memory (HttpRequest::body_file): uploads
+  // of any size, so that memory is a block per upload. Only where the server has a spool folder
+  // (HttpServerOptions::spool_dir); then such bodies may reach max_spooled_body_bytes. Pure.
+  virtual bool SpoolsBody(const HttpRequest& request) const {
+    (void)request;
+    return false;
+  }
 
   // Answers an accepted request whose body is over the server's limit of `limit_bytes`; the
   // request carries the headers only. The server closes the connection after it.

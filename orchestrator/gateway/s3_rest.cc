@@ -1,12 +1,17 @@
 #include "orchestrator/gateway/s3_rest.h"
 
-#include <zlib.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +25,7 @@
 #include "orchestrator/auth/auth_errors.h"
 #include "orchestrator/gateway/query_protocol.h"
 #include "orchestrator/gateway/request_parts.h"
+#include "orchestrator/gateway/s3_payload.h"
 #include "orchestrator/gateway/xml.h"
 
 namespace amt::gateway {
@@ -209,108 +215,76 @@ HttpResponse EmptyReply(const HttpRequest& request, int status) {
   return response;
 }
 
-// ---- Bodies: aws-chunked and checksums ------------------------------------------------------
+// ---- Bodies: aws-chunked and checksums (s3_payload.h) -----------------------------------
 
-// The payload of an aws-chunked body ("<hex size>[;chunk-signature=...]\r\n<data>\r\n" ... "0"
-// chunk, then trailing headers), with the trailers (lower-case names) in `trailers`.
-std::optional<std::string> DecodeAwsChunked(std::string_view body,
-                                            std::map<std::string, std::string>* trailers) {
-  std::string payload;
-  for (;;) {
-    const size_t line_end = body.find("\r\n");
-    if (line_end == std::string_view::npos) return std::nullopt;
-    std::string_view size_text = body.substr(0, line_end);
-    size_text = size_text.substr(0, size_text.find(';'));
-    uint64_t size = 0;
-    if (size_text.empty() || !absl::SimpleHexAtoi(std::string(size_text), &size))
-      return std::nullopt;
-    body.remove_prefix(line_end + 2);
-    if (size == 0) break;
-    // Not `size + 2`: a size near 2^64 would wrap and pass, and substr would throw.
-    if (size > body.size() || body.size() - size < 2 || body.substr(size, 2) != "\r\n") {
-      return std::nullopt;
-    }
-    payload.append(body.substr(0, size));
-    body.remove_prefix(size + 2);
-  }
-  // Trailers: "name:value\r\n" lines up to an empty line (or the end).
-  while (!body.empty()) {
-    const size_t line_end = body.find("\r\n");
-    const std::string_view line = body.substr(0, line_end);
-    if (line.empty()) break;
-    const size_t colon = line.find(':');
-    if (colon != std::string_view::npos) {
-      trailers->emplace(auth::text::Lower(line.substr(0, colon)),
-                        std::string(auth::text::Strip(line.substr(colon + 1))));
-    }
-    if (line_end == std::string_view::npos) break;
-    body.remove_prefix(line_end + 2);
-  }
-  return payload;
-}
-
-std::string BigEndian32(uint32_t value) {
-  std::string bytes(4, '\0');
-  for (int i = 0; i < 4; ++i) bytes[i] = static_cast<char>((value >> (24 - 8 * i)) & 0xff);
-  return bytes;
-}
-
-// The body a PUT carries, decoded and checked against the digests the client sent.
+// The payload of a PUT whose body is in memory, checked against the digests the client sent.
 std::optional<S3Error> PayloadOf(const HttpRequest& request, std::string* payload) {
-  std::map<std::string, std::string> checksums;
-  const std::string* sha = request.Header("x-amz-content-sha256");
-  const std::string* encoding = request.Header("content-encoding");
-  const bool chunked = (sha != nullptr && sha->starts_with("STREAMING-")) ||
-                       (encoding != nullptr && encoding->find("aws-chunked") != std::string::npos);
-  if (chunked) {
-    std::optional<std::string> decoded = DecodeAwsChunked(request.body, &checksums);
-    if (!decoded.has_value()) {
-      return S3Error{"IncompleteBody", "The aws-chunked request body is malformed.", {}};
-    }
-    *payload = std::move(*decoded);
-  } else {
-    *payload = request.body;
-  }
-  for (const auto& [name, value] : request.headers) {
-    if (name.starts_with("x-amz-checksum-") && name != "x-amz-checksum-type") {
-      checksums.emplace(name, value);
-    }
-  }
-  if (const std::string* md5 = request.Header("content-md5")) {
-    std::string raw;
-    if (!absl::Base64Unescape(*md5, &raw) || raw.size() != 16) {
-      return S3Error{"InvalidDigest", "The Content-MD5 you specified is not valid.", {}};
-    }
-    if (raw != auth::Md5(*payload)) {
-      return S3Error{
-          "BadDigest", "The Content-MD5 you specified did not match what we received.", {}};
-    }
-  }
-  for (const auto& [name, value] : checksums) {
-    std::string expected;
-    std::string algorithm;
-    if (name == "x-amz-checksum-crc32") {
-      algorithm = "CRC32";
-      const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(payload->data()),
-                              static_cast<uInt>(payload->size()));
-      expected = BigEndian32(static_cast<uint32_t>(crc));
-    } else if (name == "x-amz-checksum-sha256") {
-      algorithm = "SHA256";
-      const std::string hex = auth::Sha256Hex(*payload);
-      expected = absl::HexStringToBytes(hex);
-    } else {
-      continue;  // CRC32C, CRC64NVME, SHA1: taken on trust (not computed here)
-    }
-    std::string raw;
-    if (!absl::Base64Unescape(value, &raw) || raw != expected) {
-      return S3Error{
-          "BadDigest",
-          Cat("The ", algorithm, " you specified did not match the calculated checksum."),
-          {}};
-    }
+  S3PayloadDecoder decoder(request);
+  decoder.Feed(request.body, payload);
+  if (std::optional<S3PayloadError> bad = decoder.Finish()) {
+    return S3Error{std::move(bad->code), std::move(bad->message), {}};
   }
   return std::nullopt;
 }
+
+constexpr size_t kSpoolBlock = 256 << 10;
+
+// A body the server spooled to a file (HttpRequest::body_file), read once, a block at a time, as
+// ObjectStore's streamed writes take it: decoded on the way, and its digests checked when the
+// file ends; a body that is malformed or does not match fails the read, so the store keeps the
+// object it had. Memory: a block or two, whatever the size.
+class SpooledPayload {
+ public:
+  explicit SpooledPayload(const HttpRequest& request)
+      : fd_(::open(request.body_file.c_str(), O_RDONLY | O_CLOEXEC)), decoder_(request) {}
+
+  // Up to `capacity` payload bytes into `buffer`; 0 at the end of a body that checks out.
+  absl::StatusOr<size_t> Read(char* buffer, size_t capacity) {
+    while (pending_.size() - taken_ < capacity && !at_end_) {
+      if (!fd_.valid()) return Refuse({"InternalError", "The request body could not be read.", {}});
+      pending_.erase(0, taken_);
+      taken_ = 0;
+      if (block_.empty()) block_.resize(kSpoolBlock);
+      ssize_t n;
+      do {
+        n = ::read(fd_.get(), block_.data(), block_.size());
+      } while (n < 0 && errno == EINTR);
+      if (n < 0) return Refuse({"InternalError", "The request body could not be read.", {}});
+      if (n == 0) {
+        at_end_ = true;
+        if (std::optional<S3PayloadError> bad = decoder_.Finish()) {
+          return Refuse({std::move(bad->code), std::move(bad->message), {}});
+        }
+        break;
+      }
+      if (!decoder_.Feed(std::string_view(block_.data(), static_cast<size_t>(n)), &pending_)) {
+        at_end_ = true;
+        return Refuse({"IncompleteBody", "The aws-chunked request body is malformed.", {}});
+      }
+    }
+    const size_t n = std::min(capacity, pending_.size() - taken_);
+    std::memcpy(buffer, pending_.data() + taken_, n);
+    taken_ += n;
+    return n;
+  }
+
+  // Why the body was refused, once Read has failed.
+  const std::optional<S3Error>& error() const { return error_; }
+
+ private:
+  absl::Status Refuse(S3Error error) {
+    error_ = std::move(error);
+    return absl::DataLossError(error_->message);
+  }
+
+  s3::Fd fd_;
+  S3PayloadDecoder decoder_;
+  std::string block_;
+  std::string pending_;  // decoded payload not yet given out, from taken_
+  size_t taken_ = 0;
+  bool at_end_ = false;
+  std::optional<S3Error> error_;
+};
 
 // ---- Operations -----------------------------------------------------------------------------
 
@@ -525,10 +499,20 @@ class Operations {
   }
 
   HttpResponse PutObject() {
-    std::string payload;
-    if (std::optional<S3Error> bad = PayloadOf(http_, &payload)) return Render(http_, *bad);
-    const absl::StatusOr<s3::ObjectInfo> info =
-        store_.Put(r_.bucket, r_.key, payload, PutOptionsOf(http_));
+    absl::StatusOr<s3::ObjectInfo> info;
+    if (!http_.body_file.empty()) {
+      // Spooled (S3RestHandler::SpoolsBody): checked, then written as it is read.
+      SpooledPayload payload(http_);
+      info = store_.PutStream(
+          r_.bucket, r_.key,
+          [&payload](char* buffer, size_t capacity) { return payload.Read(buffer, capacity); },
+          PutOptionsOf(http_));
+      if (payload.error().has_value()) return Render(http_, *payload.error());
+    } else {
+      std::string payload;
+      if (std::optional<S3Error> bad = PayloadOf(http_, &payload)) return Render(http_, *bad);
+      info = store_.Put(r_.bucket, r_.key, payload, PutOptionsOf(http_));
+    }
     if (!info.ok()) return Fail(info.status());
     HttpResponse response = EmptyReply(http_, 200);
     response.headers.emplace_back("ETag", Quoted(info->etag));
@@ -567,8 +551,11 @@ class Operations {
   }
 
   HttpResponse GetObject() {
-    const absl::StatusOr<s3::ObjectInfo> info = store_.Head(r_.bucket, r_.key);
-    if (!info.ok()) return Fail(info.status());
+    // The file is opened once: what is described is what is sent, even if a PUT replaces the key
+    // meanwhile.
+    absl::StatusOr<s3::ReadHandle> object = store_.OpenRead(r_.bucket, r_.key);
+    if (!object.ok()) return Fail(object.status());
+    const s3::ObjectInfo* info = &object->info;
     uint64_t first = 0;
     uint64_t count = info->size;
     bool partial = false;
@@ -610,9 +597,23 @@ class Operations {
       response.headers.emplace_back("Content-Length", Cat(count));
       return response;
     }
-    absl::StatusOr<std::string> data = store_.Read(r_.bucket, r_.key, first, count);
-    if (!data.ok()) return Fail(data.status());
-    response.body = *std::move(data);
+    if (count == 0) return response;
+    // Streamed: a block at a time as the client reads (HttpResponse::body_reader).
+    auto fd = std::make_shared<s3::Fd>(std::move(object->fd));
+    response.body_length = count;
+    response.body_reader = [fd, offset = first, end = first + count](
+                               char* buffer, size_t capacity) mutable -> absl::StatusOr<size_t> {
+      capacity = static_cast<size_t>(std::min<uint64_t>(capacity, end - offset));  // the range's
+      if (capacity == 0) return 0;
+      ssize_t n;
+      do {
+        n = ::pread(fd->get(), buffer, capacity, static_cast<off_t>(offset));
+      } while (n < 0 && errno == EINTR);
+      if (n < 0)
+        return absl::InternalError(std::string("reading the object: ") + std::strerror(errno));
+      offset += static_cast<uint64_t>(n);
+      return static_cast<size_t>(n);
+    };
     return response;
   }
 
@@ -673,10 +674,18 @@ class Operations {
                                 ", inclusive"),
                             {{"ArgumentName", "partNumber"}}});
     }
-    std::string payload;
-    if (std::optional<S3Error> bad = PayloadOf(http_, &payload)) return Render(http_, *bad);
-    const absl::StatusOr<std::string> etag =
-        store_.PutPart(r_.bucket, r_.key, r_.Param("uploadId"), number, payload);
+    absl::StatusOr<std::string> etag;
+    if (!http_.body_file.empty()) {
+      SpooledPayload payload(http_);
+      etag = store_.PutPartStream(
+          r_.bucket, r_.key, r_.Param("uploadId"), number,
+          [&payload](char* buffer, size_t capacity) { return payload.Read(buffer, capacity); });
+      if (payload.error().has_value()) return Render(http_, *payload.error());
+    } else {
+      std::string payload;
+      if (std::optional<S3Error> bad = PayloadOf(http_, &payload)) return Render(http_, *bad);
+      etag = store_.PutPart(r_.bucket, r_.key, r_.Param("uploadId"), number, payload);
+    }
     if (!etag.ok()) return Fail(etag.status());
     HttpResponse response = EmptyReply(http_, 200);
     response.headers.emplace_back("ETag", Quoted(*etag));
@@ -762,6 +771,14 @@ HttpResponse S3RestHandler::Handle(const HttpRequest& request) const {
   parsed.bucket = std::string(rest.substr(0, slash));
   if (slash != std::string_view::npos) parsed.key = std::string(rest.substr(slash + 1));
   return Operations(store_, parsed).Dispatch();
+}
+
+bool S3RestHandler::SpoolsBody(const HttpRequest& request) const {
+  // PutObject and UploadPart: a PUT of a key (bucket, '/', key), not a copy.
+  if (request.method != "PUT" || request.Header("x-amz-copy-source") != nullptr) return false;
+  const std::string_view path = SplitTarget(request.target).first;
+  const size_t slash = path.find('/', 1);
+  return path.starts_with('/') && slash != std::string_view::npos && slash + 1 < path.size();
 }
 
 HttpResponse S3RestHandler::BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const {

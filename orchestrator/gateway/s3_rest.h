@@ -48,6 +48,11 @@ class S3RestHandler final : public ProtocolHandler {
   // one without X-Amz-Target whose path names a bucket (GET / unsigned stays the server's banner).
   bool Accepts(const HttpRequest& request) const override;
   HttpResponse Handle(const HttpRequest& request) const override;
+  // PutObject and UploadPart: their bodies go to a file as they arrive (HttpRequest::body_file)
+  // and into the object as they are read, so an upload's memory is a block whatever its size.
+  bool SpoolsBody(const HttpRequest& request) const override;
+  // Every S3 call reads or writes the folder (fsync included): handled on the disk pool.
+  bool DiskBound() const override { return true; }
   // 400 EntityTooLarge.
   HttpResponse BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const override;
   // S3's own error XML (auth/auth_errors.h: S3AuthError).

@@ -24,13 +24,13 @@ HttpResponse PlainText(int status, std::string body) {
 }  // namespace
 
 std::string_view WebPageHandler::Description() const {
-  return "the web page (GET / from a browser, GET /ui/<file>)";
+  return "the web page (GET / from a browser, GET /ui/<file>, GET /favicon.ico)";
 }
 
 bool WebPageHandler::Accepts(const HttpRequest& request) const {
   if (request.method != "GET" && request.method != "HEAD") return false;
   const std::string_view path = PathOf(request.target);
-  if (path == "/ui" || path.starts_with("/ui/")) return true;
+  if (path == "/ui" || path.starts_with("/ui/") || path == "/favicon.ico") return true;
   if (path != "/") return false;
   const std::string* accept = request.Header("accept");
   return accept != nullptr && accept->find("text/html") != std::string::npos;
@@ -97,6 +97,8 @@ HttpResponse WebPageHandler::Handle(const HttpRequest& request) const {
   if (path == "/ui/events") return Events(request);
   if (path == "/" || path == "/ui" || path == "/ui/") {
     path = "index.html";
+  } else if (path == "/favicon.ico") {
+    path = "favicon.svg";  // for clients that ask without reading the page's <link rel=icon>
   } else {
     path.remove_prefix(4);  // "/ui/"
   }

@@ -13,6 +13,18 @@ TEST(Sha256Hex, MatchesFipsVectors) {
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+TEST(Sha256Hasher, GivesWhatSha256HexGivesForTheWholeStream) {
+  Sha256Hasher hasher;
+  hasher.Update("ab");
+  hasher.Update("");
+  hasher.Update("c");
+  EXPECT_EQ(HexEncode(hasher.Finish()), Sha256Hex("abc"));
+  Md5Hasher md5;
+  md5.Update("a");
+  md5.Update("bc");
+  EXPECT_EQ(md5.Finish(), Md5("abc"));
+}
+
 TEST(HmacSha256, MatchesRfc4231TestCase2) {
   EXPECT_EQ(HexEncode(HmacSha256("Jefe", "what do ya want for nothing?")),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
@@ -15,11 +16,14 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
+#include <cstdio>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace amt::gateway {
 namespace {
@@ -149,6 +153,104 @@ class Client {
 
 // Answers X-Amz-Target "Events." with a stream of server-sent events: the test thread feeds it
 // through the sinks it hands out (Sinks()), and learns when a stream ended (Ended()).
+// "Block.": waits until the test releases it, then answers "released".
+class BlockingHandler final : public ProtocolHandler {
+ public:
+  std::string_view Description() const override { return "block"; }
+  bool Accepts(const HttpRequest& request) const override {
+    const std::string* target = request.Header("x-amz-target");
+    return target != nullptr && target->starts_with("Block.");
+  }
+  HttpResponse Handle(const HttpRequest&) const override {
+    entered_.set_value();
+    release_.wait();
+    HttpResponse response;
+    response.body = "released";
+    return response;
+  }
+  HttpResponse BodyTooLarge(const HttpRequest&, size_t) const override { return {}; }
+  void WaitEntered() const { entered_future_.wait(); }
+  void Release() { release_promise_.set_value(); }
+
+ private:
+  mutable std::promise<void> entered_;
+  std::shared_future<void> entered_future_ = entered_.get_future().share();
+  std::promise<void> release_promise_;
+  std::shared_future<void> release_ = release_promise_.get_future().share();
+};
+
+// "Big.<n>": a body of n bytes ('a' + i % 26) from a body_reader, `reads` counting its calls.
+class BigBodyHandler final : public ProtocolHandler {
+ public:
+  std::string_view Description() const override { return "big"; }
+  bool Accepts(const HttpRequest& request) const override {
+    const std::string* target = request.Header("x-amz-target");
+    return target != nullptr && target->starts_with("Big.");
+  }
+  HttpResponse Handle(const HttpRequest& request) const override {
+    const uint64_t size = std::stoull(request.Header("x-amz-target")->substr(4));
+    HttpResponse response;
+    response.content_type = "application/octet-stream";
+    response.body_length = size;
+    auto sent = std::make_shared<uint64_t>(0);
+    auto reads = reads_;
+    response.body_reader = [sent, size, reads](char* buffer,
+                                               size_t capacity) -> absl::StatusOr<size_t> {
+      ++*reads;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(capacity, size - *sent));
+      for (size_t i = 0; i < n; ++i) buffer[i] = static_cast<char>('a' + (*sent + i) % 26);
+      *sent += n;
+      return n;
+    };
+    return response;
+  }
+  HttpResponse BodyTooLarge(const HttpRequest&, size_t) const override { return {}; }
+  int reads() const { return *reads_; }
+
+ private:
+  std::shared_ptr<std::atomic<int>> reads_ = std::make_shared<std::atomic<int>>(0);
+};
+
+// "Spool.": its bodies go to a file; answers "<size> <content> <body held in memory>".
+class SpoolHandler final : public ProtocolHandler {
+ public:
+  std::string_view Description() const override { return "spool"; }
+  bool Accepts(const HttpRequest& request) const override {
+    const std::string* target = request.Header("x-amz-target");
+    return target != nullptr && target->starts_with("Spool.");
+  }
+  bool SpoolsBody(const HttpRequest&) const override { return true; }
+  HttpResponse Handle(const HttpRequest& request) const override {
+    std::lock_guard lock(mu_);
+    files_.push_back(request.body_file);
+    std::string content;
+    if (FILE* f = std::fopen(request.body_file.c_str(), "rb")) {
+      char buffer[4096];
+      size_t n;
+      while ((n = std::fread(buffer, 1, sizeof(buffer), f)) > 0) content.append(buffer, n);
+      std::fclose(f);
+    }
+    HttpResponse response;
+    response.body = std::to_string(request.body_file_size) + " " + content + " " +
+                    (request.body.empty() ? "none" : "body");
+    return response;
+  }
+  HttpResponse BodyTooLarge(const HttpRequest&, size_t limit) const override {
+    HttpResponse response;
+    response.status = 413;
+    response.body = "spool refuses more than " + std::to_string(limit) + " bytes";
+    return response;
+  }
+  std::vector<std::string> files() const {
+    std::lock_guard lock(mu_);
+    return files_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::vector<std::string> files_;
+};
+
 class EventHandler final : public ProtocolHandler {
  public:
   std::string_view Description() const override { return "events"; }
@@ -205,11 +307,13 @@ const char kEventRequest[] =
 
 class HttpServerTest : public ::testing::Test {
  protected:
-  void Start(HttpServerOptions options = {}) {
+  // With `more`, also the blocking, big-body and spooling handlers.
+  void Start(HttpServerOptions options = {}, bool more = false) {
     std::vector<std::unique_ptr<ProtocolHandler>> handlers;
     auto events = std::make_unique<EventHandler>();
     events_ = events.get();
     handlers.push_back(std::move(events));
+    if (more) AddMoreHandlers(handlers);
     handlers.push_back(std::make_unique<EchoHandler>("first", "First."));
     handlers.push_back(std::make_unique<EchoHandler>("second", "Second."));
     handlers.push_back(std::make_unique<EchoHandler>("shadowed", "First."));
@@ -217,11 +321,86 @@ class HttpServerTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
   }
+  void AddMoreHandlers(std::vector<std::unique_ptr<ProtocolHandler>>& handlers) {
+    auto block = std::make_unique<BlockingHandler>();
+    block_ = block.get();
+    handlers.push_back(std::move(block));
+    auto big = std::make_unique<BigBodyHandler>();
+    big_ = big.get();
+    handlers.push_back(std::move(big));
+    auto spool = std::make_unique<SpoolHandler>();
+    spool_ = spool.get();
+    handlers.push_back(std::move(spool));
+  }
   int port() const { return server_->port(); }
 
   std::unique_ptr<HttpServer> server_;
   const EventHandler* events_ = nullptr;
+  BlockingHandler* block_ = nullptr;
+  const BigBodyHandler* big_ = nullptr;
+  const SpoolHandler* spool_ = nullptr;
 };
+
+TEST_F(HttpServerTest, AHandlerThatWaitsHoldsOnlyItsOwnConnection) {
+  Start({}, /*more=*/true);
+  Client waiting(port());
+  std::thread blocked([&] { EXPECT_EQ(waiting.Send("Block.Op", "").body, "released"); });
+  block_->WaitEntered();
+  // The server's other threads answer meanwhile (with one thread this would wait forever).
+  Client other(port());
+  EXPECT_EQ(other.Send("First.Op", "meanwhile").body, "first: meanwhile");
+  block_->Release();
+  blocked.join();
+}
+
+TEST_F(HttpServerTest, StreamsABodyFromItsReaderABlockAtATimeThenServesTheNextRequest) {
+  Start({}, /*more=*/true);
+  Client client(port());
+  const uint64_t size = (3 << 20) + 7;  // 3 MiB and a bit: many blocks, a short last one
+  const Reply big = client.Send("Big." + std::to_string(size), "");
+  EXPECT_EQ(big.status, 200);
+  ASSERT_EQ(big.body.size(), size);
+  for (uint64_t i = 0; i < size; i += 4099) {
+    ASSERT_EQ(big.body[i], static_cast<char>('a' + i % 26)) << "at " << i;
+  }
+  EXPECT_GE(big_->reads(), 3 * 16);  // 64 KiB blocks, never the whole body at once
+  EXPECT_EQ(client.Send("First.Op", "after").body, "first: after");  // kept alive
+}
+
+TEST_F(HttpServerTest, ReadsTheBodyOfAClientThatDoesNotReadOnlyAsFastAsItReads) {
+  Start({}, /*more=*/true);
+  Client slow(port());
+  slow.WriteRaw(
+      "POST / HTTP/1.1\r\nHost: localhost\r\nX-Amz-Target: Big.1073741824\r\n"
+      "Content-Length: 0\r\n\r\n");
+  slow.ReadHeaderRaw();  // and then nothing more is read
+  // The socket buffers fill and the server stops reading its source: a few blocks, not 1 GiB.
+  Client other(port());
+  EXPECT_EQ(other.Send("First.Op", "x").body, "first: x");
+  EXPECT_LT(big_->reads(), 1024);
+}
+
+TEST_F(HttpServerTest, SpoolsABodyToAFileItsHandlerReadsAndRemovesItAfterwards) {
+  char dir[] = "/tmp/amt-spool-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  HttpServerOptions options;
+  options.spool_dir = dir;
+  options.max_body_bytes = 8;  // spooled bodies are not held to it
+  options.max_spooled_body_bytes = 64;
+  Start(options, /*more=*/true);
+  Client client(port());
+  const Reply spooled = client.Send("Spool.Put", "a body over eight bytes");
+  EXPECT_EQ(spooled.body, "23 a body over eight bytes none");
+  ASSERT_EQ(spool_->files().size(), 1u);
+  EXPECT_THAT(spool_->files()[0], StartsWith(std::string(dir) + "/body-"));
+  EXPECT_NE(::access(spool_->files()[0].c_str(), F_OK), 0) << "the spooled file is left";
+  // Not spooled: held to max_body_bytes, in memory.
+  EXPECT_EQ(client.Send("First.Op", "0123456789").status, 413);
+  Client again(port());
+  EXPECT_EQ(again.Send("Spool.Put", std::string(65, 'x')).body, "spool refuses more than 64 bytes");
+  ::rmdir(dir);  // empty: nothing was left behind
+  EXPECT_NE(::access(dir, F_OK), 0);
+}
 
 TEST_F(HttpServerTest, StreamsServerSentEventsSentFromAnyThreadUntilTheyEnd) {
   Start();
@@ -485,6 +664,21 @@ TEST_F(HttpServerTest, RefusesAnAddressItCannotUse) {
   options.host = "not an address";
   auto server = HttpServer::Start(options, {});
   EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(server.status().message(), HasSubstr("bad HTTP gateway address not an address"));
+}
+
+TEST_F(HttpServerTest, ListensOnAHostName) {
+  HttpServerOptions options;
+  options.host = "localhost";  // was "bad HTTP gateway address localhost"
+  auto server = HttpServer::Start(options, {});
+  ASSERT_TRUE(server.ok()) << server.status();
+  asio::io_context io;
+  tcp::socket socket(io);
+  beast::error_code ec;
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"),
+                               static_cast<unsigned short>((*server)->port())),
+                 ec);
+  EXPECT_FALSE(ec) << ec.message();
 }
 
 }  // namespace

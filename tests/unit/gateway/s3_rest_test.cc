@@ -3,10 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "absl/strings/escaping.h"
+#include "common/crypto.h"
 #include "orchestrator/gateway/xml.h"
 #include "tests/unit/worker/temp_dir.h"
 
@@ -26,13 +29,24 @@ constexpr char kS3Authorization[] =
 
 class S3RestHandlerTest : public ::testing::Test {
  protected:
+  // Handles the request as the server would: with `spool`, the body in a file (SpoolsBody);
+  // a body the handler streams (body_reader) is read whole into the response's body.
   HttpResponse Send(const std::string& method, const std::string& target,
                     const std::string& body = "",
-                    std::vector<std::pair<std::string, std::string>> headers = {}) {
+                    std::vector<std::pair<std::string, std::string>> headers = {},
+                    bool spool = false) {
     HttpRequest request;
     request.method = method;
     request.target = target;
-    request.body = body;
+    if (spool) {
+      request.body_file = (temp_.path() / ("spooled-" + std::to_string(++spooled_))).string();
+      std::FILE* f = std::fopen(request.body_file.c_str(), "wb");
+      std::fwrite(body.data(), 1, body.size(), f);
+      std::fclose(f);
+      request.body_file_size = body.size();
+    } else {
+      request.body = body;
+    }
     request.request_id = "req-1";
     headers.emplace_back("authorization", kS3Authorization);
     headers.emplace_back("host", "127.0.0.1:7071");
@@ -41,7 +55,21 @@ class S3RestHandlerTest : public ::testing::Test {
       request.header_list.emplace_back(name, value);
     }
     EXPECT_TRUE(handler_.Accepts(request)) << method << " " << target;
-    return handler_.Handle(request);
+    if (spool) EXPECT_TRUE(handler_.SpoolsBody(request)) << method << " " << target;
+    HttpResponse response = handler_.Handle(request);
+    if (response.body_reader) {
+      EXPECT_TRUE(response.body.empty());
+      char block[3];  // small blocks: several reads even for short objects
+      for (;;) {
+        // A whole block each time: the reader itself stops at the end of the range.
+        const absl::StatusOr<size_t> n = response.body_reader(block, sizeof(block));
+        EXPECT_TRUE(n.ok()) << n.status();
+        if (!n.ok() || *n == 0) break;
+        response.body.append(block, *n);
+      }
+      EXPECT_EQ(response.body.size(), response.body_length);
+    }
+    return response;
   }
 
   static std::string Header(const HttpResponse& response, const std::string& name) {
@@ -65,6 +93,7 @@ class S3RestHandlerTest : public ::testing::Test {
 
   TempDir temp_;
   S3RestHandler handler_{s3::ObjectStore(temp_.path() / "s3")};
+  int spooled_ = 0;
 };
 
 TEST_F(S3RestHandlerTest, AcceptsS3SignedRequestsAndUnsignedBucketPathsOnly) {
@@ -192,6 +221,48 @@ TEST_F(S3RestHandlerTest, AwsChunkedBodiesAreDecodedAndTheirTrailerChecked) {
   EXPECT_EQ(ErrorCode(Send("PUT", "/data/chunked", wrong,
                            {{"x-amz-content-sha256", "STREAMING-UNSIGNED-PAYLOAD-TRAILER"}})),
             "BadDigest");
+}
+
+TEST_F(S3RestHandlerTest, SpoolsPutsAndPartsAndStoresWhatTheirFilesHold) {
+  ASSERT_EQ(Send("PUT", "/data").status, 200);
+  // What spools: object and part uploads; not bucket creation nor copies.
+  HttpRequest bucket;
+  bucket.method = "PUT";
+  bucket.target = "/data";
+  EXPECT_FALSE(handler_.SpoolsBody(bucket));
+  HttpRequest copy;
+  copy.method = "PUT";
+  copy.target = "/data/key";
+  copy.headers.emplace("x-amz-copy-source", "/data/other");
+  EXPECT_FALSE(handler_.SpoolsBody(copy));
+
+  ASSERT_EQ(Send("PUT", "/data/plain", "spooled bytes", {}, /*spool=*/true).status, 200);
+  EXPECT_EQ(ReadFile(temp_.path() / "s3/data/plain"), "spooled bytes");
+  const std::string crc32 = absl::Base64Escape(std::string("\x36\x10\xa6\x86", 4));
+  const std::string chunked =
+      "3\r\nhel\r\n2\r\nlo\r\n0\r\nx-amz-checksum-crc32:" + crc32 + "\r\n\r\n";
+  const std::vector<std::pair<std::string, std::string>> streaming = {
+      {"x-amz-content-sha256", "STREAMING-UNSIGNED-PAYLOAD-TRAILER"}};
+  ASSERT_EQ(Send("PUT", "/data/chunked", chunked, streaming, true).status, 200);
+  EXPECT_EQ(ReadFile(temp_.path() / "s3/data/chunked"), "hello");
+  // A body whose digest does not match stores nothing: the object before stays.
+  const std::string md5 = absl::Base64Escape(auth::Md5("other bytes"));
+  EXPECT_EQ(ErrorCode(Send("PUT", "/data/plain", "new bytes", {{"content-md5", md5}}, true)),
+            "BadDigest");
+  EXPECT_EQ(ReadFile(temp_.path() / "s3/data/plain"), "spooled bytes");
+  EXPECT_EQ(ErrorCode(Send("PUT", "/data/chunked", "3\r\nhel", streaming, true)), "IncompleteBody");
+  EXPECT_EQ(ReadFile(temp_.path() / "s3/data/chunked"), "hello");
+
+  const std::string id = Xml(Send("POST", "/data/parts?uploads")).Child("UploadId")->text;
+  const HttpResponse part =
+      Send("PUT", "/data/parts?partNumber=1&uploadId=" + id, "part one", {}, /*spool=*/true);
+  ASSERT_EQ(part.status, 200) << part.body;
+  const HttpResponse done =
+      Send("POST", "/data/parts?uploadId=" + id,
+           "<CompleteMultipartUpload><Part><ETag>" + Header(part, "ETag") +
+               "</ETag><PartNumber>1</PartNumber></Part></CompleteMultipartUpload>");
+  ASSERT_EQ(done.status, 200) << done.body;
+  EXPECT_EQ(ReadFile(temp_.path() / "s3/data/parts"), "part one");
 }
 
 TEST_F(S3RestHandlerTest, AwsChunkedSizeBeyondTheBodyIsIncompleteBody) {

@@ -57,6 +57,18 @@ TEST(WebPageHandler, ServesThePageWithItsTypeAndAPolicyAllowingNoInlineScript) {
   EXPECT_EQ(handler.Handle(Get("/ui/style.css")).content_type, "text/css; charset=utf-8");
 }
 
+TEST(WebPageHandler, ServesAnIconAtFaviconIcoAndThePageLinksIt) {
+  const WebPageHandler handler;
+  ASSERT_TRUE(handler.Accepts(Get("/favicon.ico")));
+  const HttpResponse icon = handler.Handle(Get("/favicon.ico"));
+  EXPECT_EQ(icon.status, 200);
+  EXPECT_EQ(icon.content_type, "image/svg+xml");
+  EXPECT_THAT(icon.body, HasSubstr("<svg"));
+  EXPECT_EQ(handler.Handle(Get("/ui/favicon.svg")).body, icon.body);
+  EXPECT_THAT(handler.Handle(Get("/", "text/html")).body,
+              HasSubstr("<link rel=\"icon\" href=\"/ui/favicon.svg\" type=\"image/svg+xml\">"));
+}
+
 TEST(WebPageHandler, AnswersHeadWithTheLengthAndAnUnknownFileWithNotFound) {
   const WebPageHandler handler;
   HttpRequest head = Get("/ui/style.css");
