@@ -16,8 +16,10 @@
 #                    AMT_SLURM_CPUS; a multi-node job then really runs on N slurmds (all on this
 #                    machine's processors and file system)
 #   AMT_SLURM_PORT   slurmctld's port (default 16817); slurmd's is one more, slurmdbd's two more,
-#                    node k's (several nodes) 3 + k more: another value runs a second cluster
-#                    beside one on the defaults (say, the tests')
+#                    MariaDB's (WITH_ACCOUNTING=1) three more, node k's (several nodes) 3 + k
+#                    more: another value runs a second cluster beside one on the defaults (say,
+#                    the tests'). Every port is on 127.0.0.1; slurmdbd's and MariaDB's are
+#                    checked first, and a taken one stops the script at once, naming it
 #   AMT_SLURM_CLEAN  1: slurmctld starts without the jobs of an earlier run (slurmctld -c)
 #   WITH_ACCOUNTING  1: also MariaDB + slurmdbd, so `sacct` shows finished jobs (196 MB more to
 #                    install, 2.7 s more to start)
@@ -29,6 +31,8 @@ REAL_CPUS=$(nproc)
 CPUS=${AMT_SLURM_CPUS:-$REAL_CPUS}
 NODES=${AMT_SLURM_NODES:-1}
 PORT=${AMT_SLURM_PORT:-16817}
+DBD_PORT=$((PORT + 2))
+DB_PORT=$((PORT + 3))  # node k's ports start at PORT + 4
 MEM_MB=$(( $(awk '/MemTotal/{print $2}' /proc/meminfo) / 1024 - 1024 ))
 TMP_MB=$(df -m --output=avail /tmp | tail -1 | tr -d ' ')  # what sbatch --tmp is checked against
 
@@ -52,12 +56,25 @@ fi
 mkdir -p "$ROOT"/{munge,munge-key,state,spool,log,out}
 chmod 0755 "$ROOT/munge"      # munged: the socket's folder must be o+x
 chmod 0700 "$ROOT/munge-key"  # the key's folder private
+# wait_for COMMAND [PID [LOG]]: until COMMAND succeeds, 30 s at most; with PID, only while that
+# process lives (a daemon that could not start is said at once, with the end of its LOG).
 wait_for() {
   local i
-  for i in $(seq 1 300); do eval "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  for i in $(seq 1 300); do
+    eval "$1" >/dev/null 2>&1 && return 0
+    if [ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null; then
+      echo "slurm-up: process $2 exited before this succeeded: $1${3:+ (the end of $3:)}" >&2
+      [ -n "${3:-}" ] && tail -n 5 "$3" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
   echo "slurm-up: timed out waiting for: $1 (logs in $ROOT/log)" >&2
   return 1
 }
+# Whether something (another cluster's daemon, say) already listens on 127.0.0.1:PORT.
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+running() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 # 1. munge, with a key, socket, pid file and log of its own (not /etc/munge or /run/munge).
 KEY="$ROOT/munge-key/munge.key"
@@ -72,20 +89,34 @@ if ! { [ -s "$ROOT/munge/munged.pid" ] && kill -0 "$(cat "$ROOT/munge/munged.pid
 fi
 wait_for "munge -n -S '$SOCK' | unmunge -S '$SOCK'"
 
-# 2. Accounting (optional): MariaDB on 127.0.0.1:13306 and slurmdbd on PORT + 2.
+# 2. Accounting (optional): MariaDB on 127.0.0.1:PORT + 3 and slurmdbd on PORT + 2. Either port
+# taken (a second cluster with the same AMT_SLURM_PORT) would otherwise surface as a 30 s wait.
 ACCT="AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none"
 if [ "$WITH_ACCOUNTING" = 1 ]; then
   DB="$ROOT/mysql"
   mkdir -p "$DB"
-  if [ ! -d "$DB/data/mysql" ]; then
-    mariadb-install-db --user=root --datadir="$DB/data" --auth-root-authentication-method=socket \
-      --skip-test-db >"$ROOT/log/mariadb-install.log" 2>&1
+  if ! running "$ROOT/slurmdbd.pid" && port_taken "$DBD_PORT"; then
+    echo "slurm-up: port $DBD_PORT (slurmdbd: AMT_SLURM_PORT + 2) is already in use on" \
+      "127.0.0.1; another cluster? Give this one another AMT_SLURM_PORT" >&2
+    exit 1
   fi
-  mariadbd --user=root --datadir="$DB/data" --socket="$DB/mysqld.sock" --pid-file="$DB/mysqld.pid" \
-    --port=13306 --bind-address=127.0.0.1 --log-error="$ROOT/log/mariadb.err" \
-    --innodb-buffer-pool-size=128M --innodb-lock-wait-timeout=900 >/dev/null 2>&1 &
-  wait_for "mariadb -S '$DB/mysqld.sock' -u root -e 'select 1'"
+  if ! running "$DB/mysqld.pid"; then
+    if port_taken "$DB_PORT"; then
+      echo "slurm-up: port $DB_PORT (MariaDB for slurmdbd: AMT_SLURM_PORT + 3) is already in use" \
+        "on 127.0.0.1; another cluster? Give this one another AMT_SLURM_PORT" >&2
+      exit 1
+    fi
+    if [ ! -d "$DB/data/mysql" ]; then
+      mariadb-install-db --user=root --datadir="$DB/data" --auth-root-authentication-method=socket \
+        --skip-test-db >"$ROOT/log/mariadb-install.log" 2>&1
+    fi
+    mariadbd --user=root --datadir="$DB/data" --socket="$DB/mysqld.sock" \
+      --pid-file="$DB/mysqld.pid" --port="$DB_PORT" --bind-address=127.0.0.1 \
+      --log-error="$ROOT/log/mariadb.err" --innodb-buffer-pool-size=128M \
+      --innodb-lock-wait-timeout=900 >/dev/null 2>&1 &
+    wait_for "mariadb -S '$DB/mysqld.sock' -u root -e 'select 1'" $! "$ROOT/log/mariadb.err"
+  fi
   mariadb -S "$DB/mysqld.sock" -u root -e "
     CREATE DATABASE IF NOT EXISTS slurm_acct_db;
     CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurmpw';
@@ -95,14 +126,14 @@ AuthType=auth/munge
 AuthInfo=socket=$SOCK
 DbdHost=$HOST
 DbdAddr=127.0.0.1
-DbdPort=$((PORT + 2))
+DbdPort=$DBD_PORT
 SlurmUser=root
 PidFile=$ROOT/slurmdbd.pid
 LogFile=$ROOT/log/slurmdbd.log
 DebugLevel=info
 StorageType=accounting_storage/mysql
 StorageHost=127.0.0.1
-StoragePort=13306
+StoragePort=$DB_PORT
 StorageUser=slurm
 StoragePass=slurmpw
 StorageLoc=slurm_acct_db
@@ -111,7 +142,7 @@ CONF
   # DBD traffic ignores AuthInfo: AccountingStoragePass names the munge socket instead.
   ACCT="AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
-AccountingStoragePort=$((PORT + 2))
+AccountingStoragePort=$DBD_PORT
 AccountingStoragePass=$SOCK
 JobAcctGatherType=jobacct_gather/linux"
 fi
@@ -177,7 +208,7 @@ export SLURM_CONF="$ROOT/slurm.conf"
 
 # 4. The daemons: each daemonizes and writes its pid file.
 if [ "$WITH_ACCOUNTING" = 1 ]; then
-  slurmdbd
+  running "$ROOT/slurmdbd.pid" || slurmdbd
   wait_for "sacctmgr -n list cluster"
   sacctmgr -n list cluster format=cluster | grep -qw amtlocal ||
     sacctmgr -i add cluster amtlocal >/dev/null
