@@ -4,7 +4,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "common/text.h"
 
@@ -171,15 +175,33 @@ void SlurmExecutor::Cancel(const std::string& worker_id) {
   wake_.SignalAll();
 }
 
+absl::StatusOr<SlurmOffer> SlurmExecutor::ReadOffer(const std::string& partition) const {
+  // Every partition, not just the one named: with none named, the default is the one marked
+  // Default=YES. Every node: each line names the partitions it is in.
+  const auto partitions = runner_.Run({options_.scontrol, "-o", "show", "partition"});
+  if (!partitions.ok()) return partitions.status();
+  if (partitions->exit_code != 0) {
+    return absl::UnavailableError("scontrol show partition says: " + Said(*partitions));
+  }
+  const auto nodes = runner_.Run({options_.scontrol, "-o", "show", "node"});
+  if (!nodes.ok()) return nodes.status();
+  if (nodes->exit_code != 0) {
+    return absl::UnavailableError("scontrol show node says: " + Said(*nodes));
+  }
+  return ParseOffer(partitions->out, nodes->out, partition);
+}
+
 void SlurmExecutor::RunSubmit(const std::string& worker_id, const amt::v1::StartJob& start) {
   core::ProvisionedEnd refused;
   refused.kind = core::ProvisionedEnd::Kind::kRefused;
   const auto args = SbatchArguments(options_, start, worker_id, start.max_runtime_seconds(),
                                     start.volume_size_gb());
+  std::optional<SlurmRequest> request;
   std::string slurm_id;
   if (!args.ok()) {
     refused.message = std::string(args.status().message());
   } else {
+    request = RequestOf(*args);
     std::vector<std::string> argv = {options_.sbatch};
     argv.insert(argv.end(), args->begin(), args->end());
     const auto result = runner_.Run(argv);
@@ -187,6 +209,18 @@ void SlurmExecutor::RunSubmit(const std::string& worker_id, const amt::v1::Start
       refused.message = std::string(result.status().message());
     } else if (result->exit_code != 0) {
       refused.message = Said(*result);
+      // A GPU type on a cluster that has no GPUs (no GresTypes) is refused as an invalid gres.
+      if (IsSizeReason(refused.message) ||
+          (request->gpus_per_node > 0 &&
+           refused.message.find("Invalid generic resource") != std::string::npos)) {
+        // Too big for the partition: say by how much, and what to turn down.
+        Log("sbatch refused " + start.training_job_name() + ": " + refused.message);
+        refused.message = TooBigMessage("Slurm refused the job: " + refused.message, *request,
+                                        ReadOffer(request->partition), options_);
+        MutexLock lock(&mu_);
+        EndLocked(worker_id, refused);
+        return;
+      }
     } else {
       // --parsable: "<id>" or "<id>;<cluster>".
       slurm_id = Trimmed(result->out);
@@ -206,6 +240,7 @@ void SlurmExecutor::RunSubmit(const std::string& worker_id, const amt::v1::Start
     return;
   }
   it->second.slurm_id = slurm_id;
+  it->second.request = std::move(request);
   if (it->second.cancel) work_.push_back([this, slurm_id] { RunCancel(slurm_id); });
 }
 
@@ -231,11 +266,27 @@ void SlurmExecutor::Poll() {
   }
   std::map<std::string, SlurmJobState> by_id;
   for (SlurmJobState& job : ParseSqueue(listed->out)) by_id[job.job_id] = std::move(job);
-  std::vector<std::string> to_cancel;
+  // Pending jobs whose size is to be set against the partition's, outside the lock (scontrol).
+  struct TooBig {
+    std::string worker_id;
+    std::string slurm_id;
+    std::string reason;
+    SlurmRequest request;
+    bool never;  // Slurm said it never starts; else it waits for Resources, maybe for ever
+  };
+  std::vector<TooBig> too_big;
+  // Jobs that never start: cancelled first, then reported, so that a training job that ended
+  // for this leaves no Slurm job behind.
+  struct Never {
+    std::string worker_id;
+    std::string slurm_id;
+    core::ProvisionedEnd end;
+  };
+  std::vector<Never> never_starts;
   {
     MutexLock lock(&mu_);
     std::vector<std::pair<std::string, core::ProvisionedEnd>> ends;
-    for (const auto& [worker_id, t] : tracked_) {
+    for (auto& [worker_id, t] : tracked_) {
       if (t.slurm_id.empty()) continue;
       const auto found = by_id.find(t.slurm_id);
       if (found == by_id.end()) {
@@ -248,11 +299,20 @@ void SlurmExecutor::Poll() {
       const SlurmJobState& job = found->second;
       if (job.state == "PENDING") {
         if (const auto never = NeverStartsReason(job.reason); never.has_value()) {
-          to_cancel.push_back(t.slurm_id);
-          ends.push_back({worker_id,
-                          {core::ProvisionedEnd::Kind::kFailed,
-                           "Slurm job " + t.slurm_id + " can never start (" + *never +
-                               "): the request exceeds what the partition offers"}});
+          if (t.request.has_value() && IsSizeReason(*never)) {
+            too_big.push_back({worker_id, t.slurm_id, *never, *t.request, true});
+            continue;
+          }
+          never_starts.push_back({worker_id,
+                                  t.slurm_id,
+                                  {core::ProvisionedEnd::Kind::kRefused,
+                                   "Slurm job " + t.slurm_id + " can never start (" + *never +
+                                       "): the request exceeds what the partition offers"}});
+        } else if (job.reason == "Resources" && t.request.has_value() && !t.fit_checked) {
+          // Slurm queues some requests no node can meet as if they only waited for room (a
+          // GPU count above every node's, with EnforcePartLimits off): check once.
+          t.fit_checked = true;
+          too_big.push_back({worker_id, t.slurm_id, job.reason, *t.request, false});
         }
         continue;
       }
@@ -261,7 +321,30 @@ void SlurmExecutor::Poll() {
     }
     for (const auto& [worker_id, end] : ends) EndLocked(worker_id, end);
   }
-  for (const std::string& slurm_id : to_cancel) RunCancel(slurm_id);
+  // One read of the partition serves every job that needs it (jobs of one amtd share one).
+  std::map<std::string, absl::StatusOr<SlurmOffer>> offers;
+  for (TooBig& job : too_big) {
+    auto offer = offers.find(job.request.partition);
+    if (offer == offers.end()) {
+      offer = offers.emplace(job.request.partition, ReadOffer(job.request.partition)).first;
+    }
+    if (!job.never && !(offer->second.ok() && Exceeds(job.request, *offer->second))) continue;
+    never_starts.push_back(
+        {job.worker_id, job.slurm_id,
+         core::ProvisionedEnd{
+             core::ProvisionedEnd::Kind::kRefused,
+             TooBigMessage("Slurm job " + job.slurm_id + " can never start (" + job.reason + ")",
+                           job.request, offer->second, options_)}});
+  }
+  if (never_starts.empty()) return;
+  for (const Never& job : never_starts) RunCancel(job.slurm_id);
+  MutexLock lock(&mu_);
+  for (const Never& job : never_starts) {
+    // Only if still the same Slurm job of the same worker (worker ids are never reused).
+    const auto it = tracked_.find(job.worker_id);
+    if (it == tracked_.end() || it->second.slurm_id != job.slurm_id) continue;
+    EndLocked(job.worker_id, job.end);
+  }
 }
 
 void SlurmExecutor::EndLocked(const std::string& worker_id, const core::ProvisionedEnd& end) {

@@ -9,8 +9,14 @@
 // - squeue is polled while jobs are submitted: a job that ends without its worker having
 //   reported the attempt's exit (node failure, preemption, out of memory, cancelled from outside,
 //   a worker that could not start) is reported through `ended` (core::ProvisionedEnd); a job
-//   that waits for a reason it can never leave (PartitionConfig, ...) is cancelled and fails.
+//   that waits for a reason it can never leave (PartitionConfig, PartitionNodeLimit, ...), or
+//   waits for Resources while it asks more than the partition's largest node has, is cancelled.
 // - An sbatch refusal is reported at once: the training job fails with sbatch's message.
+// - Both are kRefused, which the orchestrator ends as ClientError (the request cannot be met on
+//   this cluster; the training code is not at fault). When the cause is the job's size, the
+//   message sets what it asked (slurm_plan.h RequestOf) against what the partition has (read
+//   then with `scontrol -o show partition` and `scontrol -o show node`) and names the knob:
+//   slurm_plan.h TooBigMessage.
 // - Restart: Recover() finds the Slurm jobs an earlier amtd submitted (by their comment) so
 //   amtd takes them back; their workers reconnect by themselves once running.
 //
@@ -23,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -87,6 +94,11 @@ class SlurmExecutor final : public core::Provisioner {
     int attempt = 0;
     bool submitted = false;  // a StartJob came (the slot is used even before sbatch answers)
     bool cancel = false;     // stop asked: scancel once the id is known
+    // What the Slurm job asks (from its sbatch arguments); unknown for a job an earlier amtd
+    // submitted.
+    std::optional<SlurmRequest> request;
+    // Its fit was checked against the partition once, the first time it waited for Resources.
+    bool fit_checked = false;
   };
 
   SlurmExecutor(SlurmOptions options, CommandRunner& runner, SlurmExecutorHooks hooks);
@@ -97,6 +109,9 @@ class SlurmExecutor final : public core::Provisioner {
   void RunSubmit(const std::string& worker_id, const amt::v1::StartJob& start)
       ABSL_LOCKS_EXCLUDED(mu_);
   void RunCancel(const std::string& slurm_id);
+  // What the partition `partition` (empty: the default one) offers, from scontrol; runs on the
+  // executor's thread. Unavailable saying what scontrol said when it fails.
+  absl::StatusOr<SlurmOffer> ReadOffer(const std::string& partition) const;
   void Poll() ABSL_LOCKS_EXCLUDED(mu_);
   // Posts `end` for `worker_id` and forgets it.
   void EndLocked(const std::string& worker_id, const core::ProvisionedEnd& end)

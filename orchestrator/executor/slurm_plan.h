@@ -10,6 +10,7 @@
 #ifndef AMT_ORCHESTRATOR_EXECUTOR_SLURM_PLAN_H_
 #define AMT_ORCHESTRATOR_EXECUTOR_SLURM_PLAN_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -121,6 +122,56 @@ core::ProvisionedEnd ClassifyEnd(const std::string& job_id, std::string_view sta
 // the cluster): "PartitionConfig", "BadConstraints", ... nullopt for ordinary waits (Resources,
 // Priority).
 std::optional<std::string> NeverStartsReason(std::string_view reason);
+
+// Whether that reason (or an sbatch refusal, by its words) is about the size of the request:
+// nodes, CPUs, memory, GPUs or disk ("PartitionConfig", "PartitionNodeLimit", "BadConstraints";
+// "Requested node configuration is not available", "Memory specification can not be
+// satisfied", ...), so that what the job asked is worth setting against what the partition has.
+bool IsSizeReason(std::string_view reason_or_refusal);
+
+// What one Slurm job asks of each node, read back from its sbatch arguments (the last of each
+// "--option=value" wins, as in sbatch, so --sbatch-arg values count where ours do not override
+// them). 0: not asked (Slurm's default).
+struct SlurmRequest {
+  std::string partition;  // empty: the cluster's default
+  int nodes = 1;
+  int hosts = 1;  // tasks in all: the training job's hosts
+  int cpus_per_node = 0;
+  int64_t memory_mb_per_node = 0;
+  int gpus_per_node = 0;
+  int64_t tmp_mb_per_node = 0;
+};
+SlurmRequest RequestOf(const std::vector<std::string>& sbatch_args);
+
+// What a partition offers: its nodes, and the most CPUs, memory, GPUs and temporary disk any one
+// of them has (each the largest on its own, so a request above one of them fits no node), capped
+// by the partition's MaxNodes, MaxCPUsPerNode and MaxMemPerNode.
+struct SlurmOffer {
+  std::string partition;
+  int nodes = 0;
+  int cpus_per_node = 0;
+  int64_t memory_mb_per_node = 0;
+  int gpus_per_node = 0;
+  int64_t tmp_mb_per_node = 0;
+};
+// From `scontrol -o show partition` (`partitions`, a line per partition) and `scontrol -o show
+// node` (`nodes`, a line per node, which names its partitions): the offer of `partition`, or of
+// the default one (Default=YES) when `partition` is empty. NotFound when there is no such
+// partition (or no default).
+absl::StatusOr<SlurmOffer> ParseOffer(std::string_view partitions, std::string_view nodes,
+                                      std::string_view partition);
+
+// Whether `asked` can never fit `offer`: more nodes than it has, or more of something per node
+// than its largest node has.
+bool Exceeds(const SlurmRequest& asked, const SlurmOffer& offer);
+
+// The FailureReason (without "ClientError: ") of a job Slurm refused or will never start for its
+// size: `what` (Slurm's words: "Slurm job 12 can never start (PartitionNodeLimit)"), what the
+// job asked, what the partition offers (or why that could not be read), and which knob asks for
+// less: InstanceCount or --slurm-hosts one-node for nodes, InstanceType or
+// --slurm-resource-scale for CPUs and memory, VolumeSizeInGB or --slurm-no-tmp for disk.
+std::string TooBigMessage(std::string_view what, const SlurmRequest& asked,
+                          const absl::StatusOr<SlurmOffer>& offer, const SlurmOptions& options);
 
 // `text` quoted for /bin/sh (single quotes).
 std::string ShellQuote(std::string_view text);

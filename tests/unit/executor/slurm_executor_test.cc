@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -37,6 +38,9 @@ class FakeSlurm final : public CommandRunner {
       return CommandResult{0, std::to_string(next_id_++) + "\n", ""};
     }
     if (argv[0] == "squeue") return CommandResult{squeue_exit_, squeue_out_, squeue_err_};
+    if (argv[0] == "scontrol" && argv.back() == "partition")
+      return CommandResult{0, partitions_, ""};
+    if (argv[0] == "scontrol" && argv.back() == "node") return CommandResult{0, nodes_, ""};
     return CommandResult{0, "", ""};  // scancel
   }
 
@@ -49,6 +53,12 @@ class FakeSlurm final : public CommandRunner {
     squeue_exit_ = exit_code;
     squeue_out_ = std::move(out);
     squeue_err_ = std::move(err);
+  }
+  // What `scontrol -o show partition` and `scontrol -o show node` print.
+  void SetScontrol(std::string partitions, std::string nodes) {
+    MutexLock lock(&mu_);
+    partitions_ = std::move(partitions);
+    nodes_ = std::move(nodes);
   }
   void SetSbatchError(std::string error) {
     MutexLock lock(&mu_);
@@ -71,6 +81,19 @@ class FakeSlurm final : public CommandRunner {
     });
     return found;
   }
+  // Waits until `command` has run at least `count` times (at most 10 s); how many times it has.
+  int WaitForCalls(const std::string& command, int count) {
+    MutexLock lock(&mu_);
+    changed_.AwaitFor(&mu_, std::chrono::seconds(10), [&] {
+      mu_.AssertHeld();
+      return CountLocked(command) >= count;
+    });
+    return CountLocked(command);
+  }
+  int Count(const std::string& command) {
+    MutexLock lock(&mu_);
+    return CountLocked(command);
+  }
 
  private:
   Mutex mu_;
@@ -81,7 +104,14 @@ class FakeSlurm final : public CommandRunner {
   std::string squeue_out_ ABSL_GUARDED_BY(mu_);
   std::string squeue_err_ ABSL_GUARDED_BY(mu_);
   std::string sbatch_error_ ABSL_GUARDED_BY(mu_);
+  std::string partitions_ ABSL_GUARDED_BY(mu_);
+  std::string nodes_ ABSL_GUARDED_BY(mu_);
   int next_id_ ABSL_GUARDED_BY(mu_) = 100;
+
+  int CountLocked(const std::string& command) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return static_cast<int>(std::count_if(calls_.begin(), calls_.end(),
+                                          [&](const auto& call) { return call[0] == command; }));
+  }
 };
 
 struct Ended {
@@ -148,12 +178,14 @@ class SlurmExecutorTest : public ::testing::Test {
     EXPECT_THAT(made, IsOk());
     return made.ok() ? std::move(*made) : nullptr;
   }
-  static amt::v1::OrchestratorMessage StartMessage(const std::string& job) {
+  static amt::v1::OrchestratorMessage StartMessage(const std::string& job,
+                                                   const std::string& type = "ml.m5.large",
+                                                   int instances = 1) {
     amt::v1::OrchestratorMessage m;
     m.mutable_start()->set_training_job_name(job);
     m.mutable_start()->set_attempt(1);
-    m.mutable_start()->set_instance_type("ml.m5.large");
-    m.mutable_start()->set_instance_count(1);
+    m.mutable_start()->set_instance_type(type);
+    m.mutable_start()->set_instance_count(instances);
     return m;
   }
   static amt::v1::OrchestratorMessage StopMessage(const std::string& job) {
@@ -246,8 +278,113 @@ TEST_F(SlurmExecutorTest, AStopCancelsTheSlurmJobAndAJobThatCanNeverStartFails) 
   loop_.RunUntil(ended_, 1);
   ASSERT_EQ(ended_.size(), 1u);
   EXPECT_EQ(ended_[0].job, "job-b");
-  EXPECT_EQ(ended_[0].end.kind, core::ProvisionedEnd::Kind::kFailed);
+  EXPECT_EQ(ended_[0].end.kind, core::ProvisionedEnd::Kind::kRefused);  // ClientError
   EXPECT_THAT(ended_[0].end.message, HasSubstr("can never start (PartitionConfig)"));
+}
+
+// Two nodes of 2 CPUs and 23081 MB, as scontrol -o shows them (trimmed).
+constexpr char kPartitions[] =
+    "PartitionName=debug AllowGroups=ALL Default=YES MaxNodes=UNLIMITED "
+    "MaxCPUsPerNode=UNLIMITED Nodes=amt-n[1-2] State=UP TotalCPUs=4 TotalNodes=2 "
+    "MaxMemPerNode=UNLIMITED\n";
+constexpr char kNodes[] =
+    "NodeName=amt-n1 CPUAlloc=0 CPUEfctv=2 CPUTot=2 Gres=(null) NodeAddr=127.0.0.1 OS=Linux "
+    "6.1 #1 SMP RealMemory=23081 State=IDLE TmpDisk=76333 Partitions=debug\n"
+    "NodeName=amt-n2 CPUAlloc=0 CPUEfctv=2 CPUTot=2 Gres=(null) NodeAddr=127.0.0.2 OS=Linux "
+    "6.1 #1 SMP RealMemory=23081 State=IDLE TmpDisk=76333 Partitions=debug\n";
+
+TEST_F(SlurmExecutorTest, AJobAskingMoreNodesThanThePartitionHasIsRefusedSayingSo) {
+  slurm_.SetScontrol(kPartitions, kNodes);
+  slurm_.SetSqueue(0, "100|PENDING|PartitionNodeLimit|c\n");
+  auto executor = Make();
+  const auto provided = executor->Provide(3);
+  provided.link->Send(StartMessage("job-3", "ml.m5.large", 3));
+  EXPECT_FALSE(slurm_.WaitForCall("scancel", "100").empty());
+  loop_.RunUntil(ended_, 1);
+  ASSERT_EQ(ended_.size(), 1u);
+  EXPECT_EQ(ended_[0].job, "job-3");
+  EXPECT_EQ(ended_[0].end.kind, core::ProvisionedEnd::Kind::kRefused);  // ClientError
+  EXPECT_EQ(ended_[0].end.message,
+            "Slurm job 100 can never start (PartitionNodeLimit). The training job asks for 3 "
+            "nodes with 2 CPUs and 8192 MB of memory each; partition debug has 2 nodes with at "
+            "most 2 CPUs and 23081 MB of memory per node. Ask for fewer nodes: a smaller "
+            "InstanceCount, or amtd --slurm-hosts one-node to run the 3 hosts as tasks on one "
+            "node.");
+  EXPECT_THAT(slurm_.WaitForCall("scontrol", "partition"),
+              ElementsAre("scontrol", "-o", "show", "partition"));
+  EXPECT_EQ(executor->Outstanding(), 0);
+}
+
+TEST_F(SlurmExecutorTest, AnSbatchRefusalForSizeSaysWhatTheJobAskedAndWhatThereIs) {
+  slurm_.SetScontrol(kPartitions, kNodes);
+  slurm_.SetSbatchError(
+      "sbatch: error: Batch job submission failed: Requested node configuration is not "
+      "available\n");
+  auto executor = Make();
+  const auto provided = executor->Provide(1);
+  provided.link->Send(StartMessage("job-big", "ml.m5.2xlarge"));
+  loop_.RunUntil(ended_, 1);
+  ASSERT_EQ(ended_.size(), 1u);
+  EXPECT_EQ(ended_[0].end.kind, core::ProvisionedEnd::Kind::kRefused);
+  EXPECT_EQ(ended_[0].end.message,
+            "Slurm refused the job: sbatch: error: Batch job submission failed: Requested node "
+            "configuration is not available. The training job asks for 1 node with 8 CPUs and "
+            "32768 MB of memory; partition debug has 2 nodes with at most 2 CPUs and 23081 MB "
+            "of memory per node. Ask for less per node: a smaller InstanceType, or amtd "
+            "--slurm-resource-scale below 1 (it multiplies the instance type's vCPUs and "
+            "memory).");
+}
+
+TEST_F(SlurmExecutorTest, AGpuTypeOnAClusterWithoutGpusSaysSo) {
+  slurm_.SetScontrol(kPartitions, kNodes);
+  slurm_.SetSbatchError("sbatch: error: Invalid generic resource (gres) specification\n");
+  auto executor = Make();
+  const auto provided = executor->Provide(1);
+  provided.link->Send(StartMessage("job-gpu", "ml.g5.xlarge"));
+  loop_.RunUntil(ended_, 1);
+  ASSERT_EQ(ended_.size(), 1u);
+  EXPECT_EQ(ended_[0].end.kind, core::ProvisionedEnd::Kind::kRefused);
+  EXPECT_EQ(ended_[0].end.message,
+            "Slurm refused the job: sbatch: error: Invalid generic resource (gres) "
+            "specification. The training job asks for 1 node with 4 CPUs, 16384 MB of memory and "
+            "1 GPU; partition debug has 2 nodes with at most 2 CPUs, 23081 MB of memory and 0 "
+            "GPUs per node. Ask for less per node: a smaller InstanceType, or amtd "
+            "--slurm-resource-scale below 1 (it multiplies the instance type's vCPUs and "
+            "memory). Ask for fewer GPUs: an InstanceType with fewer, or a partition with GPU "
+            "nodes (--slurm-partition).");
+}
+
+TEST_F(SlurmExecutorTest, AJobWaitingForResourcesNoNodeHasIsRefused) {
+  slurm_.SetScontrol(kPartitions, kNodes);
+  slurm_.SetSqueue(0, "100|PENDING|Resources|c\n");
+  auto executor = Make();
+  const auto provided = executor->Provide(1);
+  provided.link->Send(StartMessage("job-big", "ml.m5.2xlarge"));
+  EXPECT_FALSE(slurm_.WaitForCall("scancel", "100").empty());
+  loop_.RunUntil(ended_, 1);
+  ASSERT_EQ(ended_.size(), 1u);
+  EXPECT_EQ(ended_[0].end.kind, core::ProvisionedEnd::Kind::kRefused);
+  EXPECT_THAT(ended_[0].end.message,
+              ::testing::StartsWith("Slurm job 100 can never start (Resources). The training job "
+                                    "asks for 1 node with 8 CPUs and 32768 MB of memory; "));
+}
+
+TEST_F(SlurmExecutorTest, AJobWaitingForResourcesThatFitIsCheckedOnceAndLeftWaiting) {
+  slurm_.SetScontrol(kPartitions, kNodes);
+  slurm_.SetSqueue(0, "100|PENDING|Resources|c\n");
+  auto executor = Make();
+  const auto provided = executor->Provide(1);
+  provided.link->Send(StartMessage("job-fits"));
+  ASSERT_FALSE(slurm_.WaitForCall("scontrol", "node").empty());
+  // Three more polls see it wait still: no more scontrol, no end.
+  const int polls = slurm_.Count("squeue");
+  EXPECT_GE(slurm_.WaitForCalls("squeue", polls + 3), polls + 3);
+  EXPECT_EQ(slurm_.Count("scontrol"), 2);
+  EXPECT_EQ(slurm_.Count("scancel"), 0);
+  slurm_.SetSqueue(0, "100|COMPLETED|None|c\n");
+  loop_.RunUntil(ended_, 1);
+  ASSERT_EQ(ended_.size(), 1u);
+  EXPECT_EQ(ended_[0].end.kind, core::ProvisionedEnd::Kind::kFailed);  // its own end, later
 }
 
 TEST_F(SlurmExecutorTest, RecoverTakesBackItsOwnQueuedJobsOnly) {
