@@ -1,9 +1,9 @@
 // amtd --executor slurm against a real Slurm on this machine (scripts/slurm-up.sh, started by
 // CTest's slurm fixture; SLURM_CONF points at it): every training-job attempt is a Slurm job
 // named after the training job, whose one-shot amt-worker runs it and reports back. A tuning job
-// with Auto early stopping, a stop, a spot interruption, an sbatch refusal, a kill -9 of amtd
-// while a Slurm job runs, multi-instance jobs (a job step per host, on two nodes or on one), and
-// Slurm missing.
+// with Auto early stopping, a stop, a spot interruption, an sbatch refusal, a job too big for
+// the partition, a kill -9 of amtd while a Slurm job runs, multi-instance jobs (a job step per
+// host, on two nodes or on one), and Slurm missing.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -164,6 +164,34 @@ TEST(SlurmIntegrationTest, AnSbatchRefusalFailsTheJobWithSbatchsMessage) {
   EXPECT_THAT(job.failure_reason(),
               HasSubstr("Slurm refused the job: sbatch: error: Invalid generic resource (gres) "
                         "specification"));
+}
+
+// Three hosts, a node each, on the fixture's two nodes: Slurm queues it for PartitionNodeLimit
+// or PartitionConfig (22.05 gives either, by what it checks first), for ever. The user's request,
+// not their code: ClientError, saying what it asked and what the partition has (scale 0.5 of
+// ml.m5.large: 1 CPU and 4096 MB; VolumeSizeInGB 10 as --tmp).
+TEST(SlurmIntegrationTest, AJobAskingMoreNodesThanThePartitionHasFailsAsAClientErrorSayingSo) {
+  const std::string dir = MakeTempDir("amt-slurm-too-big");
+  Amtd amtd(dir + "/data", SlurmFlags(dir));
+  std::string json = TrainingJobJson("slurm-three-nodes", R"({"epochs": "1"})");
+  json.replace(json.find(R"("InstanceCount": 1)"), std::string(R"("InstanceCount": 1)").size(),
+               R"("InstanceCount": 3)");
+  CreateTrainingJob(amtd, json);
+  const auto job = WaitForTrainingJob(amtd.stub(), "slurm-three-nodes", Terminal);
+  EXPECT_EQ(job.training_job_status(), "Failed");
+  EXPECT_THAT(
+      job.failure_reason(),
+      ::testing::MatchesRegex(
+          "ClientError: Slurm job [0-9]+ can never start "
+          "\\((PartitionNodeLimit|PartitionConfig)\\)\\. The "
+          "training job asks for 3 nodes with 1 CPU, 4096 MB of memory and 10240 MB of temporary "
+          "disk each; partition debug has 2 nodes with at most 2 CPUs, [0-9]+ MB of memory and "
+          "[0-9]+ MB of temporary disk per node\\. Ask for fewer nodes: a smaller InstanceCount, "
+          "or amtd --slurm-hosts one-node to run the 3 hosts as tasks on one node\\."));
+  // amtd cancelled the Slurm job that would have waited for ever.
+  const std::string slurm_id = SlurmJobOf("slurm-three-nodes");
+  ASSERT_FALSE(slurm_id.empty());
+  EXPECT_THAT(Squeue("%i|%T"), Contains(slurm_id.substr(0, slurm_id.find('|')) + "|CANCELLED"));
 }
 
 TEST(SlurmIntegrationTest, AnAmtdKilledWhileASlurmJobRunsTakesItBackOnRestart) {
