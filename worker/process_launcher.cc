@@ -246,11 +246,15 @@ void EnterPrivateHosts(const char* hosts_file, const char* hostname, int error_f
 // so a trainer never outlives its worker and a job that amtd runs again never runs twice; stdin
 // /dev/null, stdout and stderr the pipes, no other descriptor; default signal dispositions (but
 // `ignored_signal`) and an empty mask; then exec (searching PATH for a bare name, as posix_spawnp).
+// With a shim (`parent_death` not 0), `file` is amt-job-shim (job_shim.h), which starts the
+// trainer itself: it learns of its worker's death by `parent_death` instead of dying of it, and
+// the error pipe stays open across its exec (it hands it to the trainer's exec).
 [[noreturn]] void RunChild(pid_t worker, const char* file, char* const argv[], char* const envp[],
                            const char* cwd, int out_fd, int err_fd, int error_fd, bool search_path,
-                           const char* hosts_file, const char* hostname, int ignored_signal) {
+                           const char* hosts_file, const char* hostname, int ignored_signal,
+                           int parent_death) {
   ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::prctl(PR_SET_PDEATHSIG, parent_death != 0 ? parent_death : SIGKILL);
   if (::getppid() != worker) ::_exit(127);  // the worker died before prctl took effect
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
@@ -268,6 +272,7 @@ void EnterPrivateHosts(const char* hosts_file, const char* hostname, int error_f
   ::close_range(static_cast<unsigned>(error_fd) + 1, ~0U, 0);
   if (hosts_file != nullptr) EnterPrivateHosts(hosts_file, hostname, error_fd);
   if (cwd != nullptr && ::chdir(cwd) != 0) FailInChild(error_fd);
+  if (parent_death != 0 && ::fcntl(error_fd, F_SETFD, 0) != 0) FailInChild(error_fd);
   if (search_path) {
     ::execvpe(file, argv, envp);
   } else {
@@ -290,12 +295,13 @@ struct ChildArgs {
   const char* hosts_file;  // null: the worker's mount and UTS namespaces
   const char* hostname;    // null: the worker's host name
   int ignored_signal;      // 0: none
+  int parent_death;        // the shim's parent-death signal; 0: no shim
 };
 
 int ChildMain(void* arg) {
   const auto* a = static_cast<const ChildArgs*>(arg);
   RunChild(a->worker, a->file, a->argv, a->envp, a->cwd, a->out_fd, a->err_fd, a->error_fd,
-           a->search_path, a->hosts_file, a->hostname, a->ignored_signal);
+           a->search_path, a->hosts_file, a->hostname, a->ignored_signal, a->parent_death);
 }
 
 // Starts the child the way glibc's posix_spawn does: clone(CLONE_VM | CLONE_VFORK) on a stack of
@@ -329,6 +335,8 @@ pid_t StartChild(ChildArgs* args) {
 
 class PosixProcessLauncher final : public ProcessLauncher {
  public:
+  explicit PosixProcessLauncher(std::string shim) : shim_(std::move(shim)) {}
+
   absl::StatusOr<std::unique_ptr<Process>> Launch(const LaunchSpec& spec,
                                                   LineCallback on_line) override {
     if (spec.argv.empty() || spec.argv[0].empty()) {
@@ -372,11 +380,17 @@ class PosixProcessLauncher final : public ProcessLauncher {
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
-    std::vector<std::string> argv_strings = spec.argv;
+    // With the shim: amt-job-shim <error fd> <signal> -- <argv>, and the shim runs argv.
+    const int parent_death = shim_.empty() ? 0 : ShimParentDeathSignal();
+    std::vector<std::string> argv_strings;
+    if (!shim_.empty()) {
+      argv_strings = {shim_, std::to_string(error_pipe[1]), std::to_string(parent_death), "--"};
+    }
+    argv_strings.insert(argv_strings.end(), spec.argv.begin(), spec.argv.end());
     std::vector<char*> argv;
     for (auto& s : argv_strings) argv.push_back(s.data());
     argv.push_back(nullptr);
-    const bool search_path = spec.argv[0].find('/') == std::string::npos;
+    const bool search_path = argv_strings[0].find('/') == std::string::npos;
     const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
     const char* hosts_file = spec.hosts_file.empty() ? nullptr : spec.hosts_file.c_str();
@@ -384,7 +398,8 @@ class PosixProcessLauncher final : public ProcessLauncher {
         spec.hosts_file.empty() || spec.hostname.empty() ? nullptr : spec.hostname.c_str();
     ChildArgs child{::getpid(),  argv[0],     argv.data(), envp.data(),
                     cwd,         out_pipe[1], err_pipe[1], error_pipe[1],
-                    search_path, hosts_file,  hostname,    spec.ignored_signal};
+                    search_path, hosts_file,  hostname,    spec.ignored_signal,
+                    parent_death};
     const pid_t pid = StartChild(&child);
     const int fork_errno = errno;
     CloseFd(out_pipe[1]);
@@ -416,12 +431,17 @@ class PosixProcessLauncher final : public ProcessLauncher {
         std::make_unique<PosixProcess>(pid, std::move(tree_marker), out_pipe[0], err_pipe[0],
                                        wake_pipe[0], wake_pipe[1], std::move(on_line)));
   }
+
+ private:
+  const std::string shim_;  // amt-job-shim's path; empty: the trainer is the group leader
 };
 
 }  // namespace
 
-std::unique_ptr<ProcessLauncher> NewPosixProcessLauncher() {
-  return std::make_unique<PosixProcessLauncher>();
+int ShimParentDeathSignal() { return SIGRTMIN + 4; }
+
+std::unique_ptr<ProcessLauncher> NewPosixProcessLauncher(std::string shim) {
+  return std::make_unique<PosixProcessLauncher>(std::move(shim));
 }
 
 }  // namespace amt::worker

@@ -87,8 +87,15 @@ class ProcessLauncher {
 
 // The production launcher: fork and exec, with a new process group, PR_SET_PDEATHSIG SIGKILL,
 // no inherited descriptor, an empty signal mask and default signal dispositions in the child
-// (the worker ignores SIGPIPE and blocks SIGTERM).
-std::unique_ptr<ProcessLauncher> NewPosixProcessLauncher();
+// (the worker ignores SIGPIPE and blocks SIGTERM). With `shim` (amt-job-shim's path, job_shim.h)
+// the group leader is the shim, which runs the trainer, holds every process it starts (a child
+// subreaper) and kills them all when the trainer exits or when the worker dies, even by
+// SIGKILL, which PR_SET_PDEATHSIG SIGKILL alone does for the direct child only. Process::pid()
+// is then the shim's, and its exit is the trainer's.
+std::unique_ptr<ProcessLauncher> NewPosixProcessLauncher(std::string shim = "");
+
+// The signal amt-job-shim gets when its worker dies (a real-time one no trainer is sent).
+int ShimParentDeathSignal();
 
 }  // namespace amt::worker
 

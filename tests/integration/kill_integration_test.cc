@@ -161,19 +161,22 @@ INSTANTIATE_TEST_SUITE_P(
                       KillCase{WorkerKind::kRemote, 5}),
     CaseName);
 
-// A worker killed with SIGKILL takes its trainers with it: a job amtd later runs again (after
-// the worker-lost timeout, or by RetryStrategy) never runs twice at once.
-TEST(WorkerDeathTest, KillingAWorkerKillsItsTrainer) {
+// Runs `script` (a /bin/sh script, PID_FILE in it replaced by a file's path) as a training job
+// on a worker of its own, waits until its metric ready=1 shows (it prints it after it wrote the
+// pid of the process to check into PID_FILE), kills the worker with SIGKILL, and says whether
+// that process then ended (within 30 s).
+bool EndsWithItsKilledWorker(const std::string& name, std::string script) {
   const std::string dir = MakeTempDir("amt-worker-death");
   Amtd amtd(dir + "/data", {"--no-local-worker"});
-  ASSERT_FALSE(amtd.worker_socket().empty());
+  EXPECT_FALSE(amtd.worker_socket().empty());
   AmtWorker worker(amtd.worker_socket(), dir + "/remote/jobs", "doomed", 1);
-  const std::string pid_file = dir + "/trainer.pid";
+  const std::string pid_file = dir + "/checked.pid";
+  script.replace(script.find("PID_FILE"), 8, pid_file);
   v1::CreateTrainingJobRequest request;
-  ASSERT_TRUE(JsonToProto(R"j({"TrainingJobName": "orphan-check",
+  EXPECT_TRUE(JsonToProto(R"j({"TrainingJobName": ")j" + name + R"j(",
       "AlgorithmSpecification": {"TrainingImage": "shell", "TrainingInputMode": "File",
-        "ContainerEntrypoint": ["/bin/sh", "-c", "echo $$ > )j" +
-                              pid_file + R"j(; echo ready=1; exec sleep 1000"],
+        "ContainerEntrypoint": ["/bin/sh", "-c", ")j" +
+                              script + R"j("],
         "MetricDefinitions": [{"Name": "ready", "Regex": "ready=([0-9]+)"}]},
       "RoleArn": "arn:aws:iam::123456789012:role/R",
       "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
@@ -184,21 +187,39 @@ TEST(WorkerDeathTest, KillingAWorkerKillsItsTrainer) {
   {
     grpc::ClientContext ctx;
     v1::CreateTrainingJobResponse response;
-    ASSERT_TRUE(amtd.stub().CreateTrainingJob(&ctx, request, &response).ok());
+    EXPECT_TRUE(amtd.stub().CreateTrainingJob(&ctx, request, &response).ok());
   }
   // Its metric line is printed after the pid file is written (a metric, unlike a log line,
   // changes what the watch stream shows).
-  const auto ready = WaitForTrainingJob(amtd.stub(), "orphan-check", [](const auto& job) {
-    return job.final_metric_data_list_size() > 0;
-  });
-  ASSERT_EQ(ready.final_metric_data_list_size(), 1) << ready.training_job_status();
-  const pid_t trainer = static_cast<pid_t>(std::stol(ReadFile(pid_file)));
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, trainer, 0));
-  ASSERT_GE(pidfd, 0) << "the trainer is not running";
+  const auto ready = WaitForTrainingJob(
+      amtd.stub(), name, [](const auto& job) { return job.final_metric_data_list_size() > 0; });
+  EXPECT_EQ(ready.final_metric_data_list_size(), 1) << ready.training_job_status();
+  const pid_t checked = static_cast<pid_t>(std::stol(ReadFile(pid_file)));
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, checked, 0));
+  EXPECT_GE(pidfd, 0) << "the process to check is not running";
+  if (pidfd < 0) return false;
   worker.Kill(SIGKILL);
   pollfd exited{pidfd, POLLIN, 0};
-  EXPECT_EQ(::poll(&exited, 1, /*timeout_ms=*/30'000), 1) << "the trainer outlived its worker";
+  const bool ended = ::poll(&exited, 1, /*timeout_ms=*/30'000) == 1;
+  if (!ended) ::kill(checked, SIGKILL);
   ::close(pidfd);
+  return ended;
+}
+
+// A worker killed with SIGKILL takes its trainers with it: a job amtd later runs again (after
+// the worker-lost timeout, or by RetryStrategy) never runs twice at once.
+TEST(WorkerDeathTest, KillingAWorkerKillsItsTrainer) {
+  EXPECT_TRUE(
+      EndsWithItsKilledWorker("orphan-check", "echo $$ > PID_FILE; echo ready=1; exec sleep 1000"))
+      << "the trainer outlived its worker";
+}
+
+// ... and the processes its trainer started (amt-job-shim holds them: PR_SET_PDEATHSIG alone
+// reached the trainer only, and its background child lived on).
+TEST(WorkerDeathTest, KillingAWorkerKillsWhatItsTrainerStarted) {
+  EXPECT_TRUE(EndsWithItsKilledWorker(
+      "grandchild-check", "sleep 1000 & echo $! > PID_FILE; echo ready=1; exec sleep 1000"))
+      << "the trainer's background child outlived its worker";
 }
 
 }  // namespace

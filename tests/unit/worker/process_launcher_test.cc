@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -88,8 +89,22 @@ LaunchSpec Shell(const std::string& script, const std::string& cwd = "") {
   return Spec({"/bin/sh", "-c", script}, {{"PATH", "/usr/bin:/bin"}}, cwd);
 }
 
-TEST(PosixProcessLauncher, DeliversStdoutAndStderrLinesAndTheExitCode) {
-  auto launcher = NewPosixProcessLauncher();
+// Every test of the launcher runs twice: the trainer as the group leader, and under amt-job-shim
+// (job_shim.h), which must not change what a trainer, a stop or a launch error looks like.
+class PosixProcessLauncherTest : public ::testing::TestWithParam<bool> {
+ protected:
+  static std::unique_ptr<ProcessLauncher> MakeLauncher() {
+    return NewPosixProcessLauncher(GetParam() ? AMT_JOB_SHIM : "");
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Launchers, PosixProcessLauncherTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "UnderTheShim" : "Direct";
+                         });
+
+TEST_P(PosixProcessLauncherTest, DeliversStdoutAndStderrLinesAndTheExitCode) {
+  auto launcher = MakeLauncher();
   Lines lines;
   auto process = launcher->Launch(
       Shell("echo one; echo two >&2; printf 'three\\nno newline'; exit 3"), lines.Fn());
@@ -101,9 +116,9 @@ TEST(PosixProcessLauncher, DeliversStdoutAndStderrLinesAndTheExitCode) {
   EXPECT_THAT(lines.err(), ElementsAre("two"));
 }
 
-TEST(PosixProcessLauncher, PassesExactlyTheGivenEnvironmentAndCwd) {
+TEST_P(PosixProcessLauncherTest, PassesExactlyTheGivenEnvironmentAndCwd) {
   TempDir temp;
-  auto launcher = NewPosixProcessLauncher();
+  auto launcher = MakeLauncher();
   Lines lines;
   LaunchSpec spec = Spec({"/usr/bin/env"}, {{"A", "1"}, {"B", "two words"}}, temp.path().string());
   auto process = launcher->Launch(spec, lines.Fn());
@@ -118,8 +133,8 @@ TEST(PosixProcessLauncher, PassesExactlyTheGivenEnvironmentAndCwd) {
   EXPECT_THAT(pwd.out(), ElementsAre(fs::canonical(temp.path()).string()));
 }
 
-TEST(PosixProcessLauncher, GivesTheChildAnEmptyStdin) {
-  auto launcher = NewPosixProcessLauncher();
+TEST_P(PosixProcessLauncherTest, GivesTheChildAnEmptyStdin) {
+  auto launcher = MakeLauncher();
   Lines lines;
   auto process = launcher->Launch(Shell("cat; echo done"), lines.Fn());
   ASSERT_THAT(process, IsOk());
@@ -127,8 +142,8 @@ TEST(PosixProcessLauncher, GivesTheChildAnEmptyStdin) {
   EXPECT_THAT(lines.out(), ElementsAre("done"));
 }
 
-TEST(PosixProcessLauncher, StartsTheChildInItsOwnProcessGroup) {
-  auto launcher = NewPosixProcessLauncher();
+TEST_P(PosixProcessLauncherTest, StartsTheChildInItsOwnProcessGroup) {
+  auto launcher = MakeLauncher();
   Lines lines;
   auto ready = lines.WhenSeen("ready");
   auto process = launcher->Launch(Shell("echo ready; exec sleep 30"), lines.Fn());
@@ -142,8 +157,8 @@ TEST(PosixProcessLauncher, StartsTheChildInItsOwnProcessGroup) {
   EXPECT_EQ(status.exit_code, 128 + SIGKILL);
 }
 
-TEST(PosixProcessLauncher, KillsWhatIsLeftOfTheGroupWhenTheLeaderExits) {
-  auto launcher = NewPosixProcessLauncher();
+TEST_P(PosixProcessLauncherTest, KillsWhatIsLeftOfTheGroupWhenTheLeaderExits) {
+  auto launcher = MakeLauncher();
   Lines lines;
   // The background sleep keeps stdout open; Wait returns because the group is killed.
   auto process = launcher->Launch(Shell("sleep 30 & echo $!; exit 0"), lines.Fn());
@@ -181,9 +196,9 @@ std::string EscapingGrandchild(const fs::path& dir, const std::string& rest,
          "; exec sleep 30' &); read pid < " + fifo + "; echo $pid; " + rest;
 }
 
-TEST(PosixProcessLauncher, KillsDescendantsThatLeftTheGroupWhenTheLeaderExits) {
+TEST_P(PosixProcessLauncherTest, KillsDescendantsThatLeftTheGroupWhenTheLeaderExits) {
   TempDir temp;
-  auto launcher = NewPosixProcessLauncher();
+  auto launcher = MakeLauncher();
   Lines lines;
   auto process = launcher->Launch(Shell(EscapingGrandchild(temp.path(), "exit 0")), lines.Fn());
   ASSERT_THAT(process, IsOk());
@@ -193,9 +208,9 @@ TEST(PosixProcessLauncher, KillsDescendantsThatLeftTheGroupWhenTheLeaderExits) {
   EXPECT_TRUE(ExitsSoon(grandchild)) << "a setsid grandchild outlived its job";
 }
 
-TEST(PosixProcessLauncher, SigkillReachesDescendantsThatLeftTheGroup) {
+TEST_P(PosixProcessLauncherTest, SigkillReachesDescendantsThatLeftTheGroup) {
   TempDir temp;
-  auto launcher = NewPosixProcessLauncher();
+  auto launcher = MakeLauncher();
   Lines lines;
   auto printed = lines.WhenSeen("running");
   auto process = launcher->Launch(
@@ -209,9 +224,9 @@ TEST(PosixProcessLauncher, SigkillReachesDescendantsThatLeftTheGroup) {
   EXPECT_EQ((*process)->Wait().signal, SIGKILL);
 }
 
-TEST(PosixProcessLauncher, SigtermGoesToTheGroupOnly) {
+TEST_P(PosixProcessLauncherTest, SigtermGoesToTheGroupOnly) {
   TempDir temp;
-  auto launcher = NewPosixProcessLauncher();
+  auto launcher = MakeLauncher();
   Lines lines;
   auto printed = lines.WhenSeen("running");
   // The leader ignores nothing: SIGTERM ends it; the grandchild in its own session is not sent
@@ -255,8 +270,8 @@ TEST(ProcessTree, MarkersAreUniqueAndNameTheirOwner) {
   EXPECT_THAT(a, StartsWith(std::to_string(::getpid()) + "-"));
 }
 
-TEST(PosixProcessLauncher, SignalGroupAfterWaitIsANoOp) {
-  auto launcher = NewPosixProcessLauncher();
+TEST_P(PosixProcessLauncherTest, SignalGroupAfterWaitIsANoOp) {
+  auto launcher = MakeLauncher();
   Lines lines;
   auto process = launcher->Launch(Shell("exit 0"), lines.Fn());
   ASSERT_THAT(process, IsOk());
@@ -264,43 +279,43 @@ TEST(PosixProcessLauncher, SignalGroupAfterWaitIsANoOp) {
   EXPECT_THAT((*process)->SignalGroup(SIGTERM), IsOk());
 }
 
-TEST(PosixProcessLauncher, FailsWithNotFoundForAMissingExecutable) {
-  auto launcher = NewPosixProcessLauncher();
+TEST_P(PosixProcessLauncherTest, FailsWithNotFoundForAMissingExecutable) {
+  auto launcher = MakeLauncher();
   Lines lines;
   auto process = launcher->Launch(Spec({"/nonexistent/train", "train"}), lines.Fn());
   EXPECT_THAT(process, StatusIs(absl::StatusCode::kNotFound,
                                 "/nonexistent/train: No such file or directory"));
 }
 
-TEST(PosixProcessLauncher, FailsWithPermissionDeniedForAFileThatIsNotExecutable) {
+TEST_P(PosixProcessLauncherTest, FailsWithPermissionDeniedForAFileThatIsNotExecutable) {
   TempDir temp;
   const fs::path script = temp.path() / "train";
   WriteFile(script, "#!/bin/sh\necho hi\n");
   ::chmod(script.c_str(), 0644);
-  auto launcher = NewPosixProcessLauncher();
+  auto launcher = MakeLauncher();
   Lines lines;
   auto process = launcher->Launch(Spec({script.string()}), lines.Fn());
   EXPECT_THAT(process, StatusIs(absl::StatusCode::kPermissionDenied,
                                 script.string() + ": Permission denied"));
 }
 
-TEST(PosixProcessLauncher, FailsWithNotFoundForAMissingWorkingDirectory) {
-  auto launcher = NewPosixProcessLauncher();
+TEST_P(PosixProcessLauncherTest, FailsWithNotFoundForAMissingWorkingDirectory) {
+  auto launcher = MakeLauncher();
   Lines lines;
   auto process = launcher->Launch(Shell("true", "/nonexistent/dir"), lines.Fn());
   EXPECT_THAT(process, StatusIs(absl::StatusCode::kNotFound,
                                 "working directory /nonexistent/dir: No such file or directory"));
 }
 
-TEST(PosixProcessLauncher, FailsWithInvalidArgumentForAnEmptyCommand) {
-  auto launcher = NewPosixProcessLauncher();
+TEST_P(PosixProcessLauncherTest, FailsWithInvalidArgumentForAnEmptyCommand) {
+  auto launcher = MakeLauncher();
   Lines lines;
   auto process = launcher->Launch(LaunchSpec{}, lines.Fn());
   EXPECT_THAT(process, StatusIs(absl::StatusCode::kInvalidArgument, "empty command"));
   EXPECT_THAT(lines.out(), IsEmpty());
 }
 
-TEST(PosixProcessLauncher, APrivateHostsFileAndHostNameForTheChildOnly) {
+TEST_P(PosixProcessLauncherTest, APrivateHostsFileAndHostNameForTheChildOnly) {
   if (::geteuid() != 0) GTEST_SKIP() << "mount and UTS namespaces need root";
   TempDir temp;
   const std::string hosts = (temp.path() / "hosts").string();
@@ -312,7 +327,7 @@ TEST(PosixProcessLauncher, APrivateHostsFileAndHostNameForTheChildOnly) {
   }
   char own_name[256] = {};
   ::gethostname(own_name, sizeof own_name - 1);
-  auto launcher = NewPosixProcessLauncher();
+  auto launcher = MakeLauncher();
   Lines lines;
   LaunchSpec spec = Shell("cat /etc/hosts; hostname");
   spec.hosts_file = hosts;
@@ -330,9 +345,9 @@ TEST(PosixProcessLauncher, APrivateHostsFileAndHostNameForTheChildOnly) {
   EXPECT_STREQ(name, own_name);
 }
 
-TEST(PosixProcessLauncher, SaysWhenTheHostsFileCannotBeMounted) {
+TEST_P(PosixProcessLauncherTest, SaysWhenTheHostsFileCannotBeMounted) {
   if (::geteuid() != 0) GTEST_SKIP() << "mount and UTS namespaces need root";
-  auto launcher = NewPosixProcessLauncher();
+  auto launcher = MakeLauncher();
   Lines lines;
   LaunchSpec spec = Shell("true");
   spec.hosts_file = "/nonexistent/hosts";
@@ -340,6 +355,40 @@ TEST(PosixProcessLauncher, SaysWhenTheHostsFileCannotBeMounted) {
   EXPECT_THAT(process, StatusIs(absl::StatusCode::kNotFound,
                                 "/bin/sh: cannot give the process its own /etc/hosts: "
                                 "No such file or directory"));
+}
+
+// A worker killed with SIGKILL: the shim kills its trainer's children too (PR_SET_PDEATHSIG
+// alone reaches the trainer only: its background child lived on, and a job retried elsewhere ran
+// twice). The worker here is a child process of the test that launches the job, passes on the
+// background process's pid, and is killed.
+TEST(JobShim, AWorkerKilledWithSigkillTakesItsTrainersChildrenWithIt) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t worker = ::fork();
+  ASSERT_GE(worker, 0);
+  if (worker == 0) {
+    ::close(pipe_fds[0]);
+    const int out = pipe_fds[1];
+    auto launcher = NewPosixProcessLauncher(AMT_JOB_SHIM);
+    auto process = launcher->Launch(Shell("sleep 1000 & echo $!; exec sleep 1000"),
+                                    [out](OutputStream, std::string line) {
+                                      line.push_back('\n');
+                                      (void)!::write(out, line.data(), line.size());
+                                    });
+    if (!process.ok()) ::_exit(3);
+    for (;;) ::pause();  // until the test kills this "worker"
+  }
+  ::close(pipe_fds[1]);
+  std::string line;
+  char c;
+  while (::read(pipe_fds[0], &c, 1) == 1 && c != '\n') line.push_back(c);
+  ::close(pipe_fds[0]);
+  ASSERT_FALSE(line.empty()) << "the worker did not start its job";
+  const pid_t background = std::stoi(line);
+  ASSERT_EQ(::kill(worker, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(worker, &status, 0), worker);
+  EXPECT_TRUE(ExitsSoon(background)) << "the trainer's child outlived its killed worker";
 }
 
 }  // namespace
