@@ -150,6 +150,28 @@ void Scrub(const fs::path& dir, const std::function<bool(const fs::path&, bool)>
 
 }  // namespace
 
+std::vector<fs::path> FailedJobDirs::Keep(const fs::path& root) {
+  MutexLock lock(&mu_);
+  std::erase(kept_, root);
+  kept_.push_back(root);
+  std::vector<fs::path> over;
+  while (kept_.size() > keep_) {
+    const fs::path old = std::move(kept_.front());
+    kept_.pop_front();
+    fs::path aside = old;
+    aside += ".removing-" + std::to_string(++removed_);
+    std::error_code ec;
+    fs::rename(old, aside, ec);
+    if (!ec) over.push_back(std::move(aside));
+  }
+  return over;
+}
+
+void FailedJobDirs::Reused(const fs::path& root) {
+  MutexLock lock(&mu_);
+  std::erase(kept_, root);
+}
+
 JobDirPool::JobDirPool(fs::path dir, size_t capacity) : dir_(std::move(dir)), capacity_(capacity) {
   std::error_code ec;
   fs::remove_all(dir_, ec);
@@ -251,6 +273,8 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   const std::string current_host = HostName(host.index);
   p.root = work_dir / (host.index == 1 ? job.training_job_name()
                                        : job.training_job_name() + "." + current_host);
+  // A retry of a job that failed here: its kept folder is about to be replaced.
+  if (options.failed != nullptr) options.failed->Reused(p.root);
   p.input = p.root / "input";
   p.input_config = p.input / "config";
   p.input_data = p.input / "data";

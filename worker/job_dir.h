@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -37,6 +38,7 @@ namespace amt::worker {
 inline constexpr size_t kMaxFailureReasonChars = 1024;
 
 class JobDirPool;
+class FailedJobDirs;
 
 struct JobDirOptions {
   std::string work_dir;  // relative paths are made absolute against the current directory
@@ -44,6 +46,9 @@ struct JobDirOptions {
   // Where Create takes an emptied folder of an earlier job from, instead of making the layout's
   // directories anew; none when null. Shared by the worker's job threads.
   std::shared_ptr<JobDirPool> spares;
+  // The failed jobs' folders kept for inspection, at most a number of them (the oldest go);
+  // every folder is kept when null. Create tells it when a folder's path is used again.
+  std::shared_ptr<FailedJobDirs> failed;
   // How Create writes the job folder's files, as ::write(2) does (the count written, or -1 with
   // errno); null: ::write. A fault seam: tests fill the disk with it.
   std::function<ssize_t(int fd, const void* data, size_t size)> write;
@@ -105,6 +110,28 @@ class JobDirPool {
   Mutex mu_;
   std::vector<std::filesystem::path> spares_ ABSL_GUARDED_BY(mu_);
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// The folders of failed jobs, kept for inspection (logs, output/failure, what the trainer
+// wrote), but not forever: at most `keep` of them, the oldest removed as new ones come, so a
+// worker that runs many failing jobs does not fill its disk (and, with it, amtd's). Only this
+// worker process's failures count. Thread-safe.
+class FailedJobDirs {
+ public:
+  explicit FailedJobDirs(size_t keep) : keep_(keep) {}
+
+  // `root` is kept; the folders now over the cap, oldest first, are moved aside (a rename, under
+  // the lock, so a retry's Create at the same path never meets them) and returned for the caller
+  // to remove (outside any lock: removing a big folder takes time).
+  std::vector<std::filesystem::path> Keep(const std::filesystem::path& root);
+  // A new job folder is made at `root` (a retry of the job): it is no failed folder any more.
+  void Reused(const std::filesystem::path& root);
+
+ private:
+  const size_t keep_;
+  Mutex mu_;
+  std::deque<std::filesystem::path> kept_ ABSL_GUARDED_BY(mu_);  // oldest first
+  uint64_t removed_ ABSL_GUARDED_BY(mu_) = 0;                    // names the moved-aside ones
 };
 
 class JobDir {

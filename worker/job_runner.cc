@@ -392,6 +392,17 @@ void JobRunner::Run() {
   exited.set_failure_reason(failure);
   const bool succeeded =
       !Failed(status) && exited.upload_failure().empty() && exited.failure_reason().empty();
+  if (!succeeded && !options_.keep_job_dirs && options_.job_dir.failed != nullptr) {
+    // Kept for inspection, within the cap: the oldest failed folders go.
+    for (const JobDir& dir : dirs) {
+      for (const fs::path& old : options_.job_dir.failed->Keep(dir.paths().root)) {
+        std::error_code ec;
+        fs::remove_all(old, ec);
+        if (ec)
+          Diagnose("cannot remove the failed job folder " + old.string() + ": " + ec.message());
+      }
+    }
+  }
   if (succeeded && !options_.keep_job_dirs) {
     // Before the exit is reported: the next attempt of this job can only start after it.
     for (const JobDir& dir : dirs) {

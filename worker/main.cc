@@ -68,6 +68,11 @@ int main(int argc, char** argv) {
                "keep every job's folder under --work-dir; by default the folder of a job that "
                "exited 0 is removed once its model.tar.gz and output are uploaded (a failed job's "
                "stays)");
+  size_t keep_failed_job_dirs = 20;
+  app.add_option("--keep-failed-job-dirs", keep_failed_job_dirs,
+                 "failed jobs' folders kept for inspection, the newest this many (without "
+                 "--keep-job-dirs): older ones are removed, so failing jobs do not fill the disk")
+      ->capture_default_str();
   std::string host_names = "auto";
   app.add_option("--host-names", host_names,
                  "how the hosts of a multi-instance job (InstanceCount > 1: algo-1, algo-2, ...) "
@@ -115,8 +120,20 @@ int main(int argc, char** argv) {
                  "wrote (what --srun-hosts runs in each job step), and exit with its exit code");
   const pid_t parent = getppid();
   CLI11_PARSE(app, argc, argv);
+  // amt-job-shim, installed beside amt-worker, holds each job's processes (job_shim.h): without
+  // it a trainer's children outlive a worker killed with SIGKILL.
+  std::error_code exe_error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", exe_error);
+  std::string shim = (self.parent_path() / "amt-job-shim").string();
+  if (exe_error || ::access(shim.c_str(), X_OK) != 0) {
+    std::fprintf(stderr,
+                 "amt-worker: %s is missing: a training job's child processes may outlive a "
+                 "worker killed with SIGKILL\n",
+                 shim.c_str());
+    shim.clear();
+  }
   if (!exec_host.empty()) {
-    auto launcher = amt::worker::NewPosixProcessLauncher();
+    auto launcher = amt::worker::NewPosixProcessLauncher(shim);
     return amt::worker::RunHostLaunch(exec_host, *launcher);
   }
   if (orchestrator.empty() || work_dir.empty()) {
@@ -201,6 +218,10 @@ int main(int argc, char** argv) {
   };
   options.runner.private_hosts =
       host_names == "private" || (host_names == "auto" && geteuid() == 0);
+  if (!keep_job_dirs) {
+    options.runner.job_dir.failed =
+        std::make_shared<amt::worker::FailedJobDirs>(keep_failed_job_dirs);
+  }
   if (!keep_job_dirs && !one_shot_job.has_value()) {
     // Succeeded jobs' folders, emptied, become the next jobs' (JobDirPool says why).
     options.runner.job_dir.spares = std::make_shared<amt::worker::JobDirPool>(
@@ -217,16 +238,14 @@ int main(int argc, char** argv) {
                 " leftover process(es) of training jobs whose worker is gone");
   }
   amt::SystemClock clock;
-  auto posix_launcher = amt::worker::NewPosixProcessLauncher();
+  auto posix_launcher = amt::worker::NewPosixProcessLauncher(shim);
   std::unique_ptr<amt::worker::ProcessLauncher> srun_launcher;
   auto command_runner = amt::NewProcessCommandRunner();
   if (!srun_hosts.empty()) {
     amt::worker::SrunOptions srun_options;
     srun_options.srun = srun;
     srun_options.host_per_node = srun_hosts == "nodes";
-    std::error_code exe_error;
-    srun_options.worker_binary =
-        std::filesystem::read_symlink("/proc/self/exe", exe_error).string();
+    srun_options.worker_binary = self.string();
     for (char** variable = environ; *variable != nullptr; ++variable) {
       const std::string_view entry = *variable;
       const size_t equals = entry.find('=');

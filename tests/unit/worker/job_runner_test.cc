@@ -147,6 +147,32 @@ TEST_F(JobRunnerTest, ReportsStartedThenLogsThenExited) {
   EXPECT_EQ(exited.failure_reason(), "");
 }
 
+TEST_F(JobRunnerTest, KeepsTheFailedJobsFoldersUpToTheCapTheOldestGoing) {
+  options_.job_dir.failed = std::make_shared<FailedJobDirs>(1);
+  const auto run = [&](const std::string& name, int attempt) {
+    amt::v1::StartJob job = Job("echo failing; exit 1");
+    job.set_training_job_name(name);
+    job.set_attempt(attempt);
+    Reports reports;
+    JobRunner runner(options_, job, *launcher_, clock_, reports.Fn());
+    runner.Start();
+    EXPECT_EQ(reports.WaitForExit().back().exited().exit_code(), 1);
+  };
+  const fs::path work = temp_.path() / "work";
+  run("job-1", 1);
+  EXPECT_TRUE(fs::exists(work / "job-1" / "output"));  // kept for inspection
+  run("job-1", 2);  // its retry fails too: one folder, the new one, still within the cap
+  EXPECT_TRUE(fs::exists(work / "job-1" / "output"));
+  run("job-2", 1);  // over the cap: the oldest failed folder goes
+  EXPECT_FALSE(fs::exists(work / "job-1"));
+  EXPECT_TRUE(fs::exists(work / "job-2" / "output"));
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(work)) {
+    left.push_back(entry.path().filename().string());
+  }
+  EXPECT_THAT(left, ::testing::ElementsAre("job-2"));
+}
+
 TEST_F(JobRunnerTest, ShowsTabsAsHash011) {
   const auto messages =
       RunToExit(Job("printf '[0]\\ttrain-rmse:0.47\\tvalidation-rmse:0.48\\r\\n'"));
