@@ -22,7 +22,8 @@ constexpr std::ptrdiff_t kMaxReportsInFlight = 4;
 // time, and one that ran thousands over one stream must not hold thousands of compiled patterns.
 constexpr size_t kMaxCachedParsers = 64;
 
-// The orchestrator's handle on one worker stream: Send queues, a writer thread drains.
+// The orchestrator's handle on one worker stream: Send queues, a writer thread drains once the
+// link is released (the worker's Hello taken: what was queued meanwhile keeps its order).
 class StreamLink final : public core::WorkerLink {
  public:
   StreamLink(grpc::ServerContext* context,
@@ -35,6 +36,13 @@ class StreamLink final : public core::WorkerLink {
     std::lock_guard lock(mu_);
     if (closed_) return;
     queue_.push_back(message);
+    cv_.notify_one();
+  }
+
+  // Starts writing what was queued.
+  void Release() {
+    std::lock_guard lock(mu_);
+    held_ = false;
     cv_.notify_one();
   }
 
@@ -62,7 +70,7 @@ class StreamLink final : public core::WorkerLink {
       v1::OrchestratorMessage message;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [this] { return closed_ || !queue_.empty(); });
+        cv_.wait(lock, [this] { return closed_ || (!held_ && !queue_.empty()); });
         if (closed_) return;
         message = std::move(queue_.front());
         queue_.pop_front();
@@ -77,6 +85,7 @@ class StreamLink final : public core::WorkerLink {
   std::condition_variable cv_;
   std::deque<v1::OrchestratorMessage> queue_;
   bool closed_ = false;
+  bool held_ = true;  // until Release()
   std::thread writer_;
 };
 
@@ -94,6 +103,12 @@ grpc::Status WorkerServiceImpl::Connect(
   }
   const std::string worker_id = first.hello().worker_id();
   auto link = std::make_shared<StreamLink>(context, stream);
+  // The worker's first message, if its Hello is taken (WorkerHello): an Ack of nothing, before
+  // any StartJob the orchestrator sends it as it takes the Hello (the link holds them until
+  // released).
+  v1::OrchestratorMessage welcome;
+  welcome.mutable_ack()->set_seq(0);
+  link->Send(welcome);
   // Waits for the loop: a refused Hello (another process has this id) ends the call with why.
   const absl::Status accepted =
       loop_.Call([&] { return orchestrator_.OnWorkerConnected(first.hello(), link); });
@@ -101,10 +116,7 @@ grpc::Status WorkerServiceImpl::Connect(
     link->Close();
     return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, std::string(accepted.message()));
   }
-  // Tells the worker its Hello was taken (WorkerHello): an Ack of nothing.
-  v1::OrchestratorMessage welcome;
-  welcome.mutable_ack()->set_seq(0);
-  link->Send(welcome);
+  link->Release();
   // At most kMaxReportsInFlight reports of this stream wait for the loop: past that the handler
   // stops reading, so gRPC's flow control holds a flooding worker back instead of the loop's
   // queue growing without bound in front of every API call.

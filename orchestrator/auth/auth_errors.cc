@@ -265,13 +265,13 @@ AwsAuthError JsonServiceAuthError(const AuthFailure& failure) {
 AwsAuthError S3AuthError(const AuthFailure& failure) {
   switch (failure.reason) {
     case Reason::kMissingAuthentication:
-      if (failure.authorization.empty()) return {"AccessDenied", "Access Denied", 403};
-      if (failure.authorization.starts_with("AWS ")) {  // Signature Version 2 [s3-v2]
+      if (failure.signature_version_2) {  // Signature Version 2, header or query [s3-v2]
         return {"InvalidRequest",
                 "The authorization mechanism you have provided is not supported. Please use "
                 "AWS4-HMAC-SHA256.",
                 400};
       }
+      if (failure.authorization.empty()) return {"AccessDenied", "Access Denied", 403};
       // Any other scheme [s3-type].
       return {"InvalidArgument", "Unsupported Authorization Type", 400};
     case Reason::kAmbiguousAuthentication:  // [s3-one]

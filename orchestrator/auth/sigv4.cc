@@ -334,12 +334,23 @@ AuthResult VerifySigV4(const SigV4Request& request, const Credentials& credentia
                          "both an Authorization header and X-Amz-Algorithm in the query");
   }
   if (authorization == nullptr && !presigned) {
+    if (FindParam(query, "AWSAccessKeyId") != nullptr && FindParam(query, "Signature") != nullptr) {
+      AuthFailure failure = failures.Make(
+          AuthFailureReason::kMissingAuthentication,
+          "a presigned URL of AWS Signature Version 2 (AWSAccessKeyId and Signature in the query); "
+          "only Version 4 is checked");
+      failure.signature_version_2 = true;
+      return failure;
+    }
     return failures.Make(AuthFailureReason::kMissingAuthentication,
                          "no Authorization header and no X-Amz-Algorithm query parameter");
   }
   if (!presigned && !text::Strip(*authorization).starts_with("AWS4-")) {
-    return failures.Make(AuthFailureReason::kMissingAuthentication,
-                         "the Authorization header is not AWS Signature Version 4", *authorization);
+    AuthFailure failure =
+        failures.Make(AuthFailureReason::kMissingAuthentication,
+                      "the Authorization header is not AWS Signature Version 4", *authorization);
+    failure.signature_version_2 = text::Strip(*authorization).starts_with("AWS ");
+    return failure;
   }
   AuthParams params;
   std::optional<AuthFailure> failure =

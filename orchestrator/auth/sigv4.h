@@ -88,6 +88,10 @@ struct AuthFailure {
   // "X-Amz-Expires".
   std::vector<std::string> missing;
   std::string authorization;  // the Authorization header as received, when there was one
+  // kMissingAuthentication of a request signed with AWS Signature Version 2 (an "AWS key:sig"
+  // Authorization header, or a presigned URL with AWSAccessKeyId and Signature, as boto3's
+  // default S3 presigned URLs are): S3 answers that the mechanism is not supported.
+  bool signature_version_2 = false;
   std::string access_key_id;  // once the Credential parsed
   std::string request_time;   // X-Amz-Date, once it parsed ("20261201T000000Z")
   std::string server_time;    // `now` in the same format (set for every failure)

@@ -187,6 +187,14 @@ TEST(S3AuthError, MissingOrForeignAuthentication) {
                          "The authorization mechanism you have provided is not supported. Please "
                          "use AWS4-HMAC-SHA256.",
                          400));
+  // boto3's default S3 presigned URL (Signature Version 2 in the query): the same answer, not
+  // a bare "Access Denied".
+  EXPECT_THAT(S3AuthError(FailureOf(ExampleGet(
+                  "/bucket/key?AWSAccessKeyId=AKIDEXAMPLE&Signature=c2ln&Expires=1700000000"))),
+              IsAwsError("InvalidRequest",
+                         "The authorization mechanism you have provided is not supported. Please "
+                         "use AWS4-HMAC-SHA256.",
+                         400));
   EXPECT_THAT(
       S3AuthError(FailureOf(HeaderSigned(ExampleGet("/?X-Amz-Algorithm=x")))),
       IsAwsError("InvalidArgument",

@@ -55,7 +55,9 @@ class S3RestHandlerTest : public ::testing::Test {
       request.header_list.emplace_back(name, value);
     }
     EXPECT_TRUE(handler_.Accepts(request)) << method << " " << target;
-    if (spool) EXPECT_TRUE(handler_.SpoolsBody(request)) << method << " " << target;
+    if (spool) {
+      EXPECT_TRUE(handler_.SpoolsBody(request)) << method << " " << target;
+    }
     HttpResponse response = handler_.Handle(request);
     if (response.body_reader) {
       EXPECT_TRUE(response.body.empty());
