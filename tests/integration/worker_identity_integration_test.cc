@@ -70,6 +70,15 @@ class WorkerIdentityIntegrationTest : public ::testing::Test {
     }
   }
 
+  v1::DescribeTrainingJobResponse DescribeVictim() {
+    grpc::ClientContext ctx;
+    v1::DescribeTrainingJobRequest request;
+    request.set_training_job_name("victim");
+    v1::DescribeTrainingJobResponse job;
+    EXPECT_TRUE(amtd_->stub().DescribeTrainingJob(&ctx, request, &job).ok());
+    return job;
+  }
+
   std::string dir_;
   std::unique_ptr<Amtd> amtd_;
   std::unique_ptr<v1::WorkerService::Stub> workers_;
@@ -104,11 +113,7 @@ TEST_F(WorkerIdentityIntegrationTest, ForgedReportsOnTheLocalWorkersJobAreRefuse
   }
   ASSERT_EQ(acked, 2u);
 
-  grpc::ClientContext describe_ctx;
-  v1::DescribeTrainingJobRequest request;
-  request.set_training_job_name("victim");
-  v1::DescribeTrainingJobResponse job;
-  ASSERT_TRUE(amtd_->stub().DescribeTrainingJob(&describe_ctx, request, &job).ok());
+  const v1::DescribeTrainingJobResponse job = DescribeVictim();
   EXPECT_EQ(job.training_job_status(), "InProgress");
   for (const auto& metric : job.final_metric_data_list()) {
     EXPECT_NE(metric.value(), 0.0001f) << "the forged metric was taken";
@@ -132,11 +137,7 @@ TEST_F(WorkerIdentityIntegrationTest, AHelloWithTheLocalWorkersIdIsRefusedAndThe
   // The local worker still runs its job and takes the next one.
   CreateTrainingJob(*amtd_, LongJobJson("after"));
   EXPECT_EQ(WaitForTrainingJob(amtd_->stub(), "after", Training).secondary_status(), "Training");
-  grpc::ClientContext describe_ctx;
-  v1::DescribeTrainingJobRequest request;
-  request.set_training_job_name("victim");
-  v1::DescribeTrainingJobResponse job;
-  ASSERT_TRUE(amtd_->stub().DescribeTrainingJob(&describe_ctx, request, &job).ok());
+  const v1::DescribeTrainingJobResponse job = DescribeVictim();
   EXPECT_EQ(job.training_job_status(), "InProgress");
   EXPECT_THAT(job.failure_reason(), IsEmpty());
 }

@@ -32,6 +32,13 @@ class WorkerIdentityTest : public OrchestratorTest {
     return hello;
   }
 
+  // `hello` says the worker runs solo's current attempt.
+  void AddRunningSolo(v1::WorkerHello& hello) const {
+    v1::JobRef& ref = *hello.add_running();
+    ref.set_training_job_name("solo");
+    ref.set_attempt(start_.attempt());
+  }
+
   v1::WorkerMessage ForgedLogs(uint64_t seq) const {
     v1::WorkerMessage m;
     m.set_seq(seq);
@@ -105,12 +112,7 @@ TEST_F(WorkerIdentityTest, AHelloWithAConnectedIdFromAnotherProcessIsRefusedAndC
 TEST_F(WorkerIdentityTest, TheSameProcessReconnectingReplacesItsOldStream) {
   auto again = std::make_shared<FakeWorkerLink>();
   v1::WorkerHello hello = Hello("w1", "w1-process");
-  *hello.add_running() = [&] {
-    v1::JobRef ref;
-    ref.set_training_job_name("solo");
-    ref.set_attempt(start_.attempt());
-    return ref;
-  }();
+  AddRunningSolo(hello);
   ASSERT_TRUE(orch_->OnWorkerConnected(hello, again).ok());
   EXPECT_EQ(link_->drops, 1);  // the old stream is ended from amtd's side
   EXPECT_EQ(orch_->DescribeTrainingJob("solo")->training_job_status(), "InProgress");
@@ -120,12 +122,7 @@ TEST_F(WorkerIdentityTest, ARestartedWorkerIsTakenOnceItsOldConnectionHasEnded) 
   orch_->OnWorkerDisconnected("w1", link_.get());
   auto restarted = std::make_shared<FakeWorkerLink>();
   v1::WorkerHello hello = Hello("w1", "new-process");
-  *hello.add_running() = [&] {
-    v1::JobRef ref;
-    ref.set_training_job_name("solo");
-    ref.set_attempt(start_.attempt());
-    return ref;
-  }();
+  AddRunningSolo(hello);
   ASSERT_TRUE(orch_->OnWorkerConnected(hello, restarted).ok());
   EXPECT_EQ(orch_->DescribeTrainingJob("solo")->training_job_status(), "InProgress");
   ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob("second")).ok());
