@@ -166,8 +166,8 @@ namespace {
 class Session;
 
 // An event stream's EventSink: Send and End post to the server's thread, where the session
-// writes; Close (the stream has ended) turns both into no-ops and runs the handler's end
-// callback, once.
+// writes; Close (the stream has ended) turns both into no-ops, lets go of the connection's
+// executor and runs the handler's end callback, once.
 class StreamSink final : public EventSink {
  public:
   StreamSink(asio::any_io_executor executor, std::weak_ptr<Session> session)
@@ -199,6 +199,9 @@ class StreamSink final : public EventSink {
       if (!open_) return;
       open_ = false;
       on_end = std::move(on_end_);
+      // The executor holds the connection's strand, which must not outlive the server's
+      // io_context; the producer may keep this sink longer than that.
+      executor_ = asio::any_io_executor();
     }
     if (on_end) on_end();
   }
