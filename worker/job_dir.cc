@@ -228,6 +228,72 @@ void JobDirPool::Recycle(const JobPaths& paths) {
   fs::remove_all(paths.root, ec);
 }
 
+namespace {
+
+// Counts `entry` (a file, or a folder and everything in it; a link counts nothing and is never
+// followed) into `trimmed`, `relative` naming it from the job folder's root.
+void CountRemoved(const fs::path& entry, const fs::path& root, TrimmedJobDir& trimmed) {
+  std::error_code ec;
+  const auto count = [&](const fs::path& file) {
+    const uint64_t size = fs::file_size(file, ec);
+    if (ec) return;
+    trimmed.bytes += size;
+    if (size > trimmed.largest_bytes) {
+      trimmed.largest_bytes = size;
+      trimmed.largest = file.lexically_relative(root);
+    }
+  };
+  const auto status = fs::symlink_status(entry, ec);
+  if (ec) return;
+  if (fs::is_regular_file(status)) return count(entry);
+  if (!fs::is_directory(status)) return;
+  for (fs::recursive_directory_iterator it(entry, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) count(it->path());
+  }
+}
+
+absl::Status TrimFolder(const fs::path& dir, const fs::path& root,
+                        const std::set<fs::path>& emptied, TrimmedJobDir& trimmed) {
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    entries.push_back(it->path());
+  }
+  if (ec) return FsError("cannot list", dir, ec);
+  const bool empty_it = emptied.count(dir) > 0;
+  for (const fs::path& entry : entries) {
+    const auto status = fs::symlink_status(entry, ec);
+    if (ec) return FsError("cannot stat", entry, ec);
+    bool keep = false;
+    if (!empty_it && !fs::is_symlink(status)) {
+      if (fs::is_directory(status)) {
+        keep = entry != root / "code";
+      } else if (fs::is_regular_file(status)) {
+        keep = fs::file_size(entry, ec) <= kSmallFileBytes && !ec;
+      }
+    }
+    if (keep) {
+      if (fs::is_directory(status)) RETURN_IF_ERROR(TrimFolder(entry, root, emptied, trimmed));
+      continue;
+    }
+    CountRemoved(entry, root, trimmed);
+    fs::remove_all(entry, ec);
+    if (ec) return FsError("cannot remove", entry, ec);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<TrimmedJobDir> TrimFailedJobDir(const JobPaths& paths) {
+  std::set<fs::path> emptied = {paths.model, paths.output_data, paths.input_data};
+  if (!paths.checkpoints.empty()) emptied.insert(paths.checkpoints);
+  TrimmedJobDir trimmed;
+  RETURN_IF_ERROR(TrimFolder(paths.root, paths.root, emptied, trimmed));
+  return trimmed;
+}
+
 std::string TruncateFailureReason(const std::string& text, size_t max_chars) {
   size_t chars = 0;
   size_t end = 0;

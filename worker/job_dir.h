@@ -186,6 +186,27 @@ class JobDir {
   std::map<std::string, FileStamp> copied_in_;
 };
 
+// What TrimFailedJobDir removed.
+struct TrimmedJobDir {
+  uint64_t bytes = 0;             // the regular files' sizes
+  std::filesystem::path largest;  // the largest file removed, relative to the folder's root
+  uint64_t largest_bytes = 0;
+};
+
+// Files of a failed job's folder at most this big stay when the folder is trimmed.
+inline constexpr uint64_t kSmallFileBytes = uint64_t{64} << 10;
+
+// Trims the folder of a job that failed on a full disk down to what says why it failed, so
+// that the folder kept for inspection does not keep the disk full (and with it amtd's state
+// store, on the same disk by default): removes everything in model/, output/data/,
+// checkpoints/ and input/data/ (a channel's link is removed, never followed: it points at user
+// data), code/ (amt-script-runner's copy of the job's code), and every other file over
+// kSmallFileBytes (what a trainer wrote in its working folder or output/intermediate/); keeps
+// the layout's folders, the config JSON files, output/failure and the trainer's other small
+// files (logs it wrote). Internal on a file-system error (what was removed until then stays
+// removed).
+absl::StatusOr<TrimmedJobDir> TrimFailedJobDir(const JobPaths& paths);
+
 // The first `max_chars` UTF-8 characters of `text` (a character starts at every byte that is not
 // a UTF-8 continuation byte, so a multi-byte character is never cut), with trailing whitespace
 // removed.

@@ -4,6 +4,8 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -26,6 +28,12 @@ std::optional<uint64_t> StatvfsFreeBytes(const fs::path& path) {
   struct statvfs st {};
   if (::statvfs(path.c_str(), &st) != 0) return std::nullopt;
   return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+// Whether a failure reason says the disk or the quota was full ("No space left on device").
+bool SaysDiskFull(const std::string& failure) {
+  return failure.find(std::strerror(ENOSPC)) != std::string::npos ||
+         failure.find(std::strerror(EDQUOT)) != std::string::npos;
 }
 
 std::string ReadWholeFile(const std::string& path) {
@@ -128,6 +136,25 @@ void JobRunner::ReportExit(amt::v1::JobExited exited) {
   MutexLock lock(&mu_);
   done_ = true;
   done_cv_.SignalAll();  // wakes WaitForExit
+}
+
+void JobRunner::TrimOnFullDisk(const JobPaths& paths) const {
+  const absl::StatusOr<TrimmedJobDir> trimmed = TrimFailedJobDir(paths);
+  if (!trimmed.ok()) {
+    Diagnose("the job ran out of disk space; trimming its folder " + paths.root.string() +
+             " failed: " + std::string(trimmed.status().message()));
+    return;
+  }
+  std::string largest;
+  if (trimmed->largest_bytes > 0) {
+    largest = ", the largest " + trimmed->largest.string() + " of " +
+              std::to_string(trimmed->largest_bytes) + " bytes";
+  }
+  Diagnose("the job ran out of disk space: removed " + std::to_string(trimmed->bytes) +
+           " bytes from its folder " + paths.root.string() +
+           " (model/, output/data/, checkpoints/, input/data/, code/ and files over " +
+           std::to_string(kSmallFileBytes) + " bytes" + largest +
+           "); kept its config files, output/failure and small files for inspection");
 }
 
 absl::Status JobRunner::Tar(const std::vector<fs::path>& dirs, const std::string& file) {
@@ -375,6 +402,8 @@ void JobRunner::Run() {
   // The chosen host's output/failure, else the first host's that wrote one.
   std::string failure = dirs[chosen].ReadFailureReason();
   for (size_t i = 0; i < dirs.size() && failure.empty(); ++i) failure = dirs[i].ReadFailureReason();
+  // Whether the job ran out of disk: its trainer said so, or the disk is full as it exits.
+  bool out_of_space = SaysDiskFull(failure);
   if (failure.empty() && status.exit_code != 0) {
     // A trainer (or amt-script-runner) that ran out of disk could not write output/failure
     // either: say so rather than leave amtd a bare exit code.
@@ -382,6 +411,7 @@ void JobRunner::Run() {
     const std::optional<uint64_t> free =
         options_.free_bytes ? options_.free_bytes(root) : StatvfsFreeBytes(root);
     if (free.has_value() && *free < kFullDiskBytes) {
+      out_of_space = true;
       failure = "No space left on device in the job folder " + root.string() + " (" +
                 std::to_string(*free) + " bytes free when the training process exited with code " +
                 std::to_string(status.exit_code) +
@@ -392,6 +422,12 @@ void JobRunner::Run() {
   exited.set_failure_reason(failure);
   const bool succeeded =
       !Failed(status) && exited.upload_failure().empty() && exited.failure_reason().empty();
+  if (!succeeded && out_of_space) {
+    // What filled the disk goes now, even with --keep-job-dirs: kept, it would keep the disk
+    // full, and every later job (and amtd's state store, on the same disk by default) would
+    // fail on it until someone deleted it by hand.
+    for (const JobDir& dir : dirs) TrimOnFullDisk(dir.paths());
+  }
   if (!succeeded && !options_.keep_job_dirs && options_.job_dir.failed != nullptr) {
     // Kept for inspection, within the cap: the oldest failed folders go.
     for (const JobDir& dir : dirs) {

@@ -3,7 +3,10 @@
 // (LogShipper), stops it on request (SIGTERM to the group, SIGKILL after the grace), and on exit
 // syncs checkpoints, tars model/ and output/data/, reads output/failure and reports JobExited.
 // A job that exits non-zero with no output/failure on a full disk gets a failure reason that
-// says "No space left on device" and the job folder, not a bare exit code.
+// says "No space left on device" and the job folder, not a bare exit code. A job that failed
+// out of disk space (that reason, or an output/failure that says "No space left on device")
+// has its folder trimmed to its small files (TrimFailedJobDir) before its exit is reported, so
+// the disk, which amtd's state store may share, does not stay full.
 //
 // InstanceCount N > 1 runs N hosts, algo-1..algo-N: N processes, each with a folder of its own
 // (JobDir with a HostSpec) and an address on a loopback network of the job's own
@@ -56,7 +59,8 @@ struct JobRunnerOptions {
   std::function<void(const std::string&)> diagnostics;
   // A job's folder (the emulated /opt/ml) is removed once the job has exited 0 and its artifacts
   // are uploaded, so finished jobs take no disk beyond their S3 artifacts; a failed job's stays
-  // for inspection. True keeps every folder (amt-worker --keep-job-dirs).
+  // for inspection (trimmed to its small files when it ran out of disk space, even with this
+  // flag). True keeps every folder (amt-worker --keep-job-dirs).
   bool keep_job_dirs = false;
   // Where multi-instance jobs get their hosts' loopback network; null: one of this runner's own.
   std::shared_ptr<LoopbackNetworks> networks;
@@ -133,6 +137,8 @@ class JobRunner {
   // output.tar.gz) in-process, atomically (tar_gz.h).
   absl::Status Tar(const std::vector<std::filesystem::path>& dirs, const std::string& file);
   void Diagnose(const std::string& message) const;
+  // The job failed out of disk space: trims its folder (TrimFailedJobDir) and says what went.
+  void TrimOnFullDisk(const JobPaths& paths) const;
 
   const JobRunnerOptions options_;
   const amt::v1::StartJob job_;

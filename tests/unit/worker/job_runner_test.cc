@@ -381,6 +381,93 @@ TEST_F(JobRunnerTest, TheDiskIsNotBlamedWhenItHasRoomOrTheTrainerSaidWhy) {
   EXPECT_EQ(asked, 1);  // a failure file, or exit 0, never asks
 }
 
+// The names under `dir`, relative to it, sorted ("a/", a folder); links are not followed.
+std::vector<std::string> Tree(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator();
+       ++it) {
+    const std::string name = it->path().lexically_relative(dir).string();
+    names.push_back(it->is_directory() && !it->is_symlink() ? name + "/" : name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// What fills a job folder: a model, output data, checkpoints, code (as amt-script-runner
+// unpacks it), a big file in the working folder and in output/intermediate, a small log, and
+// a file written through the input channel into the user's data.
+constexpr char kFillsItsFolder[] =
+    "head -c 200000 /dev/zero > \"$SM_MODEL_DIR/fill\"; "
+    "echo data > \"$SM_OUTPUT_DATA_DIR/part\"; "
+    "echo ckpt > \"$SM_CHECKPOINT_DIR/step.ckpt\"; "
+    "mkdir code && echo 'print(1)' > code/train.py; "
+    "head -c 100000 /dev/zero > fill; "
+    "head -c 70000 /dev/zero > \"$SM_OUTPUT_INTERMEDIATE_DIR/big\"; "
+    "echo epoch 1 > \"$SM_OUTPUT_INTERMEDIATE_DIR/train.log\"; "
+    "echo mine > \"$SM_CHANNEL_TRAIN/written-by-the-job\"; ";
+
+TEST_F(JobRunnerTest, AJobThatFilledTheDiskKeepsOnlyItsSmallFiles) {
+  options_.job_dir.failed = std::make_shared<FailedJobDirs>(20);
+  options_.free_bytes = [](const fs::path&) -> std::optional<uint64_t> { return 0; };
+  std::vector<std::string> diagnostics;
+  options_.diagnostics = [&](const std::string& message) { diagnostics.push_back(message); };
+  const fs::path data = temp_.path() / "s3" / "train";
+  WriteFile(data / "rows.csv", "1,2\n");
+  amt::v1::StartJob job = Job(std::string(kFillsItsFolder) + "exit 1");
+  auto* channel = job.add_channels();
+  channel->set_channel_name("train");
+  channel->set_local_path(data.string());
+  job.set_checkpoint_local_sync_dir((temp_.path() / "s3" / "checkpoints").string());
+  const auto messages = RunToExit(job);
+
+  const fs::path root = temp_.path() / "work" / "job-1";
+  EXPECT_THAT(messages.back().exited().failure_reason(),
+              ::testing::StartsWith("No space left on device in the job folder " + root.string()));
+  EXPECT_THAT(Tree(root),
+              ElementsAre("checkpoints/", "input/", "input/config/",
+                          "input/config/hyperparameters.json", "input/config/inputdataconfig.json",
+                          "input/config/resourceconfig.json", "input/data/", "model/", "output/",
+                          "output/data/", "output/intermediate/", "output/intermediate/train.log"));
+  // The channel's link went, not what it points at.
+  EXPECT_THAT(Tree(data), ElementsAre("rows.csv", "written-by-the-job"));
+  EXPECT_THAT(
+      diagnostics,
+      Contains("job-1: the job ran out of disk space: removed 370019 bytes from its folder " +
+               root.string() +
+               " (model/, output/data/, checkpoints/, input/data/, code/ and files over "
+               "65536 bytes, the largest model/fill of 200000 bytes); kept its config "
+               "files, output/failure and small files for inspection"));
+}
+
+TEST_F(JobRunnerTest, AFailureFileThatSaysTheDiskIsFullTrimsTheFolderEvenWhenKeepingAll) {
+  options_.keep_job_dirs = true;
+  int asked = 0;
+  options_.free_bytes = [&](const fs::path&) -> std::optional<uint64_t> {
+    ++asked;
+    return uint64_t{1} << 30;  // the trainer freed some before it wrote why it failed
+  };
+  const auto messages =
+      RunToExit(Job("head -c 100000 /dev/zero > \"$SM_MODEL_DIR/fill\"; "
+                    "echo \"OSError: [Errno 28] No space left on device: 'model/more'\" > "
+                    "\"$SM_OUTPUT_DIR/failure\"; exit 1"));
+  EXPECT_EQ(messages.back().exited().failure_reason(),
+            "OSError: [Errno 28] No space left on device: 'model/more'");
+  const fs::path root = temp_.path() / "work" / "job-1";
+  EXPECT_TRUE(fs::is_empty(root / "model"));
+  EXPECT_TRUE(fs::exists(root / "output" / "failure"));
+  EXPECT_EQ(asked, 0);
+}
+
+TEST_F(JobRunnerTest, AFailedJobWithRoomOnTheDiskKeepsItsWholeFolder) {
+  options_.free_bytes = [](const fs::path&) -> std::optional<uint64_t> {
+    return uint64_t{1} << 30;
+  };
+  RunToExit(Job("head -c 100000 /dev/zero > \"$SM_MODEL_DIR/fill\"; mkdir code; exit 1"));
+  const fs::path root = temp_.path() / "work" / "job-1";
+  EXPECT_EQ(fs::file_size(root / "model" / "fill"), 100000u);
+  EXPECT_TRUE(fs::exists(root / "code"));
+}
+
 TEST_F(JobRunnerTest, StopSendsSigtermToTheWholeProcessGroup) {
   // The grandchild traps TERM and reports it; the trainer waits for it, then exits 0.
   const std::string grandchild =
