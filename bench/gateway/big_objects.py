@@ -14,6 +14,12 @@ three end, each client in a process of its own. amtd's resident memory is sample
 (VmHWM). Prints both phases' latencies, the ratio, the transfers' times and checks (sizes and
 the uploaded object's ETag), and the memory; saves them as JSON.
 Targets (issue 32): Describe p99 <= 50 ms, amtd RSS <= 150 MB during the transfers.
+
+`--strict` exits 1 when a target is missed. CI runs it as the test integration.edge_big_objects
+(tests/integration/CMakeLists.txt) with a smaller object and coarser limits, asserting behaviour
+rather than speed on a shared 2-core machine: every transfer whole, amtd's peak RSS at most
+`--rss-growth-limit-mb` above its idle RSS (a server that holds an object in memory grows by the
+object's size, twice over for two readers), Describe p99 at most `--p99-limit-ms`.
 """
 import argparse
 import hashlib
@@ -234,6 +240,12 @@ def main():
     p.add_argument("--client-nice", type=int, default=0,
                    help="niceness of the transfer clients' processes (the machine's other work)")
     p.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    p.add_argument("--p99-limit-ms", type=float, default=50,
+                   help="the Describe p99 target during the transfers")
+    p.add_argument("--rss-limit-mb", type=float, default=150, help="amtd's peak RSS target")
+    p.add_argument("--rss-growth-limit-mb", type=float, default=None,
+                   help="instead of --rss-limit-mb: the most amtd's peak RSS may exceed its idle "
+                        "RSS (a limit that holds under AddressSanitizer too)")
     p.add_argument("--bin", default=str(ROOT / "build" / "bin"))
     p.add_argument("--json", default=str(ROOT / "bench" / "gateway" / "big_objects.json"))
     a = p.parse_args()
@@ -256,9 +268,15 @@ def main():
           "transfers %.1f s" % (r["rss_idle_mb"], r["rss_max_sampled_mb"], r["rss_peak_mb"],
                                r["amtd_cpu_s"]))
     ok = all(r.get(k) for k in ("ranged_download_ok", "streamed_download_ok", "upload_ok"))
-    met = ok and r["transfers"]["p99_ms"] <= 50 and r["rss_peak_mb"] <= 150
-    print("targets (Describe p99 <= 50 ms, RSS <= 150 MB, transfers whole): %s" % (
-        "met" if met else "NOT met"))
+    if a.rss_growth_limit_mb is None:
+        rss_met = r["rss_peak_mb"] <= a.rss_limit_mb
+        rss_target = "RSS <= %g MB" % a.rss_limit_mb
+    else:
+        rss_met = r["rss_peak_mb"] - r["rss_idle_mb"] <= a.rss_growth_limit_mb
+        rss_target = "RSS growth <= %g MB" % a.rss_growth_limit_mb
+    met = ok and r["transfers"]["p99_ms"] <= a.p99_limit_ms and rss_met
+    print("targets (Describe p99 <= %g ms, %s, transfers whole): %s" % (
+        a.p99_limit_ms, rss_target, "met" if met else "NOT met"))
     pathlib.Path(a.json).write_text(json.dumps(r, indent=2) + "\n")
     return 0 if met or not a.strict else 1
 

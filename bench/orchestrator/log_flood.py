@@ -15,6 +15,12 @@ algorithms' `.*#quality_metric: ...` and `[0-9]+ ... train-rmse:(\\S+)` kinds); 
 calls run until the flood job ends. Prints the latencies (ms) of both phases and their ratios, the
 flood's wall time and how many metrics reached FinalMetricDataList; saves them as JSON.
 Target (issue 9): flooded p99 <= 200 ms.
+
+`--strict` exits 1 when the target is missed, the flood job did not complete, or fewer than
+`--metrics` metrics reached FinalMetricDataList. CI runs issue 32's flood (200 lines of 100 KB,
+40 regexes) as the test integration.edge_log_flood (tests/integration/CMakeLists.txt) with a
+coarser `--p99-limit-ms`, asserting behaviour rather than speed on a shared 2-core machine: with
+parsing on the orchestrator's loop the same flood took Describe to p99 5.8 s.
 """
 import argparse
 import json
@@ -168,6 +174,8 @@ def main():
     p.add_argument("--idle-seconds", type=float, default=3)
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")
+    p.add_argument("--p99-limit-ms", type=float, default=200,
+                   help="the flooded Describe p99 target")
     p.add_argument("--bin", default=str(ROOT / "build" / "bin"))
     p.add_argument("--json", default=str(ROOT / "bench" / "orchestrator" / "log_flood.json"))
     a = p.parse_args()
@@ -187,8 +195,13 @@ def main():
           "%d metrics in FinalMetricDataList" % (r["p50_ratio"], r["p99_ratio"], r["megabytes"],
                                                   r["metrics"], r["flood_status"],
                                                   r["flood_seconds"], r["final_metrics"]))
-    met = r["flooded"]["p99_ms"] <= 200
-    print("target flooded p99 <= 200 ms: %s" % ("met" if met else "NOT met"))
+    met = r["flooded"]["p99_ms"] <= a.p99_limit_ms
+    print("target flooded p99 <= %g ms: %s" % (a.p99_limit_ms, "met" if met else "NOT met"))
+    whole = r["flood_status"] == "Completed" and r["final_metrics"] == r["metrics"]
+    if not whole:
+        print("the flood job ended %s with %d of %d metrics" % (r["flood_status"],
+                                                              r["final_metrics"], r["metrics"]))
+    met = met and whole
     pathlib.Path(a.json).write_text(json.dumps(r, indent=2) + "\n")
     return 0 if met or not a.strict else 1
 
