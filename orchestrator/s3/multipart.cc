@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -97,6 +100,66 @@ absl::Status RemoveUpload(const Tree& tree, std::string_view upload_id) {
   return absl::OkStatus();
 }
 
+// Milliseconds since the epoch of a file-system time.
+int64_t MsOf(const struct timespec& time) {
+  return static_cast<int64_t>(time.tv_sec) * 1000 + time.tv_nsec / 1'000'000;
+}
+
+// The initiation time of a new upload whose folder `dir` was just made: the injected clock's,
+// else the folder's mtime. Recorded in upload.json, because the folder's mtime moves with each
+// part put in it.
+int64_t InitiatedMs(const Tree& tree, int dir) {
+  if (const Clock* clock = tree.options().clock; clock != nullptr) {
+    return static_cast<int64_t>(std::llround(clock->Now() * 1000));
+  }
+  struct stat st {};
+  if (::fstat(dir, &st) != 0) return 0;
+  return MsOf(st.st_mtim);
+}
+
+// Every upload in .amt-s3/uploads of `bucket` whose key starts with `prefix`, in no order.
+absl::StatusOr<std::vector<UploadInfo>> ReadUploads(const Tree& tree, std::string_view bucket,
+                                                    std::string_view prefix) {
+  std::vector<UploadInfo> uploads;
+  Opened dir = tree.OpenAmtDir("uploads");
+  if (!dir.ok()) {
+    // No upload was ever started (or the folder is not one: no upload could be found there).
+    if (dir.error == ENOENT || dir.error == ENOTDIR || dir.error == ELOOP) return uploads;
+    return Internal("cannot open", Cat(kAmtDir, "/uploads"), dir.error);
+  }
+  std::vector<DirEntry> entries;
+  if (const int error = ListDirectory(dir.fd.get(), &entries); error != 0) {
+    return Internal("cannot list", Cat(kAmtDir, "/uploads"), error);
+  }
+  for (const DirEntry& entry : entries) {
+    if (entry.kind != DirEntry::Kind::kDirectory || !ValidUploadId(entry.name)) continue;
+    // Missing while StartUpload writes it or AbortUpload removes it: no upload yet, or no more.
+    Opened record =
+        tree.Open(dir.fd.get(), Cat(entry.name, "/upload.json"), O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (!record.ok()) continue;
+    const std::optional<json> doc = ReadJson(record.fd.get());
+    if (!doc.has_value()) continue;
+    UploadInfo upload;
+    upload.upload_id = entry.name;
+    try {
+      if (doc->at("bucket").get<std::string>() != bucket) continue;
+      upload.key = doc->at("key").get<std::string>();
+      if (const auto initiated = doc->find("initiated_ms"); initiated != doc->end()) {
+        upload.initiated_ms = initiated->get<int64_t>();
+      } else {
+        // Recorded before the field: upload.json was written once, as the upload started,
+        // where the folder's mtime moved with each part.
+        struct stat st {};
+        if (::fstat(record.fd.get(), &st) == 0) upload.initiated_ms = MsOf(st.st_mtim);
+      }
+    } catch (const json::exception&) {
+      continue;  // damaged: FindUpload does not find it either
+    }
+    if (upload.key.starts_with(prefix)) uploads.push_back(std::move(upload));
+  }
+  return uploads;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ObjectStore::StartUpload(std::string_view bucket, std::string_view key,
@@ -106,13 +169,23 @@ absl::StatusOr<std::string> ObjectStore::StartUpload(std::string_view bucket, st
   if (IsFolderMarker(key)) return InvalidKey(key, "a folder marker cannot be uploaded in parts");
   const Tree& tree = bucket_dir.tree;
   const std::string id = RandomHex(16);
-  ASSIGN_OR_RETURN(TempFile record,
-                   PrepareString(tree, Dump({{"bucket", bucket},
-                                             {"key", key},
-                                             {"content_type", options.content_type},
-                                             {"metadata", options.metadata}})));
+  // The folder first, for its mtime (the initiation, without a clock); until upload.json is in
+  // it, it is no upload (FindUpload and ListUploads pass it by), and it goes when upload.json
+  // cannot be put there.
   ASSIGN_OR_RETURN(const Fd dir, tree.AmtDir(Cat("uploads/", id)));
-  RETURN_IF_ERROR(record.CommitAs(dir.get(), "upload.json", Cat(kAmtDir, "/uploads/", id), key));
+  absl::Status recorded = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(TempFile record,
+                     PrepareString(tree, Dump({{"bucket", bucket},
+                                               {"key", key},
+                                               {"content_type", options.content_type},
+                                               {"metadata", options.metadata},
+                                               {"initiated_ms", InitiatedMs(tree, dir.get())}})));
+    return record.CommitAs(dir.get(), "upload.json", Cat(kAmtDir, "/uploads/", id), key);
+  }();
+  if (!recorded.ok()) {
+    (void)RemoveUpload(tree, id);
+    return recorded;
+  }
   return id;
 }
 
@@ -248,6 +321,68 @@ absl::Status ObjectStore::AbortUpload(std::string_view bucket, std::string_view 
   ASSIGN_OR_RETURN(const auto upload, FindUpload(bucket_dir.tree, bucket, key, upload_id));
   (void)upload;
   return RemoveUpload(bucket_dir.tree, upload_id);
+}
+
+absl::StatusOr<UploadPage> ObjectStore::ListUploads(std::string_view bucket,
+                                                    const UploadListOptions& options) const {
+  ASSIGN_OR_RETURN(const BucketDir bucket_dir, OpenBucket(root_, options_, bucket));
+  ASSIGN_OR_RETURN(std::vector<UploadInfo> uploads,
+                   ReadUploads(bucket_dir.tree, bucket, options.prefix));
+  // Initiation times tie within a millisecond (and within the file system's clock tick):
+  // the upload id settles the order, so that every page sees the same one.
+  const auto before = [](const UploadInfo& a, const UploadInfo& b) {
+    return std::tie(a.key, a.initiated_ms, a.upload_id) <
+           std::tie(b.key, b.initiated_ms, b.upload_id);
+  };
+  std::sort(uploads.begin(), uploads.end(), before);
+  const std::string& key_marker = options.key_marker;
+  const std::string& id_marker = options.upload_id_marker;
+  const UploadInfo* marker = nullptr;  // the upload the markers name, when it is still there
+  if (!key_marker.empty() && !id_marker.empty()) {
+    for (const UploadInfo& upload : uploads) {
+      if (upload.key == key_marker && upload.upload_id == id_marker) marker = &upload;
+    }
+  }
+  const auto after_markers = [&](const UploadInfo& upload) {
+    if (upload.key != key_marker) return upload.key > key_marker;
+    if (id_marker.empty()) return false;
+    return marker != nullptr ? before(*marker, upload) : upload.upload_id > id_marker;
+  };
+
+  UploadPage page;
+  const size_t max_uploads = static_cast<size_t>(std::max(0, options.max_uploads));
+  size_t entries = 0;  // uploads and common prefixes on the page
+  for (const UploadInfo& upload : uploads) {
+    std::string_view common;  // the common prefix the key rolls up into, if any
+    if (!options.delimiter.empty()) {
+      const size_t at = upload.key.find(options.delimiter, options.prefix.size());
+      if (at != std::string::npos) {
+        common = std::string_view(upload.key).substr(0, at + options.delimiter.size());
+      }
+    }
+    if (!common.empty()) {
+      // As List: a common prefix up to the marker was on an earlier page, whole.
+      if (common <= key_marker) continue;
+      if (!page.common_prefixes.empty() && page.common_prefixes.back() == common) continue;
+    } else if (!after_markers(upload)) {
+      continue;
+    }
+    if (entries == max_uploads) {
+      page.truncated = true;
+      break;
+    }
+    ++entries;
+    if (!common.empty()) {
+      page.common_prefixes.emplace_back(common);
+      page.next_key_marker = std::string(common);
+      page.next_upload_id_marker.clear();
+    } else {
+      page.uploads.push_back(upload);
+      page.next_key_marker = upload.key;
+      page.next_upload_id_marker = upload.upload_id;
+    }
+  }
+  return page;
 }
 
 namespace internal {

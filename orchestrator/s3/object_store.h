@@ -15,7 +15,10 @@
 //                                      before it, .amt-s3/meta/<bucket>/<key>.meta, is still
 //                                      read when there is no new record, and removed as records
 //                                      are written and objects deleted.
-//   .amt-s3/uploads/<id>/              a multipart upload: its target and parts
+//   .amt-s3/uploads/<id>/              a multipart upload: its target and parts; upload.json
+//                                      holds the bucket, key, content type, metadata and when
+//                                      it was initiated (an upload recorded before that field
+//                                      has its upload.json's mtime as its initiation)
 //   .amt-s3/tmp/                       uploads being written; each object appears by rename()
 //
 // So a reader (a job, a listing) never sees half an object, and a write is on disk (fsync) before
@@ -60,6 +63,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/clock.h"
 #include "orchestrator/s3/beneath.h"
 
 namespace amt::s3 {
@@ -117,6 +121,36 @@ struct ListPage {
   std::string last;  // the last key or common prefix of this page: where the next one starts
 };
 
+struct UploadListOptions {
+  std::string prefix;
+  std::string delimiter;
+  // Only uploads of keys after this one, in byte order (and common prefixes after it)...
+  std::string key_marker;
+  // ...and, when set with key_marker, the uploads of key_marker itself that come after this
+  // upload in the listing's order. An upload id that is no longer there (completed or aborted
+  // since) falls back to S3's documented rule: the uploads of key_marker whose ids are greater.
+  // Ignored without key_marker, as in S3.
+  std::string upload_id_marker;
+  int max_uploads = 1000;  // uploads and common prefixes; S3 allows 1 to 1000
+};
+
+struct UploadInfo {
+  std::string key;
+  std::string upload_id;
+  int64_t initiated_ms = 0;  // when StartUpload made it
+};
+
+// A page of ListUploads: uploads and common prefixes together never more than max_uploads.
+struct UploadPage {
+  std::vector<UploadInfo> uploads;           // by key, then by initiation, then by upload id
+  std::vector<std::string> common_prefixes;  // in order
+  bool truncated = false;
+  // Where the next page starts: the key and upload id of the last upload of this page, or the
+  // last common prefix and "" when that comes last. Empty for an empty page.
+  std::string next_key_marker;
+  std::string next_upload_id_marker;
+};
+
 struct PartRef {
   int number = 0;
   std::string etag;  // as the client sent it; quotes are ignored
@@ -142,6 +176,10 @@ struct ObjectStoreOptions {
   // its rename into place: "write", "sync", "rename"; a non-zero errno it returns fails that
   // call as if the system had (EXDEV from "rename" takes the copy-beside path).
   std::function<int(std::string_view operation)> fault;
+  // The initiation time StartUpload records (not owned; outlives the store). Null: the time
+  // the upload's folder was made, by the file system's clock, as every other time the store
+  // gives (an object's LastModified, a bucket's CreationDate).
+  const Clock* clock = nullptr;
 };
 
 class ObjectStore {
@@ -194,6 +232,14 @@ class ObjectStore {
                                             const std::vector<PartRef>& parts) const;
   absl::Status AbortUpload(std::string_view bucket, std::string_view key,
                            std::string_view upload_id) const;
+  // S3's ListMultipartUploads: the uploads of `bucket` started and neither completed nor
+  // aborted, whose keys start with options.prefix, in the order and pages UploadPage says.
+  // With a delimiter, the keys holding it after the prefix are rolled up into common prefixes
+  // (the prefix up to and including the delimiter), as List does. NoSuchBucket for a missing
+  // bucket; InternalError when .amt-s3/uploads cannot be read. An upload whose upload.json is
+  // missing or damaged is not listed (it is not there for UploadPart either).
+  absl::StatusOr<UploadPage> ListUploads(std::string_view bucket,
+                                         const UploadListOptions& options) const;
 
  private:
   std::filesystem::path root_;

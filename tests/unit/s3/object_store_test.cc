@@ -220,45 +220,6 @@ TEST_P(ObjectStoreTest, CopyKeepsOrReplacesMetadata) {
   EXPECT_THAT(store_.Copy("data", "missing", "data", "x", nullptr), HasS3Code("NoSuchKey"));
 }
 
-TEST_P(ObjectStoreTest, MultipartUploadConcatenatesPartsWithS3sETag) {
-  const std::string big(kMinPartBytes, 'a');
-  const absl::StatusOr<std::string> id = store_.StartUpload("data", "big.bin", {"x/y", {}});
-  ASSERT_THAT(id, IsOk());
-  const absl::StatusOr<std::string> e1 = store_.PutPart("data", "big.bin", *id, 1, big);
-  const absl::StatusOr<std::string> e2 = store_.PutPart("data", "big.bin", *id, 2, "tail");
-  ASSERT_THAT(e1, IsOk());
-  ASSERT_THAT(e2, IsOk());
-  EXPECT_EQ(*e2, "7aea2552dfe7eb84b9443b6fc9ba6e01");                   // md5("tail")
-  EXPECT_THAT(store_.Head("data", "big.bin"), HasS3Code("NoSuchKey"));  // not before Complete
-
-  EXPECT_THAT(store_.CompleteUpload("data", "big.bin", *id, {{2, *e2}, {1, *e1}}),
-              HasS3Code("InvalidPartOrder"));
-  EXPECT_THAT(store_.CompleteUpload("data", "big.bin", *id, {{1, *e1}, {2, "\"0000\""}}),
-              HasS3Code("InvalidPart"));
-  const absl::StatusOr<ObjectInfo> done =
-      store_.CompleteUpload("data", "big.bin", *id, {{1, "\"" + *e1 + "\""}, {2, *e2}});
-  ASSERT_THAT(done, IsOk());
-  EXPECT_EQ(done->size, kMinPartBytes + 4);
-  EXPECT_EQ(done->content_type, "x/y");
-  EXPECT_THAT(done->etag, ::testing::EndsWith("-2"));
-  EXPECT_EQ(ReadFile(temp_.path() / "s3/data/big.bin"), big + "tail");
-  // The upload is gone once complete.
-  EXPECT_THAT(store_.PutPart("data", "big.bin", *id, 3, "x"), HasS3Code("NoSuchUpload"));
-}
-
-TEST_P(ObjectStoreTest, PartsButTheLastMustBeFiveMebibytes) {
-  const std::string id = *store_.StartUpload("data", "k", {});
-  const std::string e1 = *store_.PutPart("data", "k", id, 1, "small");
-  const std::string e2 = *store_.PutPart("data", "k", id, 2, "last");
-  EXPECT_THAT(store_.CompleteUpload("data", "k", id, {{1, e1}, {2, e2}}),
-              HasS3Code("EntityTooSmall"));
-  EXPECT_THAT(store_.PutPart("data", "k", id, 10001, "x"), HasS3Code("InvalidArgument"));
-  EXPECT_THAT(store_.PutPart("data", "other-key", id, 1, "x"), HasS3Code("NoSuchUpload"));
-  EXPECT_THAT(store_.PutPart("data", "k", "../../etc", 1, "x"), HasS3Code("NoSuchUpload"));
-  ASSERT_THAT(store_.AbortUpload("data", "k", id), IsOk());
-  EXPECT_THAT(store_.CompleteUpload("data", "k", id, {{1, e1}}), HasS3Code("NoSuchUpload"));
-}
-
 // ---- Links a job planted ---------------------------------------------------------------------
 
 TEST_P(ObjectStoreTest, ALinkLoopListsOnlyTheRealFiles) {
@@ -421,20 +382,6 @@ TEST_P(ObjectStoreTest, AKeySeventyFoldersDeepIsListed) {
   EXPECT_THAT(Keys(*store_.List("data", deep)), ElementsAre(key));
   ASSERT_THAT(store_.Delete("data", key), IsOk());
   EXPECT_FALSE(fs::exists(bucket() / "d"));
-}
-
-TEST_P(ObjectStoreTest, DeleteBucketAbortsItsUploads) {
-  ASSERT_THAT(store_.CreateBucket("other"), IsOk());
-  const std::string mine = *store_.StartUpload("data", "k", {});
-  ASSERT_THAT(store_.PutPart("data", "k", mine, 1, "part"), IsOk());
-  const std::string theirs = *store_.StartUpload("other", "k", {});
-  ASSERT_THAT(store_.DeleteBucket("data"), IsOk());
-  EXPECT_FALSE(fs::exists(temp_.path() / "s3/.amt-s3/uploads" / mine));
-  EXPECT_TRUE(fs::exists(temp_.path() / "s3/.amt-s3/uploads" / theirs));
-  EXPECT_FALSE(fs::exists(bucket()));
-  // The same name made again has no upload of the old bucket.
-  ASSERT_THAT(store_.CreateBucket("data"), IsOk());
-  EXPECT_THAT(store_.PutPart("data", "k", mine, 2, "x"), HasS3Code("NoSuchUpload"));
 }
 
 // ---- Writes that fail --------------------------------------------------------------------------
