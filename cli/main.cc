@@ -11,6 +11,7 @@
 
 #include "amt/v1/tuning.grpc.pb.h"
 #include "cli/commands.h"
+#include "cli/env.h"
 #include "cli/errors.h"
 #include "cli/input.h"
 #include "cli/progress.h"
@@ -278,6 +279,37 @@ int main(int argc, char** argv) {
     watch.tty = StdoutIsTerminal();
     watch.width = amt::cli::TerminalWidth();
     command = [&](Commands& c) { return c.Watch(watch); };
+  });
+
+  amt::cli::EnvOptions env;
+  sub = app.add_subcommand(
+      "env",
+      "Print the shell lines that point every AWS client (boto3, the SageMaker Python SDK, the "
+      "aws cli) at amtd: eval \"$(amt env)\", then run your SageMaker code unchanged");
+  sub->add_option("--endpoint-url", env.endpoint_url,
+                  "amtd's HTTP endpoint; default: $AMT_ENDPOINT_URL, else " +
+                      std::string(amt::cli::kDefaultHttpEndpoint));
+  sub->add_option("--region", env.region,
+                  "The region exported when the environment has none (AWS_REGION, "
+                  "AWS_DEFAULT_REGION)")
+      ->capture_default_str();
+  sub->callback([&] {
+    standalone = [&] {
+      env.credentials_file = credentials_file;
+      env.profile = profile;
+      const absl::StatusOr<std::string> exports =
+          amt::cli::EnvExports(env, [](const char* name) -> std::optional<std::string> {
+            const char* value = std::getenv(name);
+            if (value == nullptr || *value == '\0') return std::nullopt;
+            return std::string(value);
+          });
+      if (!exports.ok()) {
+        std::cerr << "amt env: " << exports.status().message() << "\n";
+        return amt::cli::kExitUsage;
+      }
+      std::cout << *exports;
+      return 0;
+    };
   });
 
   amt::cli::RunOptions run;

@@ -57,7 +57,7 @@ TEST(AmtMain, HelpListsEveryCommandAndExits0) {
         "list-hyper-parameter-tuning-jobs", "list-training-jobs-for-hyper-parameter-tuning-job",
         "stop-hyper-parameter-tuning-job", "delete-hyper-parameter-tuning-job",
         "create-training-job", "describe-training-job", "list-training-jobs", "stop-training-job",
-        "delete-training-job", "logs", "watch", "run", "explain", "--endpoint"}) {
+        "delete-training-job", "logs", "watch", "run", "explain", "env", "--endpoint"}) {
     EXPECT_NE(result.out.find(command), std::string::npos) << command;
   }
 }
