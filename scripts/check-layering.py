@@ -39,7 +39,9 @@ The rules, and what each one means:
                            orchestrator/ below it, never gateway/, daemon/, worker/, cli/.
   gateway/    [gateway]    The HTTP edge wraps api/: it reaches orchestrator state only through
                            api/, never core/, store/, search/, stopping/ directly; never
-                           daemon/, worker/, cli/.
+                           daemon/, worker/, cli/. Its service folders (gateway/s3/, logs/,
+                           cloudwatch/) are under the same rule: a folder of orchestrator/ is
+                           checked with everything below it.
   daemon/,    [assembly]   Wiring of amtd: any orchestrator/ library; never worker/ or cli/
   main.cc                  (amtd starts amt-worker as a process, not as a library).
   worker/     [protocol]   amt-worker speaks only the worker protocol: amt/v1/worker.pb.h and

@@ -1,4 +1,4 @@
-#include "orchestrator/gateway/cloudwatch_logs.h"
+#include "orchestrator/gateway/logs/cloudwatch_logs.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

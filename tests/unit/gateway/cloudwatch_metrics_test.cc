@@ -1,4 +1,4 @@
-#include "orchestrator/gateway/cloudwatch_metrics.h"
+#include "orchestrator/gateway/cloudwatch/cloudwatch_metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

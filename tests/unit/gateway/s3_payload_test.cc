@@ -1,4 +1,4 @@
-#include "orchestrator/gateway/s3_payload.h"
+#include "orchestrator/gateway/s3/s3_payload.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

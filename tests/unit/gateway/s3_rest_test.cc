@@ -1,4 +1,4 @@
-#include "orchestrator/gateway/s3_rest.h"
+#include "orchestrator/gateway/s3/s3_rest.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -36,8 +36,12 @@
 //   not evaluate metric math or Metrics Insights expressions (MetricDataQueries.member.N.
 //   Expression); ...". LabelOptions is ignored.
 // Every other operation answers UnknownOperationException (InvalidAction in the query protocol).
-#ifndef AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_METRICS_H_
-#define AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_METRICS_H_
+//
+// The handler answers (reads the metrics through the API, computes the statistics, writes the
+// reply in the request's protocol); requests are decoded and checked apart, in
+// metrics_request.h.
+#ifndef AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_CLOUDWATCH_METRICS_H_
+#define AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_CLOUDWATCH_METRICS_H_
 
 #include <string_view>
 
@@ -71,4 +75,4 @@ class CloudWatchMetricsHandler final : public ProtocolHandler {
 
 }  // namespace amt::gateway
 
-#endif  // AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_METRICS_H_
+#endif  // AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_CLOUDWATCH_METRICS_H_

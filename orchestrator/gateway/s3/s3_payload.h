@@ -8,9 +8,10 @@
 // its headers, and the trailers x-amz-trailer announces; a chunked body that announces none may
 // carry CRC32 or SHA-256 trailers, so both are computed for it).
 //
-// One decoder per body; not thread-safe. Pure: no I/O.
-#ifndef AMT_ORCHESTRATOR_GATEWAY_S3_PAYLOAD_H_
-#define AMT_ORCHESTRATOR_GATEWAY_S3_PAYLOAD_H_
+// One decoder per body; not thread-safe. Pure: no I/O. S3SpooledPayload reads a spooled body's
+// file through one.
+#ifndef AMT_ORCHESTRATOR_GATEWAY_S3_S3_PAYLOAD_H_
+#define AMT_ORCHESTRATOR_GATEWAY_S3_S3_PAYLOAD_H_
 
 #include <cstdint>
 #include <map>
@@ -19,7 +20,9 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/statusor.h"
 #include "orchestrator/gateway/protocol_handler.h"
+#include "orchestrator/s3/object_store.h"
 
 namespace amt::gateway {
 
@@ -64,6 +67,34 @@ class S3PayloadDecoder {
   std::optional<std::string> content_md5_;        // the header's value, as sent
 };
 
+// A body the server spooled to a file (HttpRequest::body_file), read once, a block at a time, as
+// ObjectStore's streamed writes take it: decoded on the way, and its digests checked when the
+// file ends; a body that is malformed or does not match fails the read, so the store keeps the
+// object it had. Memory: a block or two, whatever the size. Not thread-safe.
+class S3SpooledPayload {
+ public:
+  explicit S3SpooledPayload(const HttpRequest& request);
+
+  // Up to `capacity` payload bytes into `buffer`; 0 at the end of a body that checks out.
+  // DataLoss once the body is refused (error() says why).
+  absl::StatusOr<size_t> Read(char* buffer, size_t capacity);
+
+  // Why the body was refused, once Read has failed: InternalError (the file could not be read),
+  // IncompleteBody, InvalidDigest, BadDigest.
+  const std::optional<S3PayloadError>& error() const { return error_; }
+
+ private:
+  absl::Status Refuse(S3PayloadError error);
+
+  s3::Fd fd_;
+  S3PayloadDecoder decoder_;
+  std::string block_;
+  std::string pending_;  // decoded payload not yet given out, from taken_
+  size_t taken_ = 0;
+  bool at_end_ = false;
+  std::optional<S3PayloadError> error_;
+};
+
 }  // namespace amt::gateway
 
-#endif  // AMT_ORCHESTRATOR_GATEWAY_S3_PAYLOAD_H_
+#endif  // AMT_ORCHESTRATOR_GATEWAY_S3_S3_PAYLOAD_H_

@@ -1,4 +1,4 @@
-#include "orchestrator/gateway/s3_rest.h"
+#include "orchestrator/gateway/s3/s3_rest.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -25,7 +26,8 @@
 #include "orchestrator/auth/auth_errors.h"
 #include "orchestrator/gateway/query_protocol.h"
 #include "orchestrator/gateway/request_parts.h"
-#include "orchestrator/gateway/s3_payload.h"
+#include "orchestrator/gateway/s3/s3_payload.h"
+#include "orchestrator/gateway/s3/s3_request.h"
 #include "orchestrator/gateway/xml.h"
 
 namespace amt::gateway {
@@ -38,8 +40,6 @@ constexpr char kXmlContentType[] = "application/xml";
 constexpr std::string_view kOwnerId =
     "75aa57f09aa0c8caeab4f8c24e99d10f8e7faeebf76c078efc7c6caea54ba06a";
 constexpr std::string_view kOwnerName = "amt-local";
-constexpr int kMaxListKeys = 1000;
-constexpr size_t kMaxDeleteObjects = 1000;
 
 // ---- Errors ---------------------------------------------------------------------------------
 
@@ -57,12 +57,6 @@ int StatusOfCode(std::string_view code) {
   const auto it = kStatus.find(code);
   return it == kStatus.end() ? 400 : it->second;
 }
-
-struct S3Error {
-  std::string code;
-  std::string message;
-  std::vector<std::pair<std::string, std::string>> extra;  // e.g. BucketName, Key
-};
 
 HttpResponse Render(const HttpRequest& request, const S3Error& error, int status = 0) {
   HttpResponse response;
@@ -87,14 +81,6 @@ S3Error FromStatus(const absl::Status& status, std::string_view bucket, std::str
     error.extra.emplace_back("Key", std::string(key));
   }
   return error;
-}
-
-S3Error NotImplemented(std::string_view what) {
-  return {"NotImplemented",
-          Cat("A header or query you provided implies functionality that is not "
-              "implemented: amt-local's S3 does not serve ",
-              what),
-          {}};
 }
 
 // ---- Formats --------------------------------------------------------------------------------
@@ -144,51 +130,6 @@ std::string UrlEncode(std::string_view text) {
   return out;
 }
 
-// ---- The parsed request ---------------------------------------------------------------------
-
-struct S3Request {
-  const HttpRequest& http;
-  std::string bucket;
-  std::string key;
-  std::vector<std::pair<std::string, std::string>> query;
-
-  bool Has(std::string_view name) const {
-    return std::any_of(query.begin(), query.end(), [&](const auto& p) { return p.first == name; });
-  }
-  std::string Param(std::string_view name) const {
-    for (const auto& [n, v] : query) {
-      if (n == name) return v;
-    }
-    return "";
-  }
-};
-
-// Subresources that name an operation this handler serves, for a bucket and for an object;
-// anything else in the query that is not a plain parameter is refused as NotImplemented.
-bool IsKnownParameter(std::string_view name) {
-  static const std::vector<std::string_view> kKnown = {
-      "prefix", "delimiter", "marker", "max-keys", "encoding-type", "list-type",
-      "continuation-token", "start-after", "fetch-owner", "location", "delete", "uploads",
-      "uploadId", "partNumber", "x-id", "versionId",
-      // Presigned URLs and response overrides.
-      "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
-      "X-Amz-Signature", "X-Amz-Security-Token", "response-content-type",
-      "response-content-disposition", "response-cache-control", "response-content-encoding",
-      "response-content-language", "response-expires"};
-  return std::find(kKnown.begin(), kKnown.end(), name) != kKnown.end();
-}
-
-s3::PutOptions PutOptionsOf(const HttpRequest& request) {
-  s3::PutOptions options;
-  if (const std::string* type = request.Header("content-type")) options.content_type = *type;
-  for (const auto& [name, value] : request.header_list) {
-    if (name.starts_with("x-amz-meta-") && name.size() > 11) {
-      options.metadata.emplace(name.substr(11), value);
-    }
-  }
-  return options;
-}
-
 void AddObjectHeaders(const s3::ObjectInfo& info, HttpResponse* response) {
   response->content_type = info.content_type.empty() ? "binary/octet-stream" : info.content_type;
   response->headers.emplace_back("ETag", Quoted(info.etag));
@@ -227,65 +168,6 @@ std::optional<S3Error> PayloadOf(const HttpRequest& request, std::string* payloa
   return std::nullopt;
 }
 
-constexpr size_t kSpoolBlock = 256 << 10;
-
-// A body the server spooled to a file (HttpRequest::body_file), read once, a block at a time, as
-// ObjectStore's streamed writes take it: decoded on the way, and its digests checked when the
-// file ends; a body that is malformed or does not match fails the read, so the store keeps the
-// object it had. Memory: a block or two, whatever the size.
-class SpooledPayload {
- public:
-  explicit SpooledPayload(const HttpRequest& request)
-      : fd_(::open(request.body_file.c_str(), O_RDONLY | O_CLOEXEC)), decoder_(request) {}
-
-  // Up to `capacity` payload bytes into `buffer`; 0 at the end of a body that checks out.
-  absl::StatusOr<size_t> Read(char* buffer, size_t capacity) {
-    while (pending_.size() - taken_ < capacity && !at_end_) {
-      if (!fd_.valid()) return Refuse({"InternalError", "The request body could not be read.", {}});
-      pending_.erase(0, taken_);
-      taken_ = 0;
-      if (block_.empty()) block_.resize(kSpoolBlock);
-      ssize_t n;
-      do {
-        n = ::read(fd_.get(), block_.data(), block_.size());
-      } while (n < 0 && errno == EINTR);
-      if (n < 0) return Refuse({"InternalError", "The request body could not be read.", {}});
-      if (n == 0) {
-        at_end_ = true;
-        if (std::optional<S3PayloadError> bad = decoder_.Finish()) {
-          return Refuse({std::move(bad->code), std::move(bad->message), {}});
-        }
-        break;
-      }
-      if (!decoder_.Feed(std::string_view(block_.data(), static_cast<size_t>(n)), &pending_)) {
-        at_end_ = true;
-        return Refuse({"IncompleteBody", "The aws-chunked request body is malformed.", {}});
-      }
-    }
-    const size_t n = std::min(capacity, pending_.size() - taken_);
-    std::memcpy(buffer, pending_.data() + taken_, n);
-    taken_ += n;
-    return n;
-  }
-
-  // Why the body was refused, once Read has failed.
-  const std::optional<S3Error>& error() const { return error_; }
-
- private:
-  absl::Status Refuse(S3Error error) {
-    error_ = std::move(error);
-    return absl::DataLossError(error_->message);
-  }
-
-  s3::Fd fd_;
-  S3PayloadDecoder decoder_;
-  std::string block_;
-  std::string pending_;  // decoded payload not yet given out, from taken_
-  size_t taken_ = 0;
-  bool at_end_ = false;
-  std::optional<S3Error> error_;
-};
-
 // ---- Operations -----------------------------------------------------------------------------
 
 class Operations {
@@ -294,39 +176,41 @@ class Operations {
       : store_(store), r_(request), http_(request.http) {}
 
   HttpResponse Dispatch() {
-    const std::string& method = http_.method;
-    for (const auto& [name, value] : r_.query) {
-      if (!IsKnownParameter(name)) return Render(http_, NotImplemented("?" + name));
+    switch (r_.operation) {
+      case S3Operation::kListBuckets:
+        return ListBuckets();
+      case S3Operation::kCreateBucket:
+        return CreateBucket();
+      case S3Operation::kHeadBucket:
+        return HeadBucket();
+      case S3Operation::kDeleteBucket:
+        return DeleteBucket();
+      case S3Operation::kGetBucketLocation:
+        return GetBucketLocation();
+      case S3Operation::kListObjects:
+        return ListObjects(1);
+      case S3Operation::kListObjectsV2:
+        return ListObjects(2);
+      case S3Operation::kDeleteObjects:
+        return DeleteObjects();
+      case S3Operation::kPutObject:
+        return PutObject();
+      case S3Operation::kCopyObject:
+        return CopyObject();
+      case S3Operation::kGetObject:
+        return GetObject();
+      case S3Operation::kDeleteObject:
+        return DeleteObject();
+      case S3Operation::kCreateMultipartUpload:
+        return StartUpload();
+      case S3Operation::kUploadPart:
+        return UploadPart();
+      case S3Operation::kCompleteMultipartUpload:
+        return CompleteUpload();
+      case S3Operation::kAbortMultipartUpload:
+        return AbortUpload();
     }
-    if (r_.bucket.empty()) {
-      if (method == "GET") return ListBuckets();
-      return Render(
-          http_,
-          {"MethodNotAllowed", "The specified method is not allowed against this resource.", {}});
-    }
-    if (r_.key.empty()) {
-      if (method == "PUT") return CreateBucket();
-      if (method == "HEAD") return HeadBucket();
-      if (method == "DELETE") return DeleteBucket();
-      if (method == "GET" && r_.Has("location")) return GetBucketLocation();
-      if (method == "GET" && r_.Has("uploads"))
-        return Render(http_, NotImplemented("ListMultipartUploads"));
-      if (method == "GET") return r_.Param("list-type") == "2" ? ListObjects(2) : ListObjects(1);
-      if (method == "POST" && r_.Has("delete")) return DeleteObjects();
-    } else {
-      if (method == "PUT" && r_.Has("uploadId")) return UploadPart();
-      if (method == "PUT" && http_.Header("x-amz-copy-source") != nullptr) return CopyObject();
-      if (method == "PUT") return PutObject();
-      if (method == "GET" && r_.Has("uploadId")) return Render(http_, NotImplemented("ListParts"));
-      if (method == "GET" || method == "HEAD") return GetObject();
-      if (method == "DELETE" && r_.Has("uploadId")) return AbortUpload();
-      if (method == "DELETE") return DeleteObject();
-      if (method == "POST" && r_.Has("uploads")) return StartUpload();
-      if (method == "POST" && r_.Has("uploadId")) return CompleteUpload();
-    }
-    return Render(
-        http_,
-        {"MethodNotAllowed", "The specified method is not allowed against this resource.", {}});
+    return Render(http_, {"InternalError", "The request could not be handled.", {}});
   }
 
  private:
@@ -349,15 +233,7 @@ class Operations {
   }
 
   HttpResponse CreateBucket() {
-    if (!http_.body.empty()) {
-      if (const absl::StatusOr<xml::Element> config = xml::Parse(http_.body); !config.ok()) {
-        return Render(http_, {"MalformedXML",
-                              Cat("The XML you provided was not well-formed or did not "
-                                  "validate against our published schema: ",
-                                  std::string(config.status().message())),
-                              {}});
-      }
-    }
+    if (std::optional<S3Error> bad = CheckCreateBucketBody(http_.body)) return Render(http_, *bad);
     const absl::Status created = store_.CreateBucket(r_.bucket);
     // us-east-1 answers 200 to its owner creating a bucket again; other regions 409.
     const bool legacy_region =
@@ -390,44 +266,13 @@ class Operations {
   }
 
   HttpResponse ListObjects(int version) {
-    s3::ListOptions options;
-    options.prefix = r_.Param("prefix");
-    options.delimiter = r_.Param("delimiter");
-    if (r_.Has("max-keys")) {
-      int max_keys = 0;
-      if (!absl::SimpleAtoi(r_.Param("max-keys"), &max_keys) || max_keys < 0) {
-        return Render(http_,
-                      {"InvalidArgument",
-                       "Provided max-keys not an integer or within "
-                       "integer range",
-                       {{"ArgumentName", "max-keys"}, {"ArgumentValue", r_.Param("max-keys")}}});
-      }
-      options.max_keys = std::min(max_keys, kMaxListKeys);
-    }
-    const std::string encoding = r_.Param("encoding-type");
-    if (!encoding.empty() && encoding != "url") {
-      return Render(http_, {"InvalidArgument",
-                            "Invalid Encoding Method specified in Request",
-                            {{"ArgumentName", "encoding-type"}, {"ArgumentValue", encoding}}});
-    }
-    const bool url = encoding == "url";
+    std::variant<S3ListRequest, S3Error> decoded = DecodeListObjects(r_, version);
+    if (const S3Error* bad = std::get_if<S3Error>(&decoded)) return Render(http_, *bad);
+    const s3::ListOptions& options = std::get<S3ListRequest>(decoded).options;
+    const bool url = std::get<S3ListRequest>(decoded).url_encoded;
     const auto out = [&](std::string_view text) {
       return url ? UrlEncode(text) : std::string(text);
     };
-    std::string token;
-    if (version == 1) {
-      options.after = r_.Param("marker");
-    } else {
-      options.after = r_.Param("start-after");
-      if (r_.Has("continuation-token")) {
-        if (!absl::WebSafeBase64Unescape(r_.Param("continuation-token"), &token)) {
-          return Render(http_, {"InvalidArgument",
-                                "The continuation token provided is incorrect",
-                                {{"ArgumentName", "continuation-token"}}});
-        }
-        options.after = std::max(options.after, token);
-      }
-    }
     const absl::StatusOr<s3::ListPage> page = store_.List(r_.bucket, options);
     if (!page.ok()) return Fail(page.status());
 
@@ -467,26 +312,15 @@ class Operations {
   }
 
   HttpResponse DeleteObjects() {
-    const absl::StatusOr<xml::Element> doc = xml::Parse(http_.body);
-    const std::vector<const xml::Element*> objects =
-        doc.ok() ? doc->Children("Object") : std::vector<const xml::Element*>{};
-    if (!doc.ok() || doc->name != "Delete" || objects.empty() ||
-        objects.size() > kMaxDeleteObjects) {
-      return Render(http_, {"MalformedXML",
-                            "The XML you provided was not well-formed or did not validate "
-                            "against our published schema (a Delete of 1 to 1000 Objects)",
-                            {}});
-    }
-    const xml::Element* quiet = doc->Child("Quiet");
-    const bool is_quiet = quiet != nullptr && absl::AsciiStrToLower(quiet->text) == "true";
+    std::variant<S3DeleteRequest, S3Error> decoded = DecodeDeleteObjects(http_.body);
+    if (const S3Error* bad = std::get_if<S3Error>(&decoded)) return Render(http_, *bad);
+    const S3DeleteRequest& request = std::get<S3DeleteRequest>(decoded);
     if (const absl::Status status = store_.HeadBucket(r_.bucket); !status.ok()) return Fail(status);
     xml::Writer w("DeleteResult", kXmlns);
-    for (const xml::Element* object : objects) {
-      const xml::Element* key = object->Child("Key");
-      const std::string name = key != nullptr ? key->text : "";
+    for (const std::string& name : request.keys) {
       const absl::Status status = store_.Delete(r_.bucket, name);
       if (status.ok()) {
-        if (!is_quiet) w.Open("Deleted").Leaf("Key", name).Close();
+        if (!request.quiet) w.Open("Deleted").Leaf("Key", name).Close();
       } else {
         w.Open("Error")
             .Leaf("Key", name)
@@ -502,12 +336,14 @@ class Operations {
     absl::StatusOr<s3::ObjectInfo> info;
     if (!http_.body_file.empty()) {
       // Spooled (S3RestHandler::SpoolsBody): checked, then written as it is read.
-      SpooledPayload payload(http_);
+      S3SpooledPayload payload(http_);
       info = store_.PutStream(
           r_.bucket, r_.key,
           [&payload](char* buffer, size_t capacity) { return payload.Read(buffer, capacity); },
           PutOptionsOf(http_));
-      if (payload.error().has_value()) return Render(http_, *payload.error());
+      if (const std::optional<S3PayloadError>& bad = payload.error()) {
+        return Render(http_, {bad->code, bad->message, {}});
+      }
     } else {
       std::string payload;
       if (std::optional<S3Error> bad = PayloadOf(http_, &payload)) return Render(http_, *bad);
@@ -520,30 +356,12 @@ class Operations {
   }
 
   HttpResponse CopyObject() {
-    std::string source = *http_.Header("x-amz-copy-source");
-    source = source.substr(0, source.find('?'));  // ?versionId: there is one version
-    const std::optional<std::string> decoded = PercentDecode(source, /*plus_is_space=*/false);
-    std::string_view path = decoded.has_value() ? std::string_view(*decoded) : std::string_view();
-    if (path.starts_with('/')) path.remove_prefix(1);
-    const size_t slash = path.find('/');
-    if (!decoded.has_value() || slash == std::string_view::npos || slash == 0 ||
-        slash + 1 == path.size()) {
-      return Render(http_, {"InvalidArgument",
-                            "Copy Source must mention the source bucket and key: "
-                            "sourcebucket/sourcekey",
-                            {{"ArgumentName", "x-amz-copy-source"}}});
-    }
-    const std::string* directive = http_.Header("x-amz-metadata-directive");
-    const bool replace = directive != nullptr && *directive == "REPLACE";
-    if (directive != nullptr && !replace && *directive != "COPY") {
-      return Render(http_, {"InvalidArgument",
-                            "Unknown metadata directive.",
-                            {{"ArgumentName", "x-amz-metadata-directive"}}});
-    }
+    std::variant<S3CopySource, S3Error> decoded = DecodeCopySource(http_);
+    if (const S3Error* bad = std::get_if<S3Error>(&decoded)) return Render(http_, *bad);
+    const S3CopySource& source = std::get<S3CopySource>(decoded);
     const s3::PutOptions options = PutOptionsOf(http_);
-    const absl::StatusOr<s3::ObjectInfo> info =
-        store_.Copy(path.substr(0, slash), path.substr(slash + 1), r_.bucket, r_.key,
-                    replace ? &options : nullptr);
+    const absl::StatusOr<s3::ObjectInfo> info = store_.Copy(
+        source.bucket, source.key, r_.bucket, r_.key, source.replace_metadata ? &options : nullptr);
     if (!info.ok()) return Fail(info.status());
     xml::Writer w("CopyObjectResult", kXmlns);
     w.Leaf("LastModified", Iso8601(info->last_modified_ms)).Leaf("ETag", Quoted(info->etag));
@@ -617,38 +435,6 @@ class Operations {
     return response;
   }
 
-  // bytes=a-b, bytes=a-, bytes=-n of an object of `size` bytes: (first, count); nullopt when
-  // unsatisfiable. A header S3 would ignore (another unit, several ranges) reads as the whole
-  // object: (0, size) with count 0 standing for "no range" when size is 0.
-  static std::optional<std::pair<uint64_t, uint64_t>> ParseRange(std::string_view header,
-                                                                 uint64_t size) {
-    if (!header.starts_with("bytes=") || header.find(',') != std::string_view::npos) {
-      return std::make_pair(uint64_t{0}, size);
-    }
-    header.remove_prefix(6);
-    const size_t dash = header.find('-');
-    if (dash == std::string_view::npos) return std::make_pair(uint64_t{0}, size);
-    const std::string_view a = header.substr(0, dash);
-    const std::string_view b = header.substr(dash + 1);
-    uint64_t first = 0;
-    uint64_t last = 0;
-    if (a.empty()) {  // the last n bytes
-      uint64_t n = 0;
-      if (!absl::SimpleAtoi(std::string(b), &n) || n == 0 || size == 0) return std::nullopt;
-      n = std::min(n, size);
-      return std::make_pair(size - n, n);
-    }
-    if (!absl::SimpleAtoi(std::string(a), &first)) return std::make_pair(uint64_t{0}, size);
-    if (first >= size) return std::nullopt;
-    if (b.empty()) {
-      last = size - 1;
-    } else if (!absl::SimpleAtoi(std::string(b), &last) || last < first) {
-      return std::make_pair(uint64_t{0}, size);
-    }
-    last = std::min(last, size - 1);
-    return std::make_pair(first, last - first + 1);
-  }
-
   HttpResponse DeleteObject() {
     const absl::Status status = store_.Delete(r_.bucket, r_.key);
     return status.ok() ? EmptyReply(http_, 204) : Fail(status);
@@ -664,23 +450,18 @@ class Operations {
   }
 
   HttpResponse UploadPart() {
-    if (http_.Header("x-amz-copy-source") != nullptr) {
-      return Render(http_, NotImplemented("UploadPartCopy"));
-    }
-    int number = 0;
-    if (!absl::SimpleAtoi(r_.Param("partNumber"), &number)) {
-      return Render(http_, {"InvalidArgument",
-                            Cat("Part number must be an integer between 1 and ", s3::kMaxPartNumber,
-                                ", inclusive"),
-                            {{"ArgumentName", "partNumber"}}});
-    }
+    std::variant<int, S3Error> part = DecodePartNumber(r_);
+    if (const S3Error* bad = std::get_if<S3Error>(&part)) return Render(http_, *bad);
+    const int number = std::get<int>(part);
     absl::StatusOr<std::string> etag;
     if (!http_.body_file.empty()) {
-      SpooledPayload payload(http_);
+      S3SpooledPayload payload(http_);
       etag = store_.PutPartStream(
           r_.bucket, r_.key, r_.Param("uploadId"), number,
           [&payload](char* buffer, size_t capacity) { return payload.Read(buffer, capacity); });
-      if (payload.error().has_value()) return Render(http_, *payload.error());
+      if (const std::optional<S3PayloadError>& bad = payload.error()) {
+        return Render(http_, {bad->code, bad->message, {}});
+      }
     } else {
       std::string payload;
       if (std::optional<S3Error> bad = PayloadOf(http_, &payload)) return Render(http_, *bad);
@@ -693,31 +474,10 @@ class Operations {
   }
 
   HttpResponse CompleteUpload() {
-    const absl::StatusOr<xml::Element> doc = xml::Parse(http_.body);
-    std::vector<s3::PartRef> parts;
-    bool well_formed = doc.ok() && doc->name == "CompleteMultipartUpload";
-    if (well_formed) {
-      for (const xml::Element* part : doc->Children("Part")) {
-        const xml::Element* number = part->Child("PartNumber");
-        const xml::Element* etag = part->Child("ETag");
-        s3::PartRef ref;
-        if (number == nullptr || etag == nullptr ||
-            !absl::SimpleAtoi(absl::StripAsciiWhitespace(number->text), &ref.number)) {
-          well_formed = false;
-          break;
-        }
-        ref.etag = std::string(absl::StripAsciiWhitespace(etag->text));
-        parts.push_back(std::move(ref));
-      }
-    }
-    if (!well_formed) {
-      return Render(http_, {"MalformedXML",
-                            "The XML you provided was not well-formed or did not validate "
-                            "against our published schema",
-                            {}});
-    }
-    const absl::StatusOr<s3::ObjectInfo> info =
-        store_.CompleteUpload(r_.bucket, r_.key, r_.Param("uploadId"), parts);
+    std::variant<std::vector<s3::PartRef>, S3Error> parts = DecodeCompleteParts(http_.body);
+    if (const S3Error* bad = std::get_if<S3Error>(&parts)) return Render(http_, *bad);
+    const absl::StatusOr<s3::ObjectInfo> info = store_.CompleteUpload(
+        r_.bucket, r_.key, r_.Param("uploadId"), std::get<std::vector<s3::PartRef>>(parts));
     if (!info.ok()) return Fail(info.status());
     const std::string* host = http_.Header("host");
     xml::Writer w("CompleteMultipartUploadResult", kXmlns);
@@ -759,18 +519,9 @@ bool S3RestHandler::Accepts(const HttpRequest& request) const {
 }
 
 HttpResponse S3RestHandler::Handle(const HttpRequest& request) const {
-  const auto [raw_path, raw_query] = SplitTarget(request.target);
-  std::optional<std::string> path = PercentDecode(raw_path, /*plus_is_space=*/false);
-  std::optional<std::vector<std::pair<std::string, std::string>>> query = ParseQuery(raw_query);
-  if (!path.has_value() || !query.has_value() || path->empty() || path->front() != '/') {
-    return Render(request, {"InvalidURI", "Couldn't parse the specified URI.", {}});
-  }
-  S3Request parsed{request, "", "", std::move(*query)};
-  const std::string_view rest = std::string_view(*path).substr(1);
-  const size_t slash = rest.find('/');
-  parsed.bucket = std::string(rest.substr(0, slash));
-  if (slash != std::string_view::npos) parsed.key = std::string(rest.substr(slash + 1));
-  return Operations(store_, parsed).Dispatch();
+  std::variant<S3Request, S3Error> decoded = DecodeS3Request(request);
+  if (const S3Error* bad = std::get_if<S3Error>(&decoded)) return Render(request, *bad);
+  return Operations(store_, std::get<S3Request>(decoded)).Dispatch();
 }
 
 bool S3RestHandler::SpoolsBody(const HttpRequest& request) const {

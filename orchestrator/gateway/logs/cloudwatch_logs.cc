@@ -1,8 +1,7 @@
-#include "orchestrator/gateway/cloudwatch_logs.h"
+#include "orchestrator/gateway/logs/cloudwatch_logs.h"
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -15,39 +14,40 @@
 
 #include "common/errors.h"
 #include "common/status_macros.h"
-#include "common/utf8.h"
 #include "nlohmann/json.hpp"
 #include "orchestrator/gateway/aws_json.h"
+#include "orchestrator/gateway/logs/logs_request.h"
 
 namespace amt::gateway {
 namespace {
 
+using logs::DecodeBody;
+using logs::DescribeLogStreamsRequest;
+using logs::EventToken;
+using logs::FilterLogEventsRequest;
+using logs::GetLogEventsRequest;
+using logs::JobOfStream;
+using logs::kMaxEvents;
+using logs::kMaxStreams;
+using logs::Members;
+using logs::NoStream;
+using logs::ParseToken;
+using logs::Refusal;
+using logs::StreamEvent;
+using logs::Token;
 using nlohmann::json;
 
 constexpr std::string_view kTargetPrefix = "Logs_20140328.";
 constexpr char kContentType[] = "application/x-amz-json-1.1";
 constexpr int kPageLines = 1000;            // lines per read of the loop
 constexpr size_t kMaxReplyBytes = 1 << 20;  // GetLogEvents: "up to 1 MB (up to 10,000 events)"
-constexpr int kMaxEvents = 10'000;
-constexpr int kMaxStreams = 50;
-
-// A request's refusal, in CloudWatch Logs' names.
-struct Refusal {
-  int status;
-  std::string name;
-  std::string message;
-};
-
-Refusal InvalidParameter(std::string message) {
-  return {400, "InvalidParameterException", std::move(message)};
-}
 
 Refusal FromStatus(const absl::Status& status) {
   if (status.code() == absl::StatusCode::kNotFound) {
     return {400, "ResourceNotFoundException", "The specified log stream does not exist."};
   }
   if (status.code() == absl::StatusCode::kInvalidArgument) {
-    return InvalidParameter(std::string(status.message()));
+    return logs::InvalidParameter(std::string(status.message()));
   }
   return {503, "ServiceUnavailableException", std::string(status.message())};
 }
@@ -64,96 +64,11 @@ HttpResponse ErrorReply(const Refusal& refusal) {
   return Reply(refusal.status, AwsErrorBody(refusal.name, refusal.message));
 }
 
-// The members of a request body, read with their types checked.
-class Members {
- public:
-  explicit Members(json body) : body_(std::move(body)) {}
-
-  std::optional<std::string> String(const char* name, std::optional<Refusal>* refusal) const {
-    const auto it = body_.find(name);
-    if (it == body_.end() || it->is_null()) return std::nullopt;
-    if (!it->is_string()) {
-      *refusal = Wrong(name, "a string");
-      return std::nullopt;
-    }
-    return it->get<std::string>();
-  }
-  std::optional<int64_t> Integer(const char* name, std::optional<Refusal>* refusal) const {
-    const auto it = body_.find(name);
-    if (it == body_.end() || it->is_null()) return std::nullopt;
-    if (!it->is_number_integer()) {
-      *refusal = Wrong(name, "an integer");
-      return std::nullopt;
-    }
-    return it->get<int64_t>();
-  }
-  std::optional<bool> Boolean(const char* name, std::optional<Refusal>* refusal) const {
-    const auto it = body_.find(name);
-    if (it == body_.end() || it->is_null()) return std::nullopt;
-    if (!it->is_boolean()) {
-      *refusal = Wrong(name, "a boolean");
-      return std::nullopt;
-    }
-    return it->get<bool>();
-  }
-  std::optional<std::vector<std::string>> StringList(const char* name,
-                                                     std::optional<Refusal>* refusal) const {
-    const auto it = body_.find(name);
-    if (it == body_.end() || it->is_null()) return std::nullopt;
-    std::vector<std::string> items;
-    if (it->is_array()) {
-      for (const json& item : *it) {
-        if (!item.is_string()) break;
-        items.push_back(item.get<std::string>());
-      }
-    }
-    if (!it->is_array() || items.size() != it->size()) {
-      *refusal = Wrong(name, "a list of strings");
-      return std::nullopt;
-    }
-    return items;
-  }
-
- private:
-  static Refusal Wrong(const char* name, const char* type) {
-    return {400, "SerializationException",
-            std::string("The member ") + name + " must be " + type + "."};
-  }
-  json body_;
-};
-
-// A training job's name from its stream's name: "<job>/algo-1-<seconds>".
-std::optional<std::string> JobOfStream(std::string_view stream) {
-  const size_t slash = stream.find('/');
-  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
-  return std::string(stream.substr(0, slash));
-}
-
 // SageMaker's name of host `index` of a job: algo-1 .. algo-N.
 std::string HostName(int index) { return "algo-" + std::to_string(index); }
 
 int64_t Milliseconds(double epoch_seconds) {
   return static_cast<int64_t>(std::llround(epoch_seconds * 1000.0));
-}
-
-std::string Token(char direction, int64_t sequence) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%c/%020lld", direction, static_cast<long long>(sequence));
-  return text;
-}
-
-// "f/<n>" or "b/<n>": the direction and the sequence; nullopt when it is neither.
-std::optional<std::pair<char, int64_t>> ParseToken(std::string_view token) {
-  if (token.size() < 3 || (token[0] != 'f' && token[0] != 'b') || token[1] != '/') {
-    return std::nullopt;
-  }
-  int64_t sequence = 0;
-  const auto [end, error] =
-      std::from_chars(token.data() + 2, token.data() + token.size(), sequence);
-  if (error != std::errc() || end != token.data() + token.size() || sequence < 0) {
-    return std::nullopt;
-  }
-  return std::make_pair(token[0], sequence);
 }
 
 struct Event {
@@ -243,88 +158,10 @@ json EventJson(const Event& event) {
           {"ingestionTime", event.timestamp}};
 }
 
-// A filter pattern of plain terms: an event matches when its message contains every term.
-// Terms are separated by spaces; a quoted phrase ("a b") is one term. Anything of the richer
-// syntax (JSON {...}, space-delimited [...], ?term, -term, %regex%) is refused, naming it.
-std::variant<std::vector<std::string>, Refusal> ParseFilterPattern(std::string_view pattern) {
-  std::vector<std::string> terms;
-  size_t at = 0;
-  auto unsupported = [](std::string_view what) {
-    return InvalidParameter(
-        "amt-local supports filter patterns of plain terms and quoted phrases only, not '" +
-        std::string(what) +
-        "' (JSON {...}, space-delimited [...], ?term, -term and %regex% patterns are not "
-        "supported).");
-  };
-  while (at < pattern.size()) {
-    if (pattern[at] == ' ' || pattern[at] == '\t') {
-      ++at;
-      continue;
-    }
-    const char c = pattern[at];
-    if (c == '{' || c == '[' || c == '?' || c == '-' || c == '%') {
-      return unsupported(pattern.substr(at));
-    }
-    if (c == '"') {
-      const size_t close = pattern.find('"', at + 1);
-      if (close == std::string_view::npos) {
-        return InvalidParameter("Invalid filter pattern: the quoted phrase '" +
-                                std::string(pattern.substr(at)) + "' is not closed.");
-      }
-      if (close > at + 1) terms.emplace_back(pattern.substr(at + 1, close - at - 1));
-      at = close + 1;
-      continue;
-    }
-    const size_t end = pattern.find_first_of(" \t", at);
-    const std::string_view term =
-        pattern.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
-    if (term.find_first_of("{}[]\"") != std::string_view::npos) return unsupported(term);
-    terms.emplace_back(term);
-    at = end == std::string_view::npos ? pattern.size() : end;
-  }
-  return terms;
-}
-
 bool MatchesAll(const std::string& message, const std::vector<std::string>& terms) {
   return std::all_of(terms.begin(), terms.end(), [&](const std::string& term) {
     return message.find(term) != std::string::npos;
   });
-}
-
-// One event of FilterLogEvents, ordered as CloudWatch Logs interleaves streams: by timestamp,
-// then stream, then position in the stream.
-struct StreamEvent {
-  int64_t timestamp;
-  std::string stream;
-  int64_t sequence;
-  std::string message;
-
-  bool operator<(const StreamEvent& other) const {
-    return std::tie(timestamp, stream, sequence) <
-           std::tie(other.timestamp, other.stream, other.sequence);
-  }
-};
-
-// FilterLogEvents' token: the last event returned, "e/<timestamp>/<sequence>/<stream>".
-std::string EventToken(const StreamEvent& event) {
-  return "e/" + std::to_string(event.timestamp) + "/" + std::to_string(event.sequence) + "/" +
-         event.stream;
-}
-
-std::optional<StreamEvent> ParseEventToken(std::string_view token) {
-  if (!token.starts_with("e/")) return std::nullopt;
-  token.remove_prefix(2);
-  StreamEvent event{};
-  for (int64_t* field : {&event.timestamp, &event.sequence}) {
-    const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), *field);
-    if (error != std::errc() || end == token.data() + token.size() || *end != '/') {
-      return std::nullopt;
-    }
-    token.remove_prefix(static_cast<size_t>(end - token.data()) + 1);
-  }
-  if (token.empty()) return std::nullopt;
-  event.stream = std::string(token);
-  return event;
 }
 
 // A stable, unique id: the timestamp, the stream's hash (FNV-1a) and the position, in digits
@@ -345,29 +182,10 @@ class Operations {
  public:
   Operations(const api::SageMakerApi& api, const ArnContext& arn) : api_(api), arn_(arn) {}
 
-  std::variant<json, Refusal> GetLogEvents(const Members& in) const {
-    std::optional<Refusal> refusal;
-    const auto group = in.String("logGroupName", &refusal);
-    const auto stream = in.String("logStreamName", &refusal);
-    const auto start_time = in.Integer("startTime", &refusal);
-    const auto end_time = in.Integer("endTime", &refusal);
-    const auto limit = in.Integer("limit", &refusal);
-    const auto from_head = in.Boolean("startFromHead", &refusal);
-    const auto token = in.String("nextToken", &refusal);
-    if (refusal) return *refusal;
-    if (auto missing = Required(group, "logGroupName")) return *missing;
-    if (auto missing = Required(stream, "logStreamName")) return *missing;
-    if (*group != kTrainingJobsLogGroup) return NoGroup();
-    if (limit && (*limit < 1 || *limit > kMaxEvents)) {
-      return InvalidParameter("1 validation error detected: Value '" + std::to_string(*limit) +
-                              "' at 'limit' failed to satisfy constraint: Member must have "
-                              "value between 1 and 10000");
-    }
-    std::optional<std::pair<char, int64_t>> position;
-    if (token) {
-      position = ParseToken(*token);
-      if (!position) return InvalidParameter("The specified nextToken is invalid.");
-    }
+  std::variant<json, Refusal> GetLogEvents(const GetLogEventsRequest& in) const {
+    const std::string* stream = &in.stream;
+    const auto& [start_time, end_time, limit, from_head, token, position] =
+        std::tie(in.start_time, in.end_time, in.limit, in.from_head, in.token, in.position);
     const auto job = JobOfStream(*stream);
     if (!job) return NoStream();
     absl::StatusOr<api::LogPage> bounds = LogBounds(api_, *job);
@@ -410,45 +228,11 @@ class Operations {
     return reply;
   }
 
-  std::variant<json, Refusal> FilterLogEvents(const Members& in) const {
-    std::optional<Refusal> refusal;
-    const auto group = in.String("logGroupName", &refusal);
-    const auto group_arn = in.String("logGroupIdentifier", &refusal);
-    const auto names = in.StringList("logStreamNames", &refusal);
-    const auto prefix = in.String("logStreamNamePrefix", &refusal);
-    const auto start_time = in.Integer("startTime", &refusal);
-    const auto end_time = in.Integer("endTime", &refusal);
-    const auto pattern = in.String("filterPattern", &refusal);
-    const auto limit = in.Integer("limit", &refusal);
-    const auto token = in.String("nextToken", &refusal);
-    if (refusal) return *refusal;
-    if (auto refused = CheckGroup(group, group_arn)) return *refused;
-    if (names && prefix) {
-      return InvalidParameter("logStreamNames and logStreamNamePrefix cannot both be specified.");
-    }
-    if (names && (names->empty() || names->size() > 100)) {
-      return InvalidParameter(
-          "1 validation error detected: Value at 'logStreamNames' failed to "
-          "satisfy constraint: Member must have length between 1 and 100");
-    }
-    if (limit && (*limit < 1 || *limit > kMaxEvents)) {
-      return InvalidParameter("1 validation error detected: Value '" + std::to_string(*limit) +
-                              "' at 'limit' failed to satisfy constraint: Member must have "
-                              "value between 1 and 10000");
-    }
-    auto terms = ParseFilterPattern(pattern.value_or(""));
-    if (const Refusal* bad = std::get_if<Refusal>(&terms)) return *bad;
-    std::optional<StreamEvent> after;
-    if (token) {
-      after = ParseEventToken(*token);
-      if (!after) return InvalidParameter("The specified nextToken is invalid.");
-    }
-    const int64_t start = start_time.value_or(0);
-    // endTime is inclusive here ("events with a timestamp later than this time are not
-    // returned"); GetLogEvents' is exclusive.
-    const int64_t end =
-        end_time && *end_time < INT64_MAX ? *end_time + 1 : std::numeric_limits<int64_t>::max();
-    const size_t max = static_cast<size_t>(limit.value_or(kMaxEvents));
+  std::variant<json, Refusal> FilterLogEvents(const FilterLogEventsRequest& in) const {
+    const auto& [names, prefix, after] = std::tie(in.names, in.prefix, in.after);
+    const int64_t start = in.start;
+    const int64_t end = in.end;
+    const size_t max = in.max;
 
     auto streams = StreamsToSearch(names, prefix.value_or(""));
     if (!streams.ok()) return FromStatus(streams.status());
@@ -469,7 +253,7 @@ class Operations {
           StreamEvent event{Milliseconds(line.timestamp()), stream.name, line.sequence(), ""};
           if (event.timestamp < start || event.timestamp >= end) continue;
           if (after && !(*after < event)) continue;
-          if (!MatchesAll(line.message(), std::get<std::vector<std::string>>(terms))) continue;
+          if (!MatchesAll(line.message(), in.terms)) continue;
           event.message = line.message();
           found.push_back(std::move(event));
           if (found.size() > 2 * (max + 1)) {
@@ -498,31 +282,9 @@ class Operations {
     return reply;
   }
 
-  std::variant<json, Refusal> DescribeLogStreams(const Members& in) const {
-    std::optional<Refusal> refusal;
-    const auto group = in.String("logGroupName", &refusal);
-    const auto group_arn = in.String("logGroupIdentifier", &refusal);
-    const auto prefix = in.String("logStreamNamePrefix", &refusal);
-    const auto order_by = in.String("orderBy", &refusal);
-    const auto descending = in.Boolean("descending", &refusal);
-    const auto limit = in.Integer("limit", &refusal);
-    const auto token = in.String("nextToken", &refusal);
-    if (refusal) return *refusal;
-    if (auto refused = CheckGroup(group, group_arn)) return *refused;
-    if (order_by && *order_by != "LogStreamName" && *order_by != "LastEventTime") {
-      return InvalidParameter("1 validation error detected: Value '" + *order_by +
-                              "' at 'orderBy' failed to satisfy constraint: Member must satisfy "
-                              "enum value set: [LogStreamName, LastEventTime]");
-    }
-    const bool by_last_event = order_by && *order_by == "LastEventTime";
-    if (by_last_event && prefix) {
-      return InvalidParameter("Cannot order by LastEventTime with a logStreamNamePrefix.");
-    }
-    if (limit && (*limit < 1 || *limit > kMaxStreams)) {
-      return InvalidParameter("1 validation error detected: Value '" + std::to_string(*limit) +
-                              "' at 'limit' failed to satisfy constraint: Member must have "
-                              "value between 1 and 50");
-    }
+  std::variant<json, Refusal> DescribeLogStreams(const DescribeLogStreamsRequest& in) const {
+    const auto& [prefix, by_last_event, limit, token] =
+        std::tie(in.prefix, in.by_last_event, in.limit, in.token);
     auto streams = Streams(prefix.value_or(""));
     if (!streams.ok()) return FromStatus(streams.status());
     if (by_last_event) {
@@ -531,13 +293,13 @@ class Operations {
                b.value("lastEventTimestamp", int64_t{0});
       });
     }
-    if (descending.value_or(false)) std::reverse(streams->begin(), streams->end());
+    if (in.descending) std::reverse(streams->begin(), streams->end());
     // The token is the index of the next stream of this ordering.
     size_t from = 0;
     if (token) {
       const auto parsed = ParseToken(*token);
       if (!parsed || parsed->first != 'f') {
-        return InvalidParameter("The specified nextToken is invalid.");
+        return logs::InvalidParameter("The specified nextToken is invalid.");
       }
       from = static_cast<size_t>(parsed->second);
     }
@@ -553,41 +315,6 @@ class Operations {
   }
 
  private:
-  // The group a request names (logGroupName, else logGroupIdentifier) must be the training
-  // jobs' one.
-  static std::optional<Refusal> CheckGroup(const std::optional<std::string>& group,
-                                           const std::optional<std::string>& group_arn) {
-    const std::string group_name = group       ? *group
-                                   : group_arn ? GroupOfIdentifier(*group_arn)
-                                               : std::string();
-    if (group_name.empty()) {
-      return InvalidParameter("Either logGroupName or logGroupIdentifier must be specified.");
-    }
-    if (group_name != kTrainingJobsLogGroup) return NoGroup();
-    return std::nullopt;
-  }
-  static Refusal NoGroup() {
-    return {400, "ResourceNotFoundException", "The specified log group does not exist."};
-  }
-  static Refusal NoStream() {
-    return {400, "ResourceNotFoundException", "The specified log stream does not exist."};
-  }
-  static std::optional<Refusal> Required(const std::optional<std::string>& value,
-                                         const char* name) {
-    if (value) return std::nullopt;
-    return InvalidParameter(std::string("1 validation error detected: Value null at '") + name +
-                            "' failed to satisfy constraint: Member must not be null");
-  }
-  // "arn:aws:logs:<region>:<account>:log-group:<name>" or a plain name.
-  static std::string GroupOfIdentifier(const std::string& identifier) {
-    constexpr std::string_view kMarker = ":log-group:";
-    const size_t at = identifier.find(kMarker);
-    if (at == std::string::npos) return identifier;
-    std::string name = identifier.substr(at + kMarker.size());
-    if (name.ends_with(":*")) name.resize(name.size() - 2);
-    return name;
-  }
-
   std::string StreamArn(const std::string& stream) const {
     return "arn:aws:logs:" + arn_.region + ":" + arn_.account +
            ":log-group:" + std::string(kTrainingJobsLogGroup) + ":log-stream:" + stream;
@@ -717,6 +444,16 @@ class Operations {
   const ArnContext& arn_;
 };
 
+// Decodes the operation's request, then answers it.
+template <typename Request, typename Answer>
+std::variant<json, Refusal> Serve(const Members& in,
+                                  std::variant<Request, Refusal> (*decode)(const Members&),
+                                  Answer answer) {
+  std::variant<Request, Refusal> request = decode(in);
+  if (const Refusal* refusal = std::get_if<Refusal>(&request)) return *refusal;
+  return answer(std::get<Request>(request));
+}
+
 }  // namespace
 
 std::string TrainingJobLogStream(std::string_view training_job_name, double creation_time,
@@ -741,29 +478,24 @@ bool CloudWatchLogsHandler::Accepts(const HttpRequest& request) const {
 HttpResponse CloudWatchLogsHandler::Handle(const HttpRequest& request) const {
   const std::string operation = request.Header("x-amz-target")->substr(kTargetPrefix.size());
   HttpResponse response;
-  std::optional<json> body;
-  if (const auto bad = InvalidUtf8Offset(request.body); bad.has_value()) {
-    response = ErrorReply({400, "SerializationException", "The request body is not valid UTF-8."});
+  std::variant<Members, Refusal> body = DecodeBody(request.body);
+  if (const Refusal* bad = std::get_if<Refusal>(&body)) {
+    response = ErrorReply(*bad);
   } else {
-    body =
-        json::parse(request.body.empty() ? std::string_view("{}") : std::string_view(request.body),
-                    nullptr, /*allow_exceptions=*/false);
-    if (body->is_discarded() || !body->is_object()) {
-      body.reset();
-      response =
-          ErrorReply({400, "SerializationException", "The request body must be a JSON object."});
-    }
-  }
-  if (body) {
     const Operations operations(api_, arn_context_);
-    const Members members(*std::move(body));
+    const Members& members = std::get<Members>(body);
     std::optional<std::variant<json, Refusal>> result;
     if (operation == "GetLogEvents") {
-      result = operations.GetLogEvents(members);
+      result = Serve(members, &logs::DecodeGetLogEvents,
+                     [&](const GetLogEventsRequest& r) { return operations.GetLogEvents(r); });
     } else if (operation == "DescribeLogStreams") {
-      result = operations.DescribeLogStreams(members);
+      result = Serve(
+          members, &logs::DecodeDescribeLogStreams,
+          [&](const DescribeLogStreamsRequest& r) { return operations.DescribeLogStreams(r); });
     } else if (operation == "FilterLogEvents") {
-      result = operations.FilterLogEvents(members);
+      result = Serve(members, &logs::DecodeFilterLogEvents, [&](const FilterLogEventsRequest& r) {
+        return operations.FilterLogEvents(r);
+      });
     }
     if (!result) {
       response = ErrorReply({400, "UnknownOperationException",

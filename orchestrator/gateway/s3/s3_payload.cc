@@ -1,8 +1,12 @@
-#include "orchestrator/gateway/s3_payload.h"
+#include "orchestrator/gateway/s3/s3_payload.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -16,6 +20,8 @@ namespace {
 // A size line is a few dozen bytes ("<hex>;chunk-signature=<64 hex>"); trailers a few headers.
 constexpr size_t kMaxSizeLine = 4096;
 constexpr size_t kMaxTrailers = 64 << 10;
+// A spooled body is read this much at a time.
+constexpr size_t kSpoolBlock = 256 << 10;
 
 std::string BigEndian32(uint32_t value) {
   std::string bytes(4, '\0');
@@ -191,6 +197,43 @@ std::optional<S3PayloadError> S3PayloadDecoder::Finish() {
     }
   }
   return std::nullopt;
+}
+
+S3SpooledPayload::S3SpooledPayload(const HttpRequest& request)
+    : fd_(::open(request.body_file.c_str(), O_RDONLY | O_CLOEXEC)), decoder_(request) {}
+
+absl::StatusOr<size_t> S3SpooledPayload::Read(char* buffer, size_t capacity) {
+  while (pending_.size() - taken_ < capacity && !at_end_) {
+    if (!fd_.valid()) return Refuse({"InternalError", "The request body could not be read."});
+    pending_.erase(0, taken_);
+    taken_ = 0;
+    if (block_.empty()) block_.resize(kSpoolBlock);
+    ssize_t n;
+    do {
+      n = ::read(fd_.get(), block_.data(), block_.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return Refuse({"InternalError", "The request body could not be read."});
+    if (n == 0) {
+      at_end_ = true;
+      if (std::optional<S3PayloadError> bad = decoder_.Finish()) {
+        return Refuse(std::move(*bad));
+      }
+      break;
+    }
+    if (!decoder_.Feed(std::string_view(block_.data(), static_cast<size_t>(n)), &pending_)) {
+      at_end_ = true;
+      return Refuse({"IncompleteBody", "The aws-chunked request body is malformed."});
+    }
+  }
+  const size_t n = std::min(capacity, pending_.size() - taken_);
+  std::memcpy(buffer, pending_.data() + taken_, n);
+  taken_ += n;
+  return n;
+}
+
+absl::Status S3SpooledPayload::Refuse(S3PayloadError error) {
+  error_ = std::move(error);
+  return absl::DataLossError(error_->message);
 }
 
 }  // namespace amt::gateway

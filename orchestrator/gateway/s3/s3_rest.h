@@ -29,8 +29,11 @@
 // One body is at most the server's limit (16 MiB by default): larger uploads go in parts, as
 // boto3's transfer manager and the SDK do above 8 MB. A GET reads the object (or its range) into
 // memory; clients that download large objects (the transfer manager) ask for 8 MB ranges.
-#ifndef AMT_ORCHESTRATOR_GATEWAY_S3_REST_H_
-#define AMT_ORCHESTRATOR_GATEWAY_S3_REST_H_
+//
+// The handler answers (calls the ObjectStore, writes S3's XML); what a request asks is decoded
+// apart, in s3_request.h, and the bodies of uploads in s3_payload.h.
+#ifndef AMT_ORCHESTRATOR_GATEWAY_S3_S3_REST_H_
+#define AMT_ORCHESTRATOR_GATEWAY_S3_S3_REST_H_
 
 #include <string_view>
 
@@ -65,4 +68,4 @@ class S3RestHandler final : public ProtocolHandler {
 
 }  // namespace amt::gateway
 
-#endif  // AMT_ORCHESTRATOR_GATEWAY_S3_REST_H_
+#endif  // AMT_ORCHESTRATOR_GATEWAY_S3_S3_REST_H_

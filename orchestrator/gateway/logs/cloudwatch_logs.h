@@ -30,8 +30,11 @@
 // Event timestamps are the times the worker read the lines; ingestionTime is the same.
 // Everything else answers UnknownOperationException; no writes (PutLogEvents): the log is the
 // training job's.
-#ifndef AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_LOGS_H_
-#define AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_LOGS_H_
+//
+// The handler answers (reads the log through the API, writes the reply); requests are decoded
+// and checked apart, in logs_request.h.
+#ifndef AMT_ORCHESTRATOR_GATEWAY_LOGS_CLOUDWATCH_LOGS_H_
+#define AMT_ORCHESTRATOR_GATEWAY_LOGS_CLOUDWATCH_LOGS_H_
 
 #include <string>
 #include <string_view>
@@ -69,4 +72,4 @@ class CloudWatchLogsHandler final : public ProtocolHandler {
 
 }  // namespace amt::gateway
 
-#endif  // AMT_ORCHESTRATOR_GATEWAY_CLOUDWATCH_LOGS_H_
+#endif  // AMT_ORCHESTRATOR_GATEWAY_LOGS_CLOUDWATCH_LOGS_H_
