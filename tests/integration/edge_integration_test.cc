@@ -307,7 +307,7 @@ TEST(EdgeIntegrationTest, LinksAJobPlantsInTheS3FolderAreObjectsThatAreNotThere)
 
 // A tmpfs of 64 MiB mounted as amtd's data dir (its state store, its S3 folder and the local
 // worker's job folders all on it). Needs root (CI runs as root): skipped otherwise.
-class SmallDiskTest : public ::testing::Test {
+class SmallDiskIntegrationTest : public ::testing::Test {
  protected:
   static constexpr uint64_t kDiskBytes = uint64_t{64} << 20;
 
@@ -367,7 +367,7 @@ class SmallDiskTest : public ::testing::Test {
 constexpr char kSklearnImage[] =
     "683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3";
 
-TEST_F(SmallDiskTest, ASourcedirThatUnpacksPastTheVolumeFailsTheJobAndWritesNothing) {
+TEST_F(SmallDiskIntegrationTest, ASourcedirThatUnpacksPastTheVolumeFailsTheJobAndWritesNothing) {
   StartAmtd(nlohmann::json::object());
   // sourcedir.tar.gz: train.py, then a member of 1 GiB and a byte of zeros (about 5 MB packed),
   // past a VolumeSizeInGB of 1, and past the disk.
@@ -412,7 +412,7 @@ TEST_F(SmallDiskTest, ASourcedirThatUnpacksPastTheVolumeFailsTheJobAndWritesNoth
   EXPECT_GT(FreeBytes() + (uint64_t{1} << 20), free_before);
 }
 
-TEST_F(SmallDiskTest, AJobThatFillsTheDiskFailsAndAmtdCarriesOnByItself) {
+TEST_F(SmallDiskIntegrationTest, AJobThatFillsTheDiskFailsAndAmtdCarriesOnByItself) {
   const std::string filler = Executable(dir_ + "/fill.sh",
                                         "#!/bin/sh\n"
                                         "dd if=/dev/zero of=\"$SM_MODEL_DIR/fill\" bs=1M\n"
