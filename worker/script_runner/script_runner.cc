@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "nlohmann/json.hpp"
+#include "worker/script_runner/requirements.h"
 #include "worker/tar_gz.h"
 #include "worker/toolkit.h"
 
@@ -531,40 +532,37 @@ int RunScriptMode(const ScriptRunnerOptions& options,
   const EntryType type = EntryTypeOf(program, code_dir);
   const std::vector<std::string> user_args =
       toolkit::ToCmdArgs(toolkit::UserHyperparameters(hyperparameters));
-  const std::map<std::string, std::string> env =
+  std::map<std::string, std::string> env =
       ToolkitEnvironment(environment, hyperparameters, code_dir.string(), user_args);
 
-  // Step 3: dependencies.
-  const bool has_requirements = fs::exists(code_dir / "requirements.txt", ec);
-  std::vector<std::string> install;
-  std::string install_error;
-  if (type == EntryType::kPackage) {
-    install = {options.python, "-m", "pip", "install", "."};
-    if (has_requirements) install.insert(install.end(), {"-r", "requirements.txt"});
-    install_error = "InstallModuleError";
-  } else if (type == EntryType::kProgram && has_requirements) {
-    install = {options.python, "-m", "pip", "install", "-r", "requirements.txt"};
-    install_error = "InstallRequirementsError";
-  } else if (type == EntryType::kCommand) {
+  // Step 3: dependencies, into a virtual environment of the job (requirements.h).
+  std::string python = options.python;
+  if (type == EntryType::kCommand) {
     // On the descriptor OpenEntryPoint checked: a path could be swapped for a link meanwhile.
     (void)::fchmod(std::get<UniqueFd>(entry_point).get(), 0777);
-  }
-  if (!install.empty() && options.install_requirements) {
-    const Outcome installed = RunProcess(install, code_dir.string(), env);
-    if (installed.exit_code != 0) {
-      return fail(toolkit::ProcessErrorMessage(
-          install_error, installed.exit_code,
-          toolkit::ErrorMessageFromOutput(installed.stderr_tail), install));
-    }
+  } else if (options.install_requirements) {
+    DependencyPlan plan;
+    plan.python = options.python;
+    plan.code_dir = code_dir;
+    plan.venv_dir = fs::path(job_dir) / "venv";
+    plan.package = type == EntryType::kPackage;
+    plan.requirements = fs::exists(code_dir / "requirements.txt", ec);
+    const RunFn run = [](const std::vector<std::string>& argv, const std::string& cwd,
+                         const std::map<std::string, std::string>& run_env) {
+      Outcome outcome = RunProcess(argv, cwd, run_env);
+      return ProcessResult{outcome.exit_code, std::move(outcome.stderr_tail),
+                           std::move(outcome.launch_error)};
+    };
+    if (auto failure = InstallDependencies(plan, run, python, env)) return fail(*failure);
   }
 
   // Step 4: the script.
   std::vector<std::string> command;
   if (type == EntryType::kProgram) {
-    command = {options.python, program};
+    command = {python, program};
     command.insert(command.end(), user_args.begin(), user_args.end());
   } else if (type == EntryType::kPackage) {
-    command = {options.python, "-m", ModuleName(program)};
+    command = {python, "-m", ModuleName(program)};
     command.insert(command.end(), user_args.begin(), user_args.end());
   } else {
     std::string line = "./" + ShellQuote(program);

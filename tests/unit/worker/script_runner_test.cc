@@ -11,11 +11,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 
 #include "nlohmann/json.hpp"
 #include "tests/unit/worker/tar_builder.h"
 #include "tests/unit/worker/temp_dir.h"
+#include "worker/script_runner/requirements.h"
 #include "worker/tar_gz.h"
 
 namespace amt::worker::script {
@@ -144,13 +146,77 @@ TEST_F(ScriptRunnerTest, ABadRequirementsFileFailsBeforeTheScript) {
   Hyperparameters({});
   EXPECT_EQ(RunScriptMode(options_, env_), 1);
   EXPECT_THAT(Failure(), StartsWith("InstallRequirementsError:\nExitCode "));
-  EXPECT_THAT(Failure(), HasSubstr("Command \"python3 -m pip install -r requirements.txt\""));
+  EXPECT_THAT(Failure(), HasSubstr("ErrorMessage \"Invalid requirement: 'this is not =='"));
+  EXPECT_THAT(Failure(), HasSubstr("Command \"" + (job_ / "venv/bin/python").string() +
+                                   " -m pip install -r requirements.txt\""));
   EXPECT_FALSE(fs::exists(job_ / "code/ran"));
   // --no-requirements skips the install.
   options_.install_requirements = false;
   fs::remove(job_ / "output/failure");
   EXPECT_EQ(RunScriptMode(options_, env_), 0) << Failure();
   EXPECT_TRUE(fs::exists(job_ / "code/ran"));
+}
+
+// The names in a folder, sorted ("" for one that does not exist).
+std::set<std::string> Listing(const fs::path& dir) {
+  std::set<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) names.insert(entry.path().string());
+  return names;
+}
+
+constexpr char kWhereScript[] = R"(import json, os, sys, numpy
+json.dump({"prefix": sys.prefix, "virtual_env": os.environ.get("VIRTUAL_ENV"),
+           "path0": os.environ["PATH"].split(":")[0], "numpy": numpy.__file__},
+          open(os.path.join(os.environ["SM_MODEL_DIR"], "where.json"), "w"))
+)";
+
+TEST_F(ScriptRunnerTest, RequirementsInstallIntoAnEnvironmentOfTheJobUnderDebiansPython) {
+  // Debian's Python is externally managed (PEP 668): pip refuses to install into it, even what
+  // it has. numpy is Debian's python3-numpy (scripts/install-deps.sh).
+  if (!fs::exists("/usr/lib/python3/dist-packages/numpy")) {
+    GTEST_SKIP() << "needs Debian's /usr/bin/python3 with python3-numpy";
+  }
+  options_.python = "/usr/bin/python3";
+  env_["PIP_NO_INDEX"] = "1";  // nothing to download: what is installed satisfies it
+  Sources({{"train.py", kWhereScript}, {"requirements.txt", "numpy\n"}});
+  Hyperparameters({});
+  const auto system_before = Listing("/usr/lib/python3/dist-packages");
+  const auto local_before = Listing("/usr/local/lib/python3.11/dist-packages");
+  ASSERT_EQ(RunScriptMode(options_, env_), 0) << Failure();
+  const json where = json::parse(ReadFile(job_ / "model/where.json"));
+  EXPECT_EQ(where["prefix"], (job_ / "venv").string());
+  EXPECT_EQ(where["virtual_env"], (job_ / "venv").string());
+  EXPECT_EQ(where["path0"], (job_ / "venv/bin").string());
+  EXPECT_THAT(where["numpy"].get<std::string>(), StartsWith("/usr/lib/python3/dist-packages/"));
+  EXPECT_EQ(Listing("/usr/lib/python3/dist-packages"), system_before);
+  EXPECT_EQ(Listing("/usr/local/lib/python3.11/dist-packages"), local_before);
+}
+
+TEST_F(ScriptRunnerTest, AMissingRequirementIsNamedInTheFailureReason) {
+  env_["PIP_NO_INDEX"] = "1";  // as offline: no index to find it in
+  Sources({{"train.py", "open('ran', 'w')\n"},
+           {"requirements.txt", "amt-local-no-such-package==1.0\n"}});
+  Hyperparameters({});
+  EXPECT_EQ(RunScriptMode(options_, env_), 1);
+  EXPECT_THAT(Failure(), StartsWith("InstallRequirementsError:\nExitCode 1\nErrorMessage \""
+                                    "Could not find a version that satisfies the requirement "
+                                    "amt-local-no-such-package==1.0"));
+  EXPECT_THAT(Failure(),
+              HasSubstr("\n No matching distribution found for amt-local-no-such-package==1.0"));
+  EXPECT_FALSE(fs::exists(job_ / "code/ran"));
+}
+
+TEST(PipErrorMessage, TakesPipsErrorLinesOverItsWarnings) {
+  EXPECT_EQ(PipErrorMessage("WARNING: Retrying (Retry(total=4)) after connection broken\n"
+                            "ERROR: Could not find a version that satisfies the requirement x==1\n"
+                            "ERROR: No matching distribution found for x==1\n"),
+            "Could not find a version that satisfies the requirement x==1\n No matching "
+            "distribution found for x==1");
+  EXPECT_EQ(PipErrorMessage("Traceback (most recent call last):\nValueError: bad\n"),
+            "ValueError: bad");
+  EXPECT_EQ(PipErrorMessage("/venv/bin/python: No module named pip\n\n"),
+            "/venv/bin/python: No module named pip");
 }
 
 TEST_F(ScriptRunnerTest, ShellEntryPointsRunThroughSh) {
