@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/arn.h"
 #include "orchestrator/daemon/daemon.h"
 
 namespace {
@@ -245,6 +246,18 @@ void AddStoreFlags(CLI::App& app, Flags& flags) {
   app.add_option("--account", flags.options.orchestrator.arn.account,
                  "Account id written into ARNs")
       ->capture_default_str();
+  app.add_option("--execution-role", flags.options.orchestrator.arn.execution_role,
+                 "The role every caller has assumed: STS's GetCallerIdentity answers "
+                 "arn:aws:sts::<account>:assumed-role/<this>/amt-local and IAM's GetRole knows "
+                 "it, so the SageMaker SDK's get_execution_role() returns "
+                 "arn:aws:iam::<account>:role/<this>")
+      ->capture_default_str()
+      ->check(
+          [](const std::string& name) {
+            return amt::IsRoleName(name) ? std::string()
+                                         : "an IAM role name is 1-64 of A-Z a-z 0-9 + = , . @ _ -";
+          },
+          "ROLE");
 }
 
 // Where attempts run: amt-worker processes, or Slurm jobs.

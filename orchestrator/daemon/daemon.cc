@@ -25,9 +25,11 @@
 #include "orchestrator/gateway/aws_json.h"
 #include "orchestrator/gateway/cloudwatch/cloudwatch_metrics.h"
 #include "orchestrator/gateway/http_server.h"
+#include "orchestrator/gateway/iam.h"
 #include "orchestrator/gateway/logs/cloudwatch_logs.h"
 #include "orchestrator/gateway/s3/s3_rest.h"
 #include "orchestrator/gateway/sts.h"
+#include "orchestrator/gateway/unserved_query.h"
 #include "orchestrator/gateway/web_page.h"
 #include "orchestrator/s3/object_store.h"
 #include "orchestrator/store/store.h"
@@ -352,6 +354,9 @@ class DaemonImpl final : public Daemon {
         std::make_unique<gateway::CloudWatchLogsHandler>(*api_, options.orchestrator.arn));
     handlers.push_back(std::make_unique<gateway::CloudWatchMetricsHandler>(*api_));
     handlers.push_back(std::make_unique<gateway::StsHandler>(options.orchestrator.arn));
+    handlers.push_back(std::make_unique<gateway::IamHandler>(options.orchestrator.arn));
+    // After every query service served: the rest of that protocol gets its XML InvalidAction.
+    handlers.push_back(std::make_unique<gateway::UnservedQueryHandler>());
     // The page: before S3, which would take /ui/... for a bucket.
     if (options.ui) handlers.push_back(std::make_unique<gateway::WebPageHandler>(api_.get()));
     // Last: it takes unsigned requests whose path names a bucket.

@@ -33,12 +33,13 @@ HttpResponse StsHandler::Handle(const HttpRequest& request) const {
                              "amt-local serves GetCallerIdentity of STS, not " + named + ".",
                              request.request_id);
   }
-  const std::string& account = arn_context_.account;
+  const ArnContext& arn = arn_context_;
   xml::Writer writer("GetCallerIdentityResponse", kStsXmlns);
   writer.Open("GetCallerIdentityResult")
-      .Leaf("Arn", "arn:aws:iam::" + account + ":root")
-      .Leaf("UserId", account)
-      .Leaf("Account", account)
+      .Leaf("Arn", "arn:aws:sts::" + arn.account + ":assumed-role/" + arn.execution_role + "/" +
+                       arn.role_session)
+      .Leaf("UserId", ExecutionRoleId(arn) + ":" + arn.role_session)
+      .Leaf("Account", arn.account)
       .Close()
       .Open("ResponseMetadata")
       .Leaf("RequestId", request.request_id)

@@ -1,18 +1,22 @@
 // StsHandler: AWS STS's GetCallerIdentity over the AWS query protocol (query_protocol.h), so that
-// boto3's `sts.get_caller_identity()`, `aws sts get-caller-identity` and any client pointed at
-// amtd (AWS_ENDPOINT_URL) learn the account amtd puts in its ARNs. (The SageMaker Python SDK's own
-// STS client uses an explicit regional endpoint, so it does not come here.)
+// boto3's `sts.get_caller_identity()`, `aws sts get-caller-identity`, the SageMaker Python SDK's
+// get_execution_role() and any client pointed at amtd learn who they are. (The SDK's own STS
+// client uses an explicit regional endpoint, so it comes here only through amtd's proxy, or with
+// AWS_ENDPOINT_URL_STS.)
 //
 // A request is `POST /` with a form body `Action=GetCallerIdentity&Version=2011-06-15`, recognised
 // by its SigV4 credential scope (service "sts") or, unsigned, by Action= and Version=2011-06-15 in
-// the body. The reply is STS's:
+// the body. The reply is STS's for a caller with an assumed role:
 //   <GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
-//     <GetCallerIdentityResult><Arn>arn:aws:iam::<account>:root</Arn><UserId><account></UserId>
-//     <Account><account></Account></GetCallerIdentityResult>
+//     <GetCallerIdentityResult>
+//     <Arn>arn:aws:sts::<account>:assumed-role/<execution role>/<role session></Arn>
+//     <UserId><role id>:<role session></UserId><Account><account></Account>
+//     </GetCallerIdentityResult>
 //     <ResponseMetadata><RequestId>...</RequestId></ResponseMetadata>
 //   </GetCallerIdentityResponse>
-// amtd has no users: every caller is the account's root, whatever key it signed with. Any other
-// action (AssumeRole, GetSessionToken, ...) is 400 InvalidAction in the query ErrorResponse shape.
+// amtd has no users: every caller has assumed amtd's execution role (ArnContext, --execution-role),
+// whatever key it signed with; IAM's GetRole (iam.h) knows that role. Any other action
+// (AssumeRole, GetSessionToken, ...) is 400 InvalidAction in the query ErrorResponse shape.
 #ifndef AMT_ORCHESTRATOR_GATEWAY_STS_H_
 #define AMT_ORCHESTRATOR_GATEWAY_STS_H_
 

@@ -255,10 +255,35 @@ class AwsEndpointCompatTest(unittest.TestCase):
 
     def test_sts_get_caller_identity(self):
         identity = self.client("sts").get_caller_identity()
-        self.assertEqual({k: identity[k] for k in ("UserId", "Account", "Arn")},
-                         {"UserId": "000000000000", "Account": "000000000000",
-                          "Arn": "arn:aws:iam::000000000000:root"})
+        self.assertEqual({k: identity[k] for k in ("Account", "Arn")},
+                         {"Account": "000000000000",
+                          "Arn": "arn:aws:sts::000000000000:assumed-role/AmtLocalExecutionRole/"
+                                 "amt-local"})
+        self.assertRegex(identity["UserId"], r"^AROA[A-Z2-7]{17}:amt-local$")
         self.assertRegex(identity["ResponseMetadata"]["RequestId"], r"^[0-9a-f-]{36}$")
+
+    def test_execution_role_as_the_sdk_finds_it(self):
+        # What sagemaker.Session.get_caller_identity_arn() does after STS (session.py, v2.230):
+        # the assumed role's ARN turned into the role's, then IAM's GetRole for its path.
+        assumed = self.client("sts").get_caller_identity()["Arn"]
+        role = re.sub(r"^(.+)sts::(\d+):assumed-role/(.+?)/.*$", r"\1iam::\2:role/\3", assumed)
+        self.assertEqual(role, "arn:aws:iam::000000000000:role/AmtLocalExecutionRole")
+        got = self.client("iam").get_role(RoleName=role[role.rfind("/") + 1:])["Role"]
+        self.assertEqual(got["Arn"], role)
+        self.assertEqual(got["Path"], "/")
+        self.assertEqual(got["AssumeRolePolicyDocument"]["Statement"][0]["Principal"],
+                         {"Service": "sagemaker.amazonaws.com"})  # botocore decoded it
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            self.client("iam").get_role(RoleName="SomeoneElse")
+        self.assertEqual(caught.exception.response["Error"]["Code"], "NoSuchEntity")
+        self.assertEqual(caught.exception.response["ResponseMetadata"]["HTTPStatusCode"], 404)
+
+    def test_a_query_service_amtd_does_not_serve_answers_in_xml(self):
+        with self.assertRaises(botocore.exceptions.ClientError) as caught:
+            self.client("sns").list_topics()
+        self.assertEqual(caught.exception.response["Error"]["Code"], "InvalidAction")
+        self.assertIn("amt-local does not serve ListTopics of sns",
+                      caught.exception.response["Error"]["Message"])
 
     def test_aws_cli_sts_get_caller_identity(self):
         cli = subprocess.run([AWS, "--endpoint-url", self.amtd.url, "--output", "json", "sts",
@@ -266,8 +291,10 @@ class AwsEndpointCompatTest(unittest.TestCase):
                              env=dict(os.environ, **CREDENTIALS), capture_output=True, text=True)
         self.assertEqual(cli.returncode, 0, cli.stderr)
         self.assertEqual(json.loads(cli.stdout),
-                         {"UserId": "000000000000", "Account": "000000000000",
-                          "Arn": "arn:aws:iam::000000000000:root"})
+                         {"UserId": self.client("sts").get_caller_identity()["UserId"],
+                          "Account": "000000000000",
+                          "Arn": "arn:aws:sts::000000000000:assumed-role/AmtLocalExecutionRole/"
+                                 "amt-local"})
 
     def test_cloudwatch_get_metric_statistics(self):
         reply = self.cloudwatch().get_metric_statistics(

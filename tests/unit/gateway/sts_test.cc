@@ -25,9 +25,16 @@ HttpRequest StsPost(std::string body, bool signed_for_sts = true) {
   return request;
 }
 
+ArnContext Arn(std::string region, std::string account) {
+  ArnContext arn;
+  arn.region = std::move(region);
+  arn.account = std::move(account);
+  return arn;
+}
+
 class StsHandlerTest : public ::testing::Test {
  protected:
-  StsHandler handler_{ArnContext{.region = "eu-west-1", .account = "123456789012"}};
+  StsHandler handler_{Arn("eu-west-1", "123456789012")};
 };
 
 TEST_F(StsHandlerTest, AcceptsSignedForStsOrUnsignedWithStsVersion) {
@@ -42,7 +49,7 @@ TEST_F(StsHandlerTest, AcceptsSignedForStsOrUnsignedWithStsVersion) {
   EXPECT_FALSE(handler_.Accepts(sagemaker));
 }
 
-TEST_F(StsHandlerTest, AnswersGetCallerIdentityWithTheAccountOfTheArns) {
+TEST_F(StsHandlerTest, AnswersGetCallerIdentityAsTheExecutionRoleAssumed) {
   const HttpResponse response =
       handler_.Handle(StsPost("Action=GetCallerIdentity&Version=2011-06-15"));
   EXPECT_EQ(response.status, 200);
@@ -52,14 +59,33 @@ TEST_F(StsHandlerTest, AnswersGetCallerIdentityWithTheAccountOfTheArns) {
   EXPECT_EQ(response.body,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<GetCallerIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\">"
-            "<GetCallerIdentityResult><Arn>arn:aws:iam::123456789012:root</Arn>"
-            "<UserId>123456789012</UserId><Account>123456789012</Account>"
-            "</GetCallerIdentityResult><ResponseMetadata><RequestId>"
-            "11111111-2222-4333-8444-555555555555</RequestId></ResponseMetadata>"
-            "</GetCallerIdentityResponse>");
+            "<GetCallerIdentityResult>"
+            "<Arn>arn:aws:sts::123456789012:assumed-role/AmtLocalExecutionRole/amt-local</Arn>"
+            "<UserId>" +
+                ExecutionRoleId(Arn("eu-west-1", "123456789012")) +
+                ":amt-local</UserId><Account>123456789012</Account>"
+                "</GetCallerIdentityResult><ResponseMetadata><RequestId>"
+                "11111111-2222-4333-8444-555555555555</RequestId></ResponseMetadata>"
+                "</GetCallerIdentityResponse>");
   // The same, unsigned.
   EXPECT_EQ(handler_.Handle(StsPost("Action=GetCallerIdentity&Version=2011-06-15", false)).body,
             response.body);
+}
+
+TEST(StsHandler, NamesTheConfiguredRoleAndSession) {
+  ArnContext arn = Arn("us-west-2", "111122223333");
+  arn.execution_role = "MySageMakerRole";
+  arn.role_session = "alice";
+  const StsHandler handler(arn);
+  absl::StatusOr<xml::Element> reply =
+      xml::Parse(handler.Handle(StsPost("Action=GetCallerIdentity&Version=2011-06-15")).body);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  const xml::Element* result = reply->Child("GetCallerIdentityResult");
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(result->Child("Arn")->text,
+            "arn:aws:sts::111122223333:assumed-role/MySageMakerRole/alice");
+  EXPECT_THAT(result->Child("UserId")->text, ::testing::MatchesRegex("AROA[A-Z2-7]{17}:alice"));
+  EXPECT_EQ(result->Child("Account")->text, "111122223333");
 }
 
 TEST_F(StsHandlerTest, RefusesAnyOtherActionWithInvalidAction) {
