@@ -153,8 +153,12 @@ class S3CompatTest(unittest.TestCase):
             UploadId=upload["UploadId"], MultipartUpload={"Parts": [
                 {"PartNumber": 1, "ETag": part["ETag"]},
                 {"PartNumber": 2, "ETag": last["ETag"]}]}), "EntityTooSmall")
+        listed = s3.list_multipart_uploads(Bucket="transfer")
+        self.assertEqual([(u["Key"], u["UploadId"]) for u in listed["Uploads"]],
+                         [("small-parts", upload["UploadId"])])
         s3.abort_multipart_upload(Bucket="transfer", Key="small-parts",
                                   UploadId=upload["UploadId"])
+        self.assertNotIn("Uploads", s3.list_multipart_uploads(Bucket="transfer"))
         self.assertEqual(self.code_of(
             s3.upload_part, Bucket="transfer", Key="small-parts", PartNumber=3,
             UploadId=upload["UploadId"], Body=b"x"), "NoSuchUpload")

@@ -26,7 +26,8 @@ bool IsKnownParameter(std::string_view name) {
   static const std::vector<std::string_view> kKnown = {
       "prefix", "delimiter", "marker", "max-keys", "encoding-type", "list-type",
       "continuation-token", "start-after", "fetch-owner", "location", "delete", "uploads",
-      "uploadId", "partNumber", "x-id", "versionId",
+      "key-marker", "upload-id-marker", "max-uploads", "uploadId", "partNumber", "x-id",
+      "versionId",
       // Presigned URLs and response overrides.
       "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
       "X-Amz-Signature", "X-Amz-Security-Token", "response-content-type",
@@ -54,7 +55,7 @@ std::variant<S3Operation, S3Error> OperationOf(const S3Request& r) {
     if (method == "HEAD") return S3Operation::kHeadBucket;
     if (method == "DELETE") return S3Operation::kDeleteBucket;
     if (method == "GET" && r.Has("location")) return S3Operation::kGetBucketLocation;
-    if (method == "GET" && r.Has("uploads")) return S3NotImplemented("ListMultipartUploads");
+    if (method == "GET" && r.Has("uploads")) return S3Operation::kListMultipartUploads;
     if (method == "GET") {
       return r.Param("list-type") == "2" ? S3Operation::kListObjectsV2 : S3Operation::kListObjects;
     }
@@ -178,6 +179,32 @@ std::variant<S3ListRequest, S3Error> DecodeListObjects(const S3Request& r, int v
       options.after = std::max(options.after, token);
     }
   }
+  return list;
+}
+
+std::variant<S3UploadListRequest, S3Error> DecodeListUploads(const S3Request& r) {
+  S3UploadListRequest list;
+  s3::UploadListOptions& options = list.options;
+  options.prefix = r.Param("prefix");
+  options.delimiter = r.Param("delimiter");
+  options.key_marker = r.Param("key-marker");
+  options.upload_id_marker = r.Param("upload-id-marker");
+  if (r.Has("max-uploads")) {
+    int max_uploads = 0;
+    if (!absl::SimpleAtoi(r.Param("max-uploads"), &max_uploads) || max_uploads < 0) {
+      return S3Error{"InvalidArgument",
+                     "Provided max-uploads not an integer or within integer range",
+                     {{"ArgumentName", "max-uploads"}, {"ArgumentValue", r.Param("max-uploads")}}};
+    }
+    options.max_uploads = std::min(max_uploads, kMaxListKeys);
+  }
+  const std::string encoding = r.Param("encoding-type");
+  if (!encoding.empty() && encoding != "url") {
+    return S3Error{"InvalidArgument",
+                   "Invalid Encoding Method specified in Request",
+                   {{"ArgumentName", "encoding-type"}, {"ArgumentValue", encoding}}};
+  }
+  list.url_encoded = encoding == "url";
   return list;
 }
 

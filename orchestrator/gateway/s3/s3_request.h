@@ -48,6 +48,7 @@ enum class S3Operation {
   kUploadPart,
   kCompleteMultipartUpload,
   kAbortMultipartUpload,
+  kListMultipartUploads,  // GET /bucket?uploads
 };
 
 // A request as S3 reads it: the operation, the bucket and key of its path (percent-decoded;
@@ -85,6 +86,15 @@ struct S3ListRequest {
   bool url_encoded = false;
 };
 std::variant<S3ListRequest, S3Error> DecodeListObjects(const S3Request& request, int version);
+
+// ListMultipartUploads: the store's options from prefix, delimiter, key-marker, upload-id-marker
+// and max-uploads (capped at 1000), and encoding-type=url. InvalidArgument for a bad max-uploads
+// or encoding-type.
+struct S3UploadListRequest {
+  s3::UploadListOptions options;
+  bool url_encoded = false;
+};
+std::variant<S3UploadListRequest, S3Error> DecodeListUploads(const S3Request& request);
 
 // DeleteObjects' body: <Delete> with 1 to 1000 <Object><Key>, and <Quiet>. MalformedXML
 // otherwise.

@@ -191,6 +191,8 @@ class Operations {
         return ListObjects(1);
       case S3Operation::kListObjectsV2:
         return ListObjects(2);
+      case S3Operation::kListMultipartUploads:
+        return ListMultipartUploads();
       case S3Operation::kDeleteObjects:
         return DeleteObjects();
       case S3Operation::kPutObject:
@@ -304,6 +306,50 @@ class Operations {
           .Leaf("Size", Cat(object.size));
       if (owner) w.Open("Owner").Leaf("ID", kOwnerId).Leaf("DisplayName", kOwnerName).Close();
       w.Leaf("StorageClass", "STANDARD").Close();
+    }
+    for (const std::string& prefix : page->common_prefixes) {
+      w.Open("CommonPrefixes").Leaf("Prefix", out(prefix)).Close();
+    }
+    return XmlReply(http_, std::move(w).Finish());
+  }
+
+  HttpResponse ListMultipartUploads() {
+    std::variant<S3UploadListRequest, S3Error> decoded = DecodeListUploads(r_);
+    if (const S3Error* bad = std::get_if<S3Error>(&decoded)) return Render(http_, *bad);
+    const s3::UploadListOptions& options = std::get<S3UploadListRequest>(decoded).options;
+    const bool url = std::get<S3UploadListRequest>(decoded).url_encoded;
+    const auto out = [&](std::string_view text) {
+      return url ? UrlEncode(text) : std::string(text);
+    };
+    const absl::StatusOr<s3::UploadPage> page = store_.ListUploads(r_.bucket, options);
+    if (!page.ok()) return Fail(page.status());
+
+    xml::Writer w("ListMultipartUploadsResult", kXmlns);
+    w.Leaf("Bucket", r_.bucket)
+        .Leaf("KeyMarker", out(options.key_marker))
+        .Leaf("UploadIdMarker", options.upload_id_marker)
+        .Leaf("NextKeyMarker", out(page->next_key_marker))
+        .Leaf("NextUploadIdMarker", page->next_upload_id_marker)
+        .Leaf("Prefix", out(options.prefix));
+    if (!options.delimiter.empty()) w.Leaf("Delimiter", out(options.delimiter));
+    w.Leaf("MaxUploads", Cat(options.max_uploads))
+        .Leaf("IsTruncated", page->truncated ? "true" : "false");
+    if (url) w.Leaf("EncodingType", "url");
+    for (const s3::UploadInfo& upload : page->uploads) {
+      w.Open("Upload")
+          .Leaf("Key", out(upload.key))
+          .Leaf("UploadId", upload.upload_id)
+          .Open("Initiator")
+          .Leaf("ID", kOwnerId)
+          .Leaf("DisplayName", kOwnerName)
+          .Close()
+          .Open("Owner")
+          .Leaf("ID", kOwnerId)
+          .Leaf("DisplayName", kOwnerName)
+          .Close()
+          .Leaf("StorageClass", "STANDARD")
+          .Leaf("Initiated", Iso8601(upload.initiated_ms))
+          .Close();
     }
     for (const std::string& prefix : page->common_prefixes) {
       w.Open("CommonPrefixes").Leaf("Prefix", out(prefix)).Close();

@@ -356,6 +356,51 @@ TEST_F(S3RestHandlerTest, MultipartUploadAndCopyAndDeleteObjects) {
   EXPECT_FALSE(fs::exists(temp_.path() / "s3/data/big"));
 }
 
+TEST_F(S3RestHandlerTest, ListMultipartUploadsPagesByKeyWithPrefixesAndMarkers) {
+  ASSERT_EQ(Send("PUT", "/data").status, 200);
+  std::vector<std::string> ids;
+  for (const char* key : {"b/two", "a%20one", "b/two", "c"}) {
+    ids.push_back(
+        Xml(Send("POST", std::string("/data/") + key + "?uploads")).Child("UploadId")->text);
+  }
+  xml::Element all = Xml(Send("GET", "/data?uploads"));
+  EXPECT_EQ(all.name, "ListMultipartUploadsResult");
+  EXPECT_EQ(all.Child("Bucket")->text, "data");
+  EXPECT_EQ(all.Child("MaxUploads")->text, "1000");
+  EXPECT_EQ(all.Child("IsTruncated")->text, "false");
+  std::vector<std::string> keys;
+  for (const xml::Element* upload : all.Children("Upload")) {
+    keys.push_back(upload->Child("Key")->text);
+    EXPECT_THAT(upload->Child("Initiated")->text,
+                ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2}T.*Z"));
+  }
+  EXPECT_THAT(keys, ::testing::ElementsAre("a one", "b/two", "b/two", "c"));
+  EXPECT_EQ(all.Children("Upload")[1]->Child("UploadId")->text, ids[0]);  // the older first
+
+  // A delimiter folds b/ into a common prefix; one per page, the markers carry on.
+  xml::Element page = Xml(Send("GET", "/data?uploads&delimiter=/&max-uploads=2"));
+  EXPECT_EQ(page.Child("IsTruncated")->text, "true");
+  ASSERT_EQ(page.Children("Upload").size(), 1u);
+  ASSERT_EQ(page.Children("CommonPrefixes").size(), 1u);
+  EXPECT_EQ(page.Child("CommonPrefixes")->Child("Prefix")->text, "b/");
+  EXPECT_EQ(page.Child("NextKeyMarker")->text, "b/");
+  page = Xml(Send("GET", "/data?uploads&delimiter=/&key-marker=b/"));
+  ASSERT_EQ(page.Children("Upload").size(), 1u);
+  EXPECT_EQ(page.Child("Upload")->Child("Key")->text, "c");
+
+  page = Xml(Send("GET", "/data?uploads&prefix=b/&max-uploads=1"));
+  EXPECT_EQ(page.Child("NextKeyMarker")->text, "b/two");
+  EXPECT_EQ(page.Child("NextUploadIdMarker")->text, ids[0]);
+  page = Xml(Send("GET", "/data?uploads&prefix=b/&key-marker=b/two&upload-id-marker=" + ids[0]));
+  ASSERT_EQ(page.Children("Upload").size(), 1u);
+  EXPECT_EQ(page.Child("Upload")->Child("UploadId")->text, ids[2]);
+
+  page = Xml(Send("GET", "/data?uploads&encoding-type=url&prefix=a"));
+  EXPECT_EQ(page.Child("Upload")->Child("Key")->text, "a%20one");
+  EXPECT_EQ(ErrorCode(Send("GET", "/data?uploads&max-uploads=x")), "InvalidArgument");
+  EXPECT_EQ(ErrorCode(Send("GET", "/nobucket?uploads")), "NoSuchBucket");
+}
+
 TEST_F(S3RestHandlerTest, UnservedSubresourcesAnswerNotImplementedAtOnce) {
   ASSERT_EQ(Send("PUT", "/data").status, 200);
   const HttpResponse acl = Send("GET", "/data?acl");
