@@ -1,5 +1,5 @@
 // ObjectStore: the local S3 folder (amtd --s3-root, default <data-dir>/s3) seen as S3 buckets and
-// objects, for the S3 REST handler of the HTTP edge (gateway/s3_rest.h). The folder stays what
+// objects, for the S3 REST handler of the HTTP edge (gateway/s3/s3_rest.h). The folder stays what
 // training jobs read and write: s3://bucket/key is the plain file <root>/bucket/key, so data a
 // client uploads is a channel's input as it is, and a job's model.tar.gz is an object to
 // download. What a file cannot carry lives beside the buckets, under <root>/.amt-s3/ (a name no

@@ -5,9 +5,8 @@
 // an error, and what a decoder accepted must survive our own writer: CBOR we encode decodes to the
 // same bytes, XML text we parsed escapes into XML that parses.
 //
-// Not here: S3's aws-chunked decoder, a static function of s3_rest.cc reached only through
-// S3RestHandler, whose base ProtocolHandler is defined with the HTTP server and so needs the whole
-// gateway library (amt_api, amt_core); see CMakeLists.txt.
+// Not here yet: S3's aws-chunked decoder (S3PayloadDecoder, gateway/s3/s3_payload.h), which now
+// stands apart from the handler and could get a fuzzer of its own; see CMakeLists.txt.
 #include <cctype>
 #include <cmath>
 #include <cstddef>
