@@ -430,6 +430,12 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
 
   if (has_checkpoints) {
     RETURN_IF_ERROR(in_folder(MakeDirs(p.checkpoints)));
+    // As SageMaker writes it for a job with a CheckpointConfig (the built-in XGBoost and
+    // framework scripts read LocalPath from it); here LocalPath is where this trainer sees the
+    // folder, and S3Uri is left out: amt-worker syncs the folder itself.
+    const json checkpoint_config = {{"LocalPath", p.checkpoints.string()}};
+    RETURN_IF_ERROR(in_folder(WriteFile(p.input_config / "checkpointconfig.json",
+                                        checkpoint_config.dump(), options.write)));
     if (!job.checkpoint_local_sync_dir().empty()) {
       dir.checkpoint_sync_dir_ = fs::absolute(job.checkpoint_local_sync_dir(), ec);
       if (fs::is_directory(dir.checkpoint_sync_dir_, ec)) {

@@ -18,14 +18,21 @@ sagemaker_program; see TOOLKIT.md section 7 for the container's rules it follows
 - Model: SM_MODEL_DIR/xgboost-model. A stop (SIGTERM: StopTrainingJob, early stopping,
   Hyperband) ends training after the round under way and the model is saved, so a Stopped job
   has its model.tar.gz, as SageMaker uploads a stopped job's model.
+- Checkpoints (a job with a CheckpointConfig: checkpointconfig.json's LocalPath, as the
+  container's checkpointing.py): every round is saved as xgboost-checkpoint.<round> (written
+  beside and renamed, the newest 5 kept); a restarted attempt (managed spot) loads the newest
+  one that loads, says "Resuming from iteration N", trains the rounds left and numbers its log
+  lines from N, so it ends with the model an uninterrupted run makes.
 - A failure writes SM_OUTPUT_DIR/failure and exits 1.
 """
 
 import glob
 import json
 import os
+import re
 import signal
 import sys
+import tempfile
 
 STOP_REQUESTED = False
 
@@ -135,6 +142,73 @@ def load(xgb, folder, kind):
     return xgb.DMatrix(data[:, 1:], label=data[:, 0])
 
 
+CHECKPOINT = "xgboost-checkpoint"
+CHECKPOINTS_KEPT = 5
+
+
+def checkpoint_dir(config_dir):
+    """The job's checkpoint folder (checkpointconfig.json's LocalPath), or None."""
+    path = os.environ.get("SM_CHECKPOINT_CONFIG_FILE",
+                          os.path.join(config_dir, "checkpointconfig.json"))
+    if not os.path.exists(path):
+        return None
+    return read_json(path).get("LocalPath", "/opt/ml/checkpoints")
+
+
+def load_checkpoint(xgb, folder):
+    """(path of the newest checkpoint that loads, the round after it), or (None, 0)."""
+    if not folder or not os.path.isdir(folder):
+        return None, 0
+    pattern = re.compile(r"^%s\.([0-9]+)$" % re.escape(CHECKPOINT))
+    found = sorted((int(m.group(1)), name) for name in os.listdir(folder)
+                   for m in [pattern.match(name)] if m)
+    for number, name in reversed(found[-CHECKPOINTS_KEPT:]):
+        path = os.path.join(folder, name)
+        try:
+            xgb.Booster(model_file=path)
+        except xgb.core.XGBoostError:
+            print("Checkpoint %s does not load; trying an older one" % path, flush=True)
+            continue
+        return path, number + 1
+    return None, 0
+
+
+def make_callbacks(xgb, start, folder):
+    class PrintEvaluation(xgb.callback.TrainingCallback):
+        """xgboost's own evaluation lines, numbered from the round training resumed at."""
+        def after_iteration(self, model, epoch, evals_log):
+            line = "[%d]" % (start + epoch)
+            for data, metrics in evals_log.items():
+                for metric, log in metrics.items():
+                    score = log[-1][0] if isinstance(log[-1], tuple) else log[-1]
+                    line += "\t%s-%s:%.5f" % (data, metric, score)
+            print(line, flush=True)
+            return False
+
+    class SaveCheckpoint(xgb.callback.TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            number = start + epoch
+            handle, temporary = tempfile.mkstemp(dir=folder, suffix=".sagemaker-ignore")
+            os.close(handle)
+            model.save_model(temporary)
+            os.replace(temporary, os.path.join(folder, "%s.%d" % (CHECKPOINT, number)))
+            old = os.path.join(folder, "%s.%d" % (CHECKPOINT, number - CHECKPOINTS_KEPT))
+            if os.path.exists(old):
+                os.remove(old)
+            return False
+
+    class StopOnSigterm(xgb.callback.TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            return STOP_REQUESTED  # True ends training; the model is still saved
+
+    callbacks = [PrintEvaluation()]
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+        callbacks.append(SaveCheckpoint())
+    callbacks.append(StopOnSigterm())
+    return callbacks
+
+
 def main():
     signal.signal(signal.SIGTERM, on_sigterm)
     config_dir = os.environ.get("SM_INPUT_CONFIG_DIR", "/opt/ml/input/config")
@@ -164,13 +238,15 @@ def main():
         params = {k: v for k, v in values.items() if k not in NOT_PARAMS}
         if metrics:
             params["eval_metric"] = sorted(set(metrics))
-        class StopOnSigterm(xgb.callback.TrainingCallback):
-            def after_iteration(self, model, epoch, evals_log):
-                return STOP_REQUESTED  # True ends training; the model is still saved
-
-        booster = xgb.train(params, train, num_boost_round=values["num_round"], evals=watchlist,
+        folder = checkpoint_dir(config_dir)
+        resume_from, start = load_checkpoint(xgb, folder)
+        if resume_from:
+            print("Checkpoint loaded from %s" % resume_from, flush=True)
+            print("Resuming from iteration %d" % start, flush=True)
+        booster = xgb.train(params, train, num_boost_round=max(0, values["num_round"] - start),
+                            evals=watchlist, xgb_model=resume_from,
                             early_stopping_rounds=values.get("early_stopping_rounds"),
-                            verbose_eval=True, callbacks=[StopOnSigterm()])
+                            verbose_eval=False, callbacks=make_callbacks(xgb, start, folder))
     except UserError as error:
         fail("ClientError: %s" % error)
     except xgb.core.XGBoostError as error:

@@ -85,6 +85,7 @@ TEST_F(JobDirTest, CreatesTheOptMlLayout) {
   EXPECT_TRUE(fs::is_directory(root / "output" / "intermediate"));
   EXPECT_FALSE(fs::exists(root / "output" / "failure"));
   EXPECT_FALSE(fs::exists(root / "checkpoints"));
+  EXPECT_FALSE(fs::exists(root / "input" / "config" / "checkpointconfig.json"));
   EXPECT_TRUE(dir->paths().checkpoints.empty());
   ASSERT_TRUE(fs::is_symlink(root / "input" / "data" / "train"));
   EXPECT_EQ(fs::read_symlink(root / "input" / "data" / "train"), data_dir_);
@@ -221,6 +222,9 @@ TEST_F(JobDirTest, CopiesCheckpointsInAndSyncsChangesBack) {
   const fs::path local = dir->paths().checkpoints;
   EXPECT_EQ(local, dir->paths().root / "checkpoints");
   EXPECT_THAT(dir->environment(), Contains(Pair("SM_CHECKPOINT_DIR", local.string())));
+  // SageMaker's checkpointconfig.json, with the folder as this trainer sees it.
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir->paths().input_config / "checkpointconfig.json")),
+            nlohmann::json({{"LocalPath", local.string()}}));
   EXPECT_EQ(ReadFile(local / "epoch-1.ckpt"), "one");
   EXPECT_EQ(ReadFile(local / "sub" / "keep.ckpt"), "keep");
 

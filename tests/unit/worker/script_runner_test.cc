@@ -395,6 +395,43 @@ TEST_F(BuiltInXgboostTest, TrainsFromCsvChannelsAndWritesXgboostModel) {
   EXPECT_GT(fs::file_size(job_ / "model/xgboost-model"), 0u);
 }
 
+TEST_F(BuiltInXgboostTest, ResumesFromItsNewestCheckpointToTheModelOfAnUninterruptedRun) {
+  WriteFile(job_ / "input/config/hyperparameters.json",
+            R"({"num_round": "8", "objective": "binary:logistic", "max_depth": "2",
+                "eval_metric": "auc"})");
+  // Uninterrupted: 8 rounds, a checkpoint after each, the newest 5 kept.
+  const fs::path checkpoints = job_ / "checkpoints";
+  WriteFile(job_ / "input/config/checkpointconfig.json",
+            json({{"LocalPath", checkpoints.string()}}).dump());
+  ASSERT_EQ(RunScriptMode(options_, env_), 0) << Failure();
+  std::set<std::string> kept;
+  for (const auto& entry : fs::directory_iterator(checkpoints)) {
+    kept.insert(entry.path().filename().string());
+  }
+  EXPECT_EQ(kept, (std::set<std::string>{"xgboost-checkpoint.3", "xgboost-checkpoint.4",
+                                         "xgboost-checkpoint.5", "xgboost-checkpoint.6",
+                                         "xgboost-checkpoint.7"}));
+  const std::string uninterrupted = ReadFile(job_ / "model/xgboost-model");
+
+  // Interrupted after round 4 was saved (rounds 5-7 lost), with a damaged newest file: the
+  // next attempt loads round 4's, trains rounds 5-7 and numbers its lines from 5.
+  fs::remove(checkpoints / "xgboost-checkpoint.6");
+  fs::remove(checkpoints / "xgboost-checkpoint.7");
+  WriteFile(checkpoints / "xgboost-checkpoint.5", "not a model");
+  fs::remove(job_ / "model/xgboost-model");
+  ::testing::internal::CaptureStdout();
+  ASSERT_EQ(RunScriptMode(options_, env_), 0) << Failure();
+  const std::string log = ::testing::internal::GetCapturedStdout();
+  EXPECT_THAT(log, HasSubstr("Checkpoint loaded from " +
+                             (checkpoints / "xgboost-checkpoint.4").string() + "\n"));
+  EXPECT_THAT(log, HasSubstr("Resuming from iteration 5\n"));
+  EXPECT_THAT(log, ::testing::MatchesRegex("(.|\n)*\n\\[5\\]\ttrain-auc:[0-9.]+\tvalidation-auc:"
+                                           "[0-9.]+\n(.|\n)*"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("[4]\t")));
+  EXPECT_THAT(log, HasSubstr("[7]\t"));
+  EXPECT_EQ(ReadFile(job_ / "model/xgboost-model"), uninterrupted);
+}
+
 TEST_F(BuiltInXgboostTest, UnknownHyperparametersGetTheContainersError) {
   WriteFile(job_ / "input/config/hyperparameters.json", R"({"num_round": "2", "epochs": "1"})");
   EXPECT_EQ(RunScriptMode(options_, env_), 1);
