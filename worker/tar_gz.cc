@@ -132,6 +132,16 @@ class Writer {
   gzFile file_;
 };
 
+// Why a write to `file` failed: the system's reason when the file could not be written (a full
+// disk: "No space left on device"), else zlib's. `saved_errno` is errno right after the failure.
+std::string GzWriteError(gzFile file, int saved_errno) {
+  int code = Z_OK;
+  const char* message = gzerror(file, &code);
+  if (code == Z_ERRNO && saved_errno != 0) return std::strerror(saved_errno);
+  if (code != Z_OK && message != nullptr && *message != '\0') return message;
+  return "compression failed";
+}
+
 }  // namespace
 
 absl::Status WriteTarGz(const fs::path& dir, const fs::path& out) {
@@ -190,8 +200,9 @@ absl::Status WriteTarGz(const std::vector<fs::path>& dirs, const fs::path& out) 
   std::vector<char> buffer(1 << 16);
   for (const Entry& e : entries) {
     if (!writer.EntryHeader(e)) {
+      const std::string why = GzWriteError(file, errno);
       gzclose(file);
-      return Error("write", out, "compression failed");
+      return Error("write", out, why);
     }
     if (e.type != '0') continue;
     std::ifstream in(e.path, std::ios::binary);
@@ -210,19 +221,30 @@ absl::Status WriteTarGz(const std::vector<fs::path>& dirs, const fs::path& out) 
       }
       const size_t n = got == 0 ? want : got;
       if (!writer.Write(buffer.data(), n)) {
+        const std::string why = GzWriteError(file, errno);
         gzclose(file);
-        return Error("write", out, "compression failed");
+        return Error("write", out, why);
       }
       left -= n;
     }
     if (!writer.Pad(e.size)) {
+      const std::string why = GzWriteError(file, errno);
       gzclose(file);
-      return Error("write", out, "compression failed");
+      return Error("write", out, why);
     }
   }
   static const char end[2 * kBlock] = {};
+  errno = 0;
   const bool ended = writer.Write(end, sizeof(end));
-  if (gzclose(file) != Z_OK || !ended) return Error("write", out, "compression failed");
+  const std::string why = ended ? std::string() : GzWriteError(file, errno);
+  errno = 0;
+  if (const int closed = gzclose(file); closed != Z_OK || !ended) {
+    // gzclose flushes what is buffered: a full disk shows there first.
+    if (!why.empty()) return Error("write", out, why);
+    return Error(
+        "write", out,
+        closed == Z_ERRNO && errno != 0 ? std::strerror(errno) : std::string("compression failed"));
+  }
   return absl::OkStatus();
 }
 

@@ -346,6 +346,18 @@ TEST_F(TarGzTest, TooManyMembersOrTooLongAPathIsRefused) {
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has a path of more than 64 bytes")));
 }
 
+TEST_F(TarGzTest, PackingOntoAFullDiskSaysNoSpaceLeftOnDevice) {
+  // /dev/full fails every write with ENOSPC, as a full disk does.
+  const fs::path src = temp_.path() / "model";
+  testing::WriteFile(src / "small.txt", "a model");
+  std::string big(1 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 7919) % 251);
+  testing::WriteFile(src / "weights.bin", big);
+  const absl::Status status = WriteTarGz(src, "/dev/full");
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("cannot write /dev/full: No space left on device"));
+}
+
 TEST_F(TarGzTest, AFullDiskSaysNoSpaceLeftOnDeviceAndWhere) {
   const fs::path archive = temp_.path() / "src.tar.gz";
   TarBuilder().File("train.py", "print(1)\n").File("data/big.bin", "0123456789").WriteGz(archive);
