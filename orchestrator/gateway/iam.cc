@@ -73,16 +73,4 @@ HttpResponse IamHandler::Handle(const HttpRequest& request) const {
   return query::Reply(200, std::move(writer).Finish(), request.request_id);
 }
 
-HttpResponse IamHandler::BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const {
-  return query::ErrorReply(
-      kIamXmlns, 413, "RequestEntityTooLarge",
-      "The request body exceeds the limit of " + std::to_string(limit_bytes) + " bytes.",
-      request.request_id);
-}
-
-HttpResponse IamHandler::Unauthenticated(const HttpRequest& request,
-                                         const auth::AuthFailure& failure) const {
-  return query::AuthErrorReply(kIamXmlns, failure, request.request_id);
-}
-
 }  // namespace amt::gateway

@@ -23,26 +23,22 @@
 #include <utility>
 
 #include "common/arn.h"
-#include "orchestrator/gateway/protocol_handler.h"
+#include "orchestrator/gateway/query_protocol.h"
 
 namespace amt::gateway {
 
 inline constexpr std::string_view kIamXmlns = "https://iam.amazonaws.com/doc/2010-05-08/";
 
-class IamHandler final : public ProtocolHandler {
+class IamHandler final : public query::ServiceHandler {
  public:
-  explicit IamHandler(ArnContext arn_context) : arn_context_(std::move(arn_context)) {}
+  explicit IamHandler(ArnContext arn_context)
+      : ServiceHandler(kIamXmlns), arn_context_(std::move(arn_context)) {}
 
   std::string_view Description() const override;
   // POST / signed for service "iam", or unsigned with Action= and Version=2010-05-08.
   bool Accepts(const HttpRequest& request) const override;
   // Content type text/xml, header x-amzn-RequestId.
   HttpResponse Handle(const HttpRequest& request) const override;
-  // 413 in the ErrorResponse shape (code RequestEntityTooLarge).
-  HttpResponse BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const override;
-  // IAM's refusal of a bad signature (query::AuthErrorReply), in the ErrorResponse shape.
-  HttpResponse Unauthenticated(const HttpRequest& request,
-                               const auth::AuthFailure& failure) const override;
 
  private:
   const ArnContext arn_context_;

@@ -47,16 +47,4 @@ HttpResponse StsHandler::Handle(const HttpRequest& request) const {
   return query::Reply(200, std::move(writer).Finish(), request.request_id);
 }
 
-HttpResponse StsHandler::BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const {
-  return query::ErrorReply(
-      kStsXmlns, 413, "RequestEntityTooLarge",
-      "The request body exceeds the limit of " + std::to_string(limit_bytes) + " bytes.",
-      request.request_id);
-}
-
-HttpResponse StsHandler::Unauthenticated(const HttpRequest& request,
-                                         const auth::AuthFailure& failure) const {
-  return query::AuthErrorReply(kStsXmlns, failure, request.request_id);
-}
-
 }  // namespace amt::gateway

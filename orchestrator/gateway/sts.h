@@ -24,15 +24,16 @@
 #include <utility>
 
 #include "common/arn.h"
-#include "orchestrator/gateway/protocol_handler.h"
+#include "orchestrator/gateway/query_protocol.h"
 
 namespace amt::gateway {
 
 inline constexpr std::string_view kStsXmlns = "https://sts.amazonaws.com/doc/2011-06-15/";
 
-class StsHandler final : public ProtocolHandler {
+class StsHandler final : public query::ServiceHandler {
  public:
-  explicit StsHandler(ArnContext arn_context) : arn_context_(std::move(arn_context)) {}
+  explicit StsHandler(ArnContext arn_context)
+      : ServiceHandler(kStsXmlns), arn_context_(std::move(arn_context)) {}
 
   std::string_view Description() const override;
   // POST / signed for service "sts", or unsigned with Action= and Version=2011-06-15.
@@ -40,11 +41,6 @@ class StsHandler final : public ProtocolHandler {
   // Content type text/xml, header x-amzn-RequestId. 400 InvalidAction for another action (or
   // none), 400 InvalidParameterValue for a body that is not a form.
   HttpResponse Handle(const HttpRequest& request) const override;
-  // 413 in the ErrorResponse shape (code RequestEntityTooLarge).
-  HttpResponse BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const override;
-  // STS's refusal of a bad signature (query::AuthErrorReply), in the ErrorResponse shape.
-  HttpResponse Unauthenticated(const HttpRequest& request,
-                               const auth::AuthFailure& failure) const override;
 
  private:
   const ArnContext arn_context_;

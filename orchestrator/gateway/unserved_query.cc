@@ -43,17 +43,4 @@ HttpResponse UnservedQueryHandler::Handle(const HttpRequest& request) const {
                            request.request_id);
 }
 
-HttpResponse UnservedQueryHandler::BodyTooLarge(const HttpRequest& request,
-                                                size_t limit_bytes) const {
-  return query::ErrorReply(
-      "", 413, "RequestEntityTooLarge",
-      "The request body exceeds the limit of " + std::to_string(limit_bytes) + " bytes.",
-      request.request_id);
-}
-
-HttpResponse UnservedQueryHandler::Unauthenticated(const HttpRequest& request,
-                                                   const auth::AuthFailure& failure) const {
-  return query::AuthErrorReply("", failure, request.request_id);
-}
-
 }  // namespace amt::gateway

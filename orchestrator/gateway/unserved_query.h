@@ -11,20 +11,19 @@
 
 #include <string_view>
 
-#include "orchestrator/gateway/protocol_handler.h"
+#include "orchestrator/gateway/query_protocol.h"
 
 namespace amt::gateway {
 
-class UnservedQueryHandler final : public ProtocolHandler {
+class UnservedQueryHandler final : public query::ServiceHandler {
  public:
+  UnservedQueryHandler() : ServiceHandler("") {}
+
   std::string_view Description() const override;
   bool Accepts(const HttpRequest& request) const override;
   // 400 InvalidAction: "amt-local does not serve <Action> of <service> (API version
   // <Version>)", the service from the request's credential scope when it is signed.
   HttpResponse Handle(const HttpRequest& request) const override;
-  HttpResponse BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const override;
-  HttpResponse Unauthenticated(const HttpRequest& request,
-                               const auth::AuthFailure& failure) const override;
 };
 
 }  // namespace amt::gateway

@@ -36,6 +36,33 @@ bool IsKnownParameter(std::string_view name) {
   return std::find(kKnown.begin(), kKnown.end(), name) != kKnown.end();
 }
 
+// A listing's page size (max-keys, max-uploads) into `size` when given, capped at 1000 as S3
+// caps it; InvalidArgument when it is not a non-negative integer.
+std::optional<S3Error> ReadPageSize(const S3Request& r, std::string_view name, int& size) {
+  if (!r.Has(name)) return std::nullopt;
+  const std::string text = r.Param(name);
+  int value = 0;
+  if (!absl::SimpleAtoi(text, &value) || value < 0) {
+    return S3Error{"InvalidArgument",
+                   Cat("Provided ", name, " not an integer or within integer range"),
+                   {{"ArgumentName", std::string(name)}, {"ArgumentValue", text}}};
+  }
+  size = std::min(value, kMaxListKeys);
+  return std::nullopt;
+}
+
+// encoding-type: none, or url (keys percent-encoded in the listing); InvalidArgument otherwise.
+std::optional<S3Error> ReadEncodingType(const S3Request& r, bool& url_encoded) {
+  const std::string encoding = r.Param("encoding-type");
+  if (!encoding.empty() && encoding != "url") {
+    return S3Error{"InvalidArgument",
+                   "Invalid Encoding Method specified in Request",
+                   {{"ArgumentName", "encoding-type"}, {"ArgumentValue", encoding}}};
+  }
+  url_encoded = encoding == "url";
+  return std::nullopt;
+}
+
 S3Error MethodNotAllowed() {
   return {"MethodNotAllowed", "The specified method is not allowed against this resource.", {}};
 }
@@ -148,23 +175,8 @@ std::variant<S3ListRequest, S3Error> DecodeListObjects(const S3Request& r, int v
   s3::ListOptions& options = list.options;
   options.prefix = r.Param("prefix");
   options.delimiter = r.Param("delimiter");
-  if (r.Has("max-keys")) {
-    int max_keys = 0;
-    if (!absl::SimpleAtoi(r.Param("max-keys"), &max_keys) || max_keys < 0) {
-      return S3Error{"InvalidArgument",
-                     "Provided max-keys not an integer or within "
-                     "integer range",
-                     {{"ArgumentName", "max-keys"}, {"ArgumentValue", r.Param("max-keys")}}};
-    }
-    options.max_keys = std::min(max_keys, kMaxListKeys);
-  }
-  const std::string encoding = r.Param("encoding-type");
-  if (!encoding.empty() && encoding != "url") {
-    return S3Error{"InvalidArgument",
-                   "Invalid Encoding Method specified in Request",
-                   {{"ArgumentName", "encoding-type"}, {"ArgumentValue", encoding}}};
-  }
-  list.url_encoded = encoding == "url";
+  if (auto bad = ReadPageSize(r, "max-keys", options.max_keys)) return *std::move(bad);
+  if (auto bad = ReadEncodingType(r, list.url_encoded)) return *std::move(bad);
   if (version == 1) {
     options.after = r.Param("marker");
   } else {
@@ -189,22 +201,8 @@ std::variant<S3UploadListRequest, S3Error> DecodeListUploads(const S3Request& r)
   options.delimiter = r.Param("delimiter");
   options.key_marker = r.Param("key-marker");
   options.upload_id_marker = r.Param("upload-id-marker");
-  if (r.Has("max-uploads")) {
-    int max_uploads = 0;
-    if (!absl::SimpleAtoi(r.Param("max-uploads"), &max_uploads) || max_uploads < 0) {
-      return S3Error{"InvalidArgument",
-                     "Provided max-uploads not an integer or within integer range",
-                     {{"ArgumentName", "max-uploads"}, {"ArgumentValue", r.Param("max-uploads")}}};
-    }
-    options.max_uploads = std::min(max_uploads, kMaxListKeys);
-  }
-  const std::string encoding = r.Param("encoding-type");
-  if (!encoding.empty() && encoding != "url") {
-    return S3Error{"InvalidArgument",
-                   "Invalid Encoding Method specified in Request",
-                   {{"ArgumentName", "encoding-type"}, {"ArgumentValue", encoding}}};
-  }
-  list.url_encoded = encoding == "url";
+  if (auto bad = ReadPageSize(r, "max-uploads", options.max_uploads)) return *std::move(bad);
+  if (auto bad = ReadEncodingType(r, list.url_encoded)) return *std::move(bad);
   return list;
 }
 
