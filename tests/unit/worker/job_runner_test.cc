@@ -423,11 +423,12 @@ TEST_F(JobRunnerTest, AJobThatFilledTheDiskKeepsOnlyItsSmallFiles) {
   const fs::path root = temp_.path() / "work" / "job-1";
   EXPECT_THAT(messages.back().exited().failure_reason(),
               ::testing::StartsWith("No space left on device in the job folder " + root.string()));
-  EXPECT_THAT(Tree(root),
-              ElementsAre("checkpoints/", "input/", "input/config/",
-                          "input/config/hyperparameters.json", "input/config/inputdataconfig.json",
-                          "input/config/resourceconfig.json", "input/data/", "model/", "output/",
-                          "output/data/", "output/intermediate/", "output/intermediate/train.log"));
+  EXPECT_THAT(
+      Tree(root),
+      ElementsAre("checkpoints/", "input/", "input/config/", "input/config/checkpointconfig.json",
+                  "input/config/hyperparameters.json", "input/config/inputdataconfig.json",
+                  "input/config/resourceconfig.json", "input/data/", "model/", "output/",
+                  "output/data/", "output/intermediate/", "output/intermediate/train.log"));
   // The channel's link went, not what it points at.
   EXPECT_THAT(Tree(data), ElementsAre("rows.csv", "written-by-the-job"));
   EXPECT_THAT(
