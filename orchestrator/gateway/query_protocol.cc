@@ -126,18 +126,6 @@ bool IsQueryRequest(const HttpRequest& request, std::string_view service,
   return FormValue(form, "Action") != nullptr && declared != nullptr && *declared == version;
 }
 
-HttpResponse ServiceHandler::BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const {
-  return ErrorReply(
-      xmlns_, 413, "RequestEntityTooLarge",
-      "The request body exceeds the limit of " + std::to_string(limit_bytes) + " bytes.",
-      request.request_id);
-}
-
-HttpResponse ServiceHandler::Unauthenticated(const HttpRequest& request,
-                                             const auth::AuthFailure& failure) const {
-  return AuthErrorReply(xmlns_, failure, request.request_id);
-}
-
 HttpResponse Reply(int status, std::string body, const std::string& request_id) {
   HttpResponse response;
   response.status = status;

@@ -63,24 +63,6 @@ HttpResponse ErrorReply(std::string_view xmlns, int status, std::string_view cod
 HttpResponse AuthErrorReply(std::string_view xmlns, const auth::AuthFailure& failure,
                             const std::string& request_id);
 
-// The base of a query-protocol service's handler (STS, IAM, the unserved rest): its refusals of
-// a body over the limit (413 RequestEntityTooLarge) and of a bad signature (AuthErrorReply) in
-// the ErrorResponse shape, under the service's XML namespace ("" for none).
-class ServiceHandler : public ProtocolHandler {
- public:
-  explicit ServiceHandler(std::string_view xmlns) : xmlns_(xmlns) {}
-
-  HttpResponse BodyTooLarge(const HttpRequest& request, size_t limit_bytes) const override;
-  HttpResponse Unauthenticated(const HttpRequest& request,
-                               const auth::AuthFailure& failure) const override;
-
- protected:
-  std::string_view xmlns() const { return xmlns_; }
-
- private:
-  const std::string xmlns_;
-};
-
 // "2026-12-01T00:00:00Z", with milliseconds (".250Z") when the time has a fraction: what AWS's
 // query replies carry and every botocore parses.
 std::string FormatIso8601(double epoch_seconds);

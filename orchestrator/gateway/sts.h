@@ -24,7 +24,7 @@
 #include <utility>
 
 #include "common/arn.h"
-#include "orchestrator/gateway/query_protocol.h"
+#include "orchestrator/gateway/query_service.h"
 
 namespace amt::gateway {
 

@@ -11,7 +11,7 @@
 
 #include <string_view>
 
-#include "orchestrator/gateway/query_protocol.h"
+#include "orchestrator/gateway/query_service.h"
 
 namespace amt::gateway {
 

@@ -176,8 +176,12 @@ void FuzzSigV4(std::string_view bytes) {
       "20261201T000000Z", "20261201/us-east-1/monitoring/aws4_request",
       amt::auth::CanonicalRequest(request.method, uri, canonical_query, headers, names, "-"));
 
-  amt::auth::SigV4Request signed_request{request.method, request.target, request.header_list,
-                                         request.body, /*now=*/1796083200};  // 20261201T000000Z
+  amt::auth::SigV4Request signed_request{request.method,
+                                         request.target,
+                                         request.header_list,
+                                         request.body,
+                                         /*now=*/1796083200,  // 20261201T000000Z
+                                         /*body_sha256=*/std::nullopt};
   const amt::auth::AuthResult result = amt::auth::VerifySigV4(signed_request, *credentials);
   if (!result.ok()) (void)result.status();
 }
