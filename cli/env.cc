@@ -60,7 +60,34 @@ absl::StatusOr<std::string> EnvExports(
     line("AWS_DEFAULT_REGION", options.region);
     line("AWS_REGION", options.region);
   }
+  if (!options.proxy_ca_file.empty() && endpoint.starts_with("http://")) {
+    const std::string proxy = endpoint;
+    line("HTTPS_PROXY", proxy);
+    line("https_proxy", proxy);
+    // The endpoint itself is reached directly, whatever a client's proxy settings.
+    std::string no_proxy = getenv("NO_PROXY").value_or(getenv("no_proxy").value_or(""));
+    const std::string authority = endpoint.substr(7, endpoint.find('/', 7) - 7);
+    std::string host = authority.starts_with('[') ? authority.substr(1, authority.find(']') - 1)
+                                                  : authority.substr(0, authority.rfind(':'));
+    for (const std::string& name :
+         {std::string("127.0.0.1"), std::string("localhost"), std::string("::1"), host}) {
+      if (name.empty() || ("," + no_proxy + ",").find("," + name + ",") != std::string::npos) {
+        continue;
+      }
+      if (!no_proxy.empty()) no_proxy += ",";
+      no_proxy += name;
+    }
+    line("NO_PROXY", no_proxy);
+    line("no_proxy", no_proxy);
+    line("AWS_CA_BUNDLE", options.proxy_ca_file);
+  }
   return out;
+}
+
+std::string ProxyCaFile(std::string_view data_dir) {
+  std::string path(data_dir);
+  if (!path.empty() && path.back() != '/') path += '/';
+  return path + "proxy-ca.pem";
 }
 
 }  // namespace amt::cli

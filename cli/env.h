@@ -7,7 +7,14 @@
 //   export AWS_DEFAULT_REGION='us-east-1'         (only when neither AWS_REGION nor
 //   export AWS_REGION='us-east-1'                  AWS_DEFAULT_REGION is set)
 // preceded by `unset AWS_PROFILE` and `unset AWS_SESSION_TOKEN` when those are set (a profile
-// makes botocore ignore keys from the environment).
+// makes botocore ignore keys from the environment). With amtd's HTTPS proxy (its CA file is
+// given), also the transparent way in, for clients that pin AWS's own endpoints (the SDK's STS
+// calls) or ignore AWS_ENDPOINT_URL (Debian's aws cli v2):
+//   export HTTPS_PROXY='http://127.0.0.1:7071'     (and https_proxy, which curl and wget read)
+//   export NO_PROXY='127.0.0.1,localhost,::1'      (and no_proxy; after what was there)
+//   export AWS_CA_BUNDLE='/abs/.amt/proxy-ca.pem'
+// so that HTTPS to *.amazonaws.com reaches amtd through the proxy, and other hosts' go through
+// it untouched.
 // Each value is quoted for POSIX shells. Pure: the environment comes in as a function.
 #ifndef AMT_CLI_ENV_H_
 #define AMT_CLI_ENV_H_
@@ -35,7 +42,13 @@ struct EnvOptions {
   std::string profile;
   // The region exported when the environment has none.
   std::string region = "us-east-1";
+  // The HTTPS proxy's CA certificate (amtd's <data-dir>/proxy-ca.pem, absolute); empty: no
+  // proxy exports.
+  std::string proxy_ca_file;
 };
+
+// Where amtd keeps its proxy's CA certificate in `data_dir` (gateway/certificate_authority.h).
+std::string ProxyCaFile(std::string_view data_dir);
 
 // `value` in single quotes for a POSIX shell ('it'\''s').
 std::string ShellQuote(std::string_view value);

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -293,10 +294,27 @@ int main(int argc, char** argv) {
                   "The region exported when the environment has none (AWS_REGION, "
                   "AWS_DEFAULT_REGION)")
       ->capture_default_str();
+  std::string env_data_dir = ".amt";
+  sub->add_option("--data-dir", env_data_dir,
+                  "amtd's --data-dir: when it holds amtd's HTTPS proxy CA (proxy-ca.pem), also "
+                  "export HTTPS_PROXY, NO_PROXY and AWS_CA_BUNDLE, so that clients that pin "
+                  "AWS's endpoints (the SDK's STS calls) or ignore AWS_ENDPOINT_URL (Debian's aws "
+                  "cli v2) reach amtd too")
+      ->envname("AMT_DATA_DIR")
+      ->capture_default_str();
   sub->callback([&] {
     standalone = [&] {
       env.credentials_file = credentials_file;
       env.profile = profile;
+      std::error_code ec;
+      const std::filesystem::path ca =
+          std::filesystem::absolute(amt::cli::ProxyCaFile(env_data_dir), ec);
+      if (!ec && std::filesystem::exists(ca, ec)) {
+        env.proxy_ca_file = ca.string();
+      } else {
+        std::cerr << "amt env: no HTTPS proxy CA at " << ca.string()
+                  << " (amtd not started yet, or another --data-dir): AWS_ENDPOINT_URL only\n";
+      }
       const absl::StatusOr<std::string> exports =
           amt::cli::EnvExports(env, [](const char* name) -> std::optional<std::string> {
             const char* value = std::getenv(name);

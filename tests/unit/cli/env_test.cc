@@ -13,6 +13,7 @@ namespace amt::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A fake environment.
 std::function<std::optional<std::string>(const char*)> Env(
@@ -98,6 +99,46 @@ TEST(EnvExports, ExportsTheKeyOfAmtdsCredentialsFile) {
   std::remove(path.c_str());
   out = EnvExports(Options("", path), Env({}));
   EXPECT_EQ(out.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(EnvExports, WithTheProxysCaAlsoExportsTheTransparentWayIn) {
+  EnvOptions options;
+  options.proxy_ca_file = "/data/.amt/proxy-ca.pem";
+  const absl::StatusOr<std::string> out =
+      EnvExports(options, Env({{"AWS_REGION", "eu-west-1"}, {"no_proxy", "intranet,localhost"}}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out,
+            "export AWS_ENDPOINT_URL='http://127.0.0.1:7071'\n"
+            "export AWS_ACCESS_KEY_ID='amt-local'\n"
+            "export AWS_SECRET_ACCESS_KEY='amt-local'\n"
+            "export HTTPS_PROXY='http://127.0.0.1:7071'\n"
+            "export https_proxy='http://127.0.0.1:7071'\n"
+            "export NO_PROXY='intranet,localhost,127.0.0.1,::1'\n"
+            "export no_proxy='intranet,localhost,127.0.0.1,::1'\n"
+            "export AWS_CA_BUNDLE='/data/.amt/proxy-ca.pem'\n");
+}
+
+TEST(EnvExports, TheProxyBypassNamesARemoteEndpointsHost) {
+  EnvOptions options = Options("http://tuner.lan:7071");
+  options.proxy_ca_file = "/ca.pem";
+  const absl::StatusOr<std::string> out = EnvExports(options, Env({{"AWS_REGION", "us-east-1"}}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, HasSubstr("export HTTPS_PROXY='http://tuner.lan:7071'\n"));
+  EXPECT_THAT(*out, HasSubstr("export NO_PROXY='127.0.0.1,localhost,::1,tuner.lan'\n"));
+}
+
+TEST(EnvExports, AnHttpsEndpointIsNoProxy) {
+  EnvOptions options = Options("https://tuner.lan");
+  options.proxy_ca_file = "/ca.pem";
+  const absl::StatusOr<std::string> out = EnvExports(options, Env({{"AWS_REGION", "us-east-1"}}));
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(*out, Not(HasSubstr("PROXY")));
+  EXPECT_THAT(*out, Not(HasSubstr("AWS_CA_BUNDLE")));
+}
+
+TEST(ProxyCaFile, IsTheCaCertificateInTheDataDir) {
+  EXPECT_EQ(ProxyCaFile(".amt"), ".amt/proxy-ca.pem");
+  EXPECT_EQ(ProxyCaFile("/var/amt/"), "/var/amt/proxy-ca.pem");
 }
 
 }  // namespace
