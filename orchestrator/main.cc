@@ -39,6 +39,15 @@ void AddServerFlags(CLI::App& app, Flags& flags) {
          "of the HTTP gateway, for a browser on this machine (an amtd without --credentials; "
          "the page reads the same API as boto3); off: no page. Default: on")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option_function<std::string>(
+         "--https-proxy",
+         [&flags](const std::string& value) { flags.options.https_proxy = value == "on"; },
+         "on: the HTTP port is also an HTTPS proxy (HTTPS_PROXY=http://HOST:PORT, `amt env`): a "
+         "CONNECT to an AWS host (*.amazonaws.com) is answered by amtd itself, with a "
+         "certificate of a CA kept in --data-dir (proxy-ca.pem; AWS_CA_BUNDLE), so clients that "
+         "pin AWS's endpoints reach amtd unchanged; other hosts are tunnelled untouched when amtd "
+         "listens on loopback, refused otherwise. off: CONNECT is refused. Default: on")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--http-idle-timeout", flags.http_idle_timeout,
                  "Seconds an HTTP connection may stay without a request before it is closed")
       ->check(CLI::PositiveNumber)
@@ -338,6 +347,9 @@ int Run(const amt::daemon::DaemonOptions& options) {
   }
   if (!(*daemon)->http_endpoint().empty() && options.ui) {
     banner += ", the page at " + (*daemon)->http_endpoint() + "/";
+  }
+  if (!(*daemon)->proxy_ca_file().empty()) {
+    banner += ", the HTTPS proxy for AWS hosts (CA " + (*daemon)->proxy_ca_file() + ")";
   }
   std::cout << banner << std::endl;
   int sig = 0;

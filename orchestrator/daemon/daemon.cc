@@ -23,6 +23,7 @@
 #include "orchestrator/daemon/local_worker.h"
 #include "orchestrator/executor/slurm_executor.h"
 #include "orchestrator/gateway/aws_json.h"
+#include "orchestrator/gateway/certificate_authority.h"
 #include "orchestrator/gateway/cloudwatch/cloudwatch_metrics.h"
 #include "orchestrator/gateway/http_server.h"
 #include "orchestrator/gateway/iam.h"
@@ -104,6 +105,7 @@ class DaemonImpl final : public Daemon {
 
   std::string endpoint() const override { return endpoint_; }
   std::string http_endpoint() const override { return http_endpoint_; }
+  std::string proxy_ca_file() const override { return proxy_ca_file_; }
   std::string worker_socket() const override {
     return worker_endpoint_.rfind("unix:", 0) == 0 ? worker_endpoint_ : "";
   }
@@ -347,6 +349,12 @@ class DaemonImpl final : public Daemon {
       return absl::FailedPreconditionError("cannot make " + http.spool_dir + ": " + ec.message());
     }
     fs::permissions(http.spool_dir, fs::perms::owner_all, ec);
+    if (options.https_proxy) {
+      auto ca = gateway::CertificateAuthority::LoadOrCreate(data_dir_);
+      if (!ca.ok()) return ca.status();
+      proxy_ca_file_ = (*ca)->certificate_path();
+      http.proxy_ca = std::move(*ca);
+    }
     // One handler per AWS protocol; S3, STS, ... join these here.
     std::vector<std::unique_ptr<gateway::ProtocolHandler>> handlers;
     handlers.push_back(std::make_unique<gateway::SageMakerJsonHandler>(*api_));
@@ -394,6 +402,7 @@ class DaemonImpl final : public Daemon {
 
   DaemonOptions options_;
   std::string data_dir_;
+  std::string proxy_ca_file_;  // "" when the HTTPS proxy is off
   SystemClock clock_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<api::Loop> loop_;

@@ -33,6 +33,9 @@ struct DaemonOptions {
   bool insecure = false;
   // Serve the web page (gateway/web_page.h) on the HTTP port: amtd --ui on|off.
   bool ui = true;
+  // The HTTP port is also an HTTPS proxy for AWS's hosts (http_server.h, CONNECT), with a CA
+  // kept in the data dir (<data_dir>/proxy-ca.pem, its key 0600): amtd --https-proxy on|off.
+  bool https_proxy = true;
   std::string data_dir = ".amt";  // amt.db, the local S3 folder, job folders, worker.log
   // Start with an empty state although the data dir has job folders but no database (amtd
   // --init); without it that start is refused, as it would forget every job.
@@ -79,6 +82,8 @@ class Daemon {
   virtual std::string endpoint() const = 0;
   // http://host:port of the AWS JSON gateway, "" when it is off.
   virtual std::string http_endpoint() const = 0;
+  // The HTTPS proxy's CA certificate (what AWS_CA_BUNDLE names), "" when the proxy is off.
+  virtual std::string proxy_ca_file() const = 0;
   // unix:<data-dir>/amtd.sock, the WorkerService for workers on this machine; "" when the
   // path is too long for a Unix socket (then workers use endpoint()).
   virtual std::string worker_socket() const = 0;

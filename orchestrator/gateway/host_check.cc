@@ -15,14 +15,14 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-bool IsLoopback(std::string_view name) {
+}  // namespace
+
+bool IsLoopbackName(std::string_view name) {
   if (name == "localhost") return true;
   boost::system::error_code ec;
   const auto address = boost::asio::ip::make_address(std::string(name), ec);
   return !ec && address.is_loopback();
 }
-
-}  // namespace
 
 std::string HostName(std::string_view authority) {
   if (!authority.empty() && authority.front() == '[') {
@@ -40,13 +40,13 @@ std::string HostName(std::string_view authority) {
 HostCheck HostCheck::ForBinding(std::string_view bind_host, const std::vector<std::string>& extra) {
   HostCheck check;
   for (const auto& name : extra) check.names_.push_back(HostName(name));
-  check.loopback_ = IsLoopback(HostName(bind_host));
+  check.loopback_ = IsLoopbackName(HostName(bind_host));
   check.enabled_ = check.loopback_ || !check.names_.empty();
   return check;
 }
 
 bool HostCheck::Allowed(std::string_view name) const {
-  if (loopback_ && IsLoopback(name)) return true;
+  if (loopback_ && IsLoopbackName(name)) return true;
   return std::find(names_.begin(), names_.end(), name) != names_.end();
 }
 

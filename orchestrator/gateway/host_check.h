@@ -39,6 +39,9 @@ class HostCheck {
 // brackets of an IPv6 literal: "[::1]:7071" -> "::1", "LocalHost:80" -> "localhost".
 std::string HostName(std::string_view authority);
 
+// Whether `name` (a HostName) is a loopback one: localhost, 127.0.0.0/8, ::1.
+bool IsLoopbackName(std::string_view name);
+
 }  // namespace amt::gateway
 
 #endif  // AMT_ORCHESTRATOR_GATEWAY_HOST_CHECK_H_

@@ -2,6 +2,7 @@
 // the queue of chunks written one at a time, the keep-alive comments, and its end.
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "orchestrator/gateway/http_session.h"
@@ -24,19 +25,22 @@ void StreamSink::End() {
   });
 }
 
-void Session::QueueChunk(std::string chunk) {
+template <class Stream>
+void Session<Stream>::QueueChunk(std::string chunk) {
   if (events_ended_) return;
   if (!queue_.empty() && queue_.back() == chunk) return;  // a burst of one event is one
   queue_.push_back(std::move(chunk));
   if (!writing_) WriteNextChunk();
 }
 
-void Session::EndAfterWrites() {
+template <class Stream>
+void Session<Stream>::EndAfterWrites() {
   end_requested_ = true;
   if (!writing_) FinishEvents();
 }
 
-void Session::StartEvents(const HttpResponse& reply) {
+template <class Stream>
+void Session<Stream>::StartEvents(const HttpResponse& reply) {
   if (shared_->event_streams.fetch_add(1) >= shared_->options.max_event_streams) {
     --shared_->event_streams;
     HttpResponse busy;
@@ -55,17 +59,18 @@ void Session::StartEvents(const HttpResponse& reply) {
   for (const auto& [name, value] : reply.headers) header_ += name + ": " + value + "\r\n";
   header_ += "\r\n";
   writing_ = true;
-  stream_.expires_after(shared_->options.idle_timeout);
+  Tcp().expires_after(shared_->options.idle_timeout);
   asio::async_write(stream_, asio::buffer(header_),
-                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                    [self = this->shared_from_this()](beast::error_code ec, size_t) {
                       self->writing_ = false;
                       if (ec) return self->FinishEvents();
                       self->OpenSink();
                     });
 }
 
-void Session::OpenSink() {
-  sink_ = std::make_shared<StreamSink>(stream_.get_executor(), weak_from_this());
+template <class Stream>
+void Session<Stream>::OpenSink() {
+  sink_ = std::make_shared<StreamSink>(stream_.get_executor(), this->weak_from_this());
   {
     std::lock_guard lock(shared_->sinks_mu);
     std::erase_if(shared_->sinks, [](const auto& w) { return w.expired(); });
@@ -87,24 +92,33 @@ void Session::OpenSink() {
   if (!writing_ && queue_.empty() && end_requested_) FinishEvents();
 }
 
-void Session::AwaitClientClose() {
-  stream_.socket().async_read_some(asio::buffer(drain_),
-                                   [self = shared_from_this()](beast::error_code ec, size_t) {
-                                     if (ec) return self->FinishEvents();
-                                     self->AwaitClientClose();
-                                   });
+template <class Stream>
+void Session<Stream>::AwaitClientClose() {
+  auto on_read = [self = this->shared_from_this()](beast::error_code ec, size_t) {
+    if (ec) return self->FinishEvents();
+    self->AwaitClientClose();
+  };
+  if constexpr (std::is_same_v<Stream, PlainStream>) {
+    Tcp().socket().async_read_some(asio::buffer(drain_), std::move(on_read));
+  } else {
+    // TLS has no raw bytes to read apart: through the stream (whose timeouts may then end an
+    // idle stream; the web page's streams are plain).
+    stream_.async_read_some(asio::buffer(drain_), std::move(on_read));
+  }
 }
 
-void Session::Keepalive() {
+template <class Stream>
+void Session<Stream>::Keepalive() {
   keepalive_.expires_after(shared_->options.event_keepalive);
-  keepalive_.async_wait([self = shared_from_this()](beast::error_code ec) {
+  keepalive_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
     if (ec || self->events_ended_) return;
     if (!self->writing_) self->QueueChunk(": keep-alive\n\n");
     self->Keepalive();
   });
 }
 
-void Session::WriteNextChunk() {
+template <class Stream>
+void Session<Stream>::WriteNextChunk() {
   if (queue_.empty()) {
     writing_ = false;
     if (end_requested_) FinishEvents();
@@ -113,9 +127,9 @@ void Session::WriteNextChunk() {
   writing_ = true;
   chunk_ = std::move(queue_.front());
   queue_.pop_front();
-  stream_.expires_after(shared_->options.idle_timeout);
+  Tcp().expires_after(shared_->options.idle_timeout);
   asio::async_write(stream_, asio::buffer(chunk_),
-                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                    [self = this->shared_from_this()](beast::error_code ec, size_t) {
                       if (ec) {
                         self->writing_ = false;
                         return self->FinishEvents();
@@ -124,7 +138,8 @@ void Session::WriteNextChunk() {
                     });
 }
 
-void Session::FinishEvents() {
+template <class Stream>
+void Session<Stream>::FinishEvents() {
   if (events_ended_) return;
   events_ended_ = true;
   queue_.clear();
@@ -136,8 +151,26 @@ void Session::FinishEvents() {
   }
   ReleaseSlot();
   beast::error_code ignored;
-  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  stream_.socket().close(ignored);
+  Tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+  Tcp().socket().close(ignored);
 }
+
+// The class is instantiated in http_session.cc; its members of this file here.
+template void Session<PlainStream>::QueueChunk(std::string);
+template void Session<PlainStream>::EndAfterWrites();
+template void Session<PlainStream>::StartEvents(const HttpResponse&);
+template void Session<PlainStream>::OpenSink();
+template void Session<PlainStream>::AwaitClientClose();
+template void Session<PlainStream>::Keepalive();
+template void Session<PlainStream>::WriteNextChunk();
+template void Session<PlainStream>::FinishEvents();
+template void Session<TlsStream>::QueueChunk(std::string);
+template void Session<TlsStream>::EndAfterWrites();
+template void Session<TlsStream>::StartEvents(const HttpResponse&);
+template void Session<TlsStream>::OpenSink();
+template void Session<TlsStream>::AwaitClientClose();
+template void Session<TlsStream>::Keepalive();
+template void Session<TlsStream>::WriteNextChunk();
+template void Session<TlsStream>::FinishEvents();
 
 }  // namespace amt::gateway::internal

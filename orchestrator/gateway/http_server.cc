@@ -20,6 +20,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
+using internal::PlainStream;
 using internal::Session;
 using internal::Shared;
 using internal::StreamSink;
@@ -49,6 +50,7 @@ class HttpServerImpl final : public HttpServer {
     shared_->options = options;
     shared_->handlers = std::move(handlers);
     shared_->host_check = HostCheck::ForBinding(options.host, options.allowed_hosts);
+    shared_->loopback_only = IsLoopbackName(HostName(options.host));
   }
   ~HttpServerImpl() override { Stop(); }
 
@@ -130,7 +132,7 @@ class HttpServerImpl final : public HttpServer {
       const std::shared_ptr<StreamSink> sink = weak.lock();
       if (sink == nullptr) continue;
       // Nothing runs on the sessions any more: closing them here is safe.
-      if (const std::shared_ptr<Session> session = sink->session()) session->StopEvents();
+      if (const auto session = sink->session()) session->StopEvents();
       sink->Close();
     }
   }
@@ -163,7 +165,8 @@ class HttpServerImpl final : public HttpServer {
       beast::error_code ignored;
       socket.close(ignored);  // over the cap: the client sees the connection end at once
     } else {
-      std::make_shared<Session>(std::move(socket), shared_)->AwaitRequest();
+      std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), shared_)
+          ->AwaitRequest();
     }
     Accept();
   }

@@ -11,6 +11,10 @@
 //   a handler accepts it     -> that handler's response (and its request-id header)
 //   GET /, no handler        -> 200, a banner listing the handlers (for health checks)
 //   anything else            -> 404 UnknownOperationException (AWS JSON shape)
+//   CONNECT host:port        -> the HTTPS proxy (HttpServerOptions::proxy_ca, connect_target.h):
+//                               for an AWS host, TLS with a certificate of amtd's CA, then
+//                               requests as above (no Host check: they name AWS's hosts);
+//                               another host is tunnelled on loopback, refused beyond it
 //   body over the limit      -> the accepting handler's BodyTooLarge (413), then the connection
 //                               is closed
 //
@@ -39,6 +43,8 @@
 #include "orchestrator/gateway/protocol_handler.h"
 
 namespace amt::gateway {
+
+class CertificateAuthority;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
@@ -79,6 +85,10 @@ struct HttpServerOptions {
   // of these access keys; else any signature, or none, is accepted (SageMaker clients always
   // sign, with whatever credentials they have).
   std::shared_ptr<const auth::Credentials> credentials;
+  // The CA of the HTTPS proxy: a CONNECT to an AWS host gets a TLS session with a certificate it
+  // issues for the host. None: such a CONNECT is answered 501 (other hosts are tunnelled or
+  // refused all the same).
+  std::shared_ptr<CertificateAuthority> proxy_ca;
   // Unix seconds, for the signatures' clock-skew check. Default: the system clock.
   std::function<int64_t()> now;
   // Reports what the server cannot tell a client (failed accepts); called on the server's thread.

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <type_traits>
 
 #include "common/crypto.h"
 #include "orchestrator/auth/sigv4.h"
@@ -98,17 +99,30 @@ HttpResponse AwsJsonError(int status, std::string_view name, std::string_view me
   return response;
 }
 
-Session::Session(tcp::socket socket, std::shared_ptr<Shared> shared)
-    : stream_(std::move(socket)), shared_(std::move(shared)) {
+template <class Stream>
+Session<Stream>::Session(Stream stream, std::shared_ptr<Shared> shared)
+    : stream_(std::move(stream)), shared_(std::move(shared)) {
   ++shared_->open_connections;
 }
 
-Session::~Session() {
+template <class Stream>
+Session<Stream>::Session(Stream stream, std::shared_ptr<Shared> shared, std::string tunnel_host,
+                         std::shared_ptr<asio::ssl::context> tls)
+    : tls_(std::move(tls)),
+      stream_(std::move(stream)),
+      shared_(std::move(shared)),
+      tunnel_host_(std::move(tunnel_host)) {
+  ++shared_->open_connections;
+}
+
+template <class Stream>
+Session<Stream>::~Session() {
   ReleaseSlot();
   RemoveSpool();  // the connection ended in the middle of a spooled body
 }
 
-void Session::AwaitRequest() {
+template <class Stream>
+void Session<Stream>::AwaitRequest() {
   parser_.emplace();
   // A spooled body may be bigger: which limit holds is known once the header is read (Spool);
   // Beast checks a Content-Length against the limit as the header ends.
@@ -117,25 +131,45 @@ void Session::AwaitRequest() {
                           : std::max<uint64_t>(shared_->options.max_body_bytes,
                                                shared_->options.max_spooled_body_bytes));
   if (buffer_.size() > 0) return ReadHeader();  // a pipelined request is already here
-  stream_.expires_after(shared_->options.idle_timeout);
+  Tcp().expires_after(shared_->options.idle_timeout);
   stream_.async_read_some(buffer_.prepare(kReadChunk),
-                          [self = shared_from_this()](beast::error_code ec, size_t n) {
+                          [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                             if (ec) return self->Close();  // idle, closed by the client, reset
                             self->buffer_.commit(n);
                             self->ReadHeader();
                           });
 }
 
-void Session::ReadHeader() {
-  stream_.expires_after(shared_->options.header_timeout);
+template <class Stream>
+void Session<Stream>::Handshake(std::string already_read) {
+  if constexpr (std::is_same_v<Stream, TlsStream>) {
+    Tcp().expires_after(shared_->options.header_timeout);
+    auto bytes = std::make_shared<std::string>(std::move(already_read));
+    stream_.async_handshake(asio::ssl::stream_base::server, asio::buffer(*bytes),
+                            [self = this->shared_from_this(), bytes](beast::error_code ec, size_t) {
+                              // A client that does not trust amtd's CA ends here (its alert):
+                              // AWS_CA_BUNDLE is not set, or names another bundle.
+                              if (ec) return self->Close();
+                              self->AwaitRequest();
+                            });
+  } else {
+    (void)already_read;
+    AwaitRequest();
+  }
+}
+
+template <class Stream>
+void Session<Stream>::ReadHeader() {
+  Tcp().expires_after(shared_->options.header_timeout);
   http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, size_t) {
+                          [self = this->shared_from_this()](beast::error_code ec, size_t) {
                             if (ec) return self->OnReadError(ec);
                             self->ReadBody();
                           });
 }
 
-void Session::ReadBody() {
+template <class Stream>
+void Session<Stream>::ReadBody() {
   if (!parser_->is_done()) Spool();
   if (!spool_parser_.has_value() && !shared_->options.spool_dir.empty()) {
     // Not spooled: the memory limit, for a Content-Length now and a chunked body as it comes.
@@ -150,9 +184,9 @@ void Session::ReadBody() {
                                         : parser_->get()[http::field::expect];
   if (!done && beast::iequals(expect, "100-continue")) {
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    stream_.expires_after(shared_->options.idle_timeout);
+    Tcp().expires_after(shared_->options.idle_timeout);
     return asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
-                             [self = shared_from_this()](beast::error_code ec, size_t) {
+                             [self = this->shared_from_this()](beast::error_code ec, size_t) {
                                if (ec) return self->Close();
                                self->ReadRestOfBody();
                              });
@@ -160,7 +194,8 @@ void Session::ReadBody() {
   ReadRestOfBody();
 }
 
-void Session::Spool() {
+template <class Stream>
+void Session<Stream>::Spool() {
   const std::string& dir = shared_->options.spool_dir;
   if (dir.empty()) return;
   const HttpRequest head = HeadOf(parser_->get(), "");
@@ -188,29 +223,32 @@ void Session::Spool() {
   spool_parser_->get().body().reset(std::move(file), ec);
 }
 
-void Session::RemoveSpool() {
+template <class Stream>
+void Session<Stream>::RemoveSpool() {
   if (spool_path_.empty()) return;
   ::unlink(spool_path_.c_str());
   spool_path_.clear();
 }
 
-void Session::ReadRestOfBody() {
-  stream_.expires_after(shared_->options.body_timeout);
+template <class Stream>
+void Session<Stream>::ReadRestOfBody() {
+  Tcp().expires_after(shared_->options.body_timeout);
   if (spool_parser_.has_value()) {
     return http::async_read(stream_, buffer_, *spool_parser_,
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                            [self = this->shared_from_this()](beast::error_code ec, size_t) {
                               if (ec) return self->OnReadError(ec);
                               self->OnRequest();
                             });
   }
   http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                   [self = this->shared_from_this()](beast::error_code ec, size_t) {
                      if (ec) return self->OnReadError(ec);
                      self->OnRequest();
                    });
 }
 
-void Session::OnReadError(beast::error_code ec) {
+template <class Stream>
+void Session<Stream>::OnReadError(beast::error_code ec) {
   if (ec == http::error::body_limit) return RefuseBody();
   if (spool_parser_.has_value() && ec != http::error::end_of_stream && ec != asio::error::eof &&
       ec != beast::error::timeout) {
@@ -222,7 +260,8 @@ void Session::OnReadError(beast::error_code ec) {
   Close();
 }
 
-void Session::OnRequest() {
+template <class Stream>
+void Session<Stream>::OnRequest() {
   if (spool_parser_.has_value()) {
     auto& message = spool_parser_->get();
     const bool keep_alive = message.keep_alive();
@@ -239,10 +278,26 @@ void Session::OnRequest() {
   }
   auto& message = parser_->get();
   const bool keep_alive = message.keep_alive();
+  if constexpr (std::is_same_v<Stream, PlainStream>) {
+    if (message.method() == http::verb::connect) {
+      return Connect(ToHttpRequest(message, shared_->NewRequestId()));
+    }
+  }
   Respond(ToHttpRequest(message, shared_->NewRequestId()), keep_alive);
 }
 
-void Session::Respond(HttpRequest request, bool keep_alive) {
+template <class Stream>
+void Session<Stream>::Connect(const HttpRequest& request) {
+  if constexpr (std::is_same_v<Stream, PlainStream>) {
+    ReleaseSlot();  // the connection is StartConnect's now, and counted there
+    StartConnect(std::move(stream_), std::move(buffer_), request, shared_);
+  } else {
+    (void)request;
+  }
+}
+
+template <class Stream>
+void Session<Stream>::Respond(HttpRequest request, bool keep_alive) {
   const ProtocolHandler* handler = shared_->HandlerFor(request);
   if (handler == nullptr || !handler->DiskBound() || shared_->disk_pool == nullptr) {
     const HttpResponse reply = Answer(request);
@@ -250,7 +305,7 @@ void Session::Respond(HttpRequest request, bool keep_alive) {
     return Write(reply, keep_alive);
   }
   asio::post(*shared_->disk_pool,
-             [self = shared_from_this(), request = std::move(request), keep_alive]() mutable {
+             [self = this->shared_from_this(), request = std::move(request), keep_alive]() mutable {
                auto reply = std::make_shared<HttpResponse>(self->Answer(request));
                asio::post(self->stream_.get_executor(), [self, reply, keep_alive] {
                  self->RemoveSpool();
@@ -259,10 +314,13 @@ void Session::Respond(HttpRequest request, bool keep_alive) {
              });
 }
 
-HttpResponse Session::Answer(const HttpRequest& request) {
-  if (auto refusal =
-          shared_->host_check.Refusal(request.Header("host"), request.Header("origin"))) {
-    return AwsJsonError(403, "AccessDeniedException", *refusal, request.request_id);
+template <class Stream>
+HttpResponse Session<Stream>::Answer(const HttpRequest& request) {
+  if (tunnel_host_.empty()) {
+    if (auto refusal =
+            shared_->host_check.Refusal(request.Header("host"), request.Header("origin"))) {
+      return AwsJsonError(403, "AccessDeniedException", *refusal, request.request_id);
+    }
   }
   const ProtocolHandler* handler = shared_->HandlerFor(request);
   if (handler == nullptr) return Fallback(request);
@@ -293,14 +351,16 @@ HttpResponse Session::Answer(const HttpRequest& request) {
                       request.request_id);
 }
 
-int64_t Session::Now() const {
+template <class Stream>
+int64_t Session<Stream>::Now() const {
   if (shared_->options.now) return shared_->options.now();
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
-HttpResponse Session::Fallback(const HttpRequest& request) const {
+template <class Stream>
+HttpResponse Session<Stream>::Fallback(const HttpRequest& request) const {
   if (request.method == "GET" && request.target == "/") {
     HttpResponse banner;
     banner.content_type = "text/plain";
@@ -315,7 +375,8 @@ HttpResponse Session::Fallback(const HttpRequest& request) const {
                       "amt-local serves POST / with an X-Amz-Target header.", request.request_id);
 }
 
-void Session::RefuseBody() {
+template <class Stream>
+void Session<Stream>::RefuseBody() {
   HttpRequest request = spool_parser_.has_value()
                             ? HeadOf(spool_parser_->get(), shared_->NewRequestId())
                             : HeadOf(parser_->get(), shared_->NewRequestId());
@@ -335,7 +396,8 @@ void Session::RefuseBody() {
         /*keep_alive=*/false, /*linger=*/true);
 }
 
-void Session::Write(const HttpResponse& reply, bool keep_alive, bool linger) {
+template <class Stream>
+void Session<Stream>::Write(const HttpResponse& reply, bool keep_alive, bool linger) {
   if (reply.events) return StartEvents(reply);
   if (reply.body_reader) return StartBody(reply, keep_alive);
   http::response<http::string_body> response{static_cast<http::status>(reply.status), 11};
@@ -349,17 +411,19 @@ void Session::Write(const HttpResponse& reply, bool keep_alive, bool linger) {
     response.prepare_payload();
   }
   response_ = std::move(response);
-  stream_.expires_after(shared_->options.idle_timeout);
-  http::async_write(stream_, response_,
-                    [self = shared_from_this(), keep_alive, linger](beast::error_code ec, size_t) {
-                      if (ec) return self->Close();
-                      if (linger) return self->LingeringClose();
-                      if (!keep_alive) return self->Close();
-                      self->AwaitRequest();
-                    });
+  Tcp().expires_after(shared_->options.idle_timeout);
+  http::async_write(
+      stream_, response_,
+      [self = this->shared_from_this(), keep_alive, linger](beast::error_code ec, size_t) {
+        if (ec) return self->Close();
+        if (linger) return self->LingeringClose();
+        if (!keep_alive) return self->Close();
+        self->AwaitRequest();
+      });
 }
 
-void Session::StartBody(const HttpResponse& reply, bool keep_alive) {
+template <class Stream>
+void Session<Stream>::StartBody(const HttpResponse& reply, bool keep_alive) {
   header_ = "HTTP/1.1 " + std::to_string(reply.status) + " " +
             std::string(http::obsolete_reason(static_cast<http::status>(reply.status))) + "\r\n";
   if (!reply.content_type.empty()) header_ += "Content-Type: " + reply.content_type + "\r\n";
@@ -369,15 +433,16 @@ void Session::StartBody(const HttpResponse& reply, bool keep_alive) {
   header_ += "\r\n";
   body_reader_ = reply.body_reader;
   body_left_ = reply.body_length;
-  stream_.expires_after(shared_->options.idle_timeout);
+  Tcp().expires_after(shared_->options.idle_timeout);
   asio::async_write(stream_, asio::buffer(header_),
-                    [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
+                    [self = this->shared_from_this(), keep_alive](beast::error_code ec, size_t) {
                       if (ec) return self->EndBody(/*cut=*/true, keep_alive);
                       self->WriteNextBlock(keep_alive);
                     });
 }
 
-void Session::WriteNextBlock(bool keep_alive) {
+template <class Stream>
+void Session<Stream>::WriteNextBlock(bool keep_alive) {
   if (body_left_ == 0) return EndBody(/*cut=*/false, keep_alive);
   if (block_ == nullptr) block_ = std::make_unique<char[]>(kBodyBlock);
   const size_t want = static_cast<size_t>(std::min<uint64_t>(kBodyBlock, body_left_));
@@ -395,52 +460,60 @@ void Session::WriteNextBlock(bool keep_alive) {
     return EndBody(/*cut=*/true, keep_alive);
   }
   body_left_ -= *read;
-  stream_.expires_after(shared_->options.idle_timeout);
+  Tcp().expires_after(shared_->options.idle_timeout);
   asio::async_write(stream_, asio::buffer(block_.get(), *read),
-                    [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
+                    [self = this->shared_from_this(), keep_alive](beast::error_code ec, size_t) {
                       if (ec) return self->EndBody(/*cut=*/true, keep_alive);
                       self->WriteNextBlock(keep_alive);
                     });
 }
 
-void Session::EndBody(bool cut, bool keep_alive) {
+template <class Stream>
+void Session<Stream>::EndBody(bool cut, bool keep_alive) {
   body_reader_ = nullptr;
   block_.reset();
   if (cut) {
     ReleaseSlot();
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
+    Tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    Tcp().socket().close(ignored);
     return;
   }
   if (!keep_alive) return Close();
   AwaitRequest();
 }
 
-void Session::LingeringClose() {
+template <class Stream>
+void Session<Stream>::LingeringClose() {
   Close();
-  stream_.expires_after(shared_->options.header_timeout);
+  Tcp().expires_after(shared_->options.header_timeout);
   Drain();
 }
 
-void Session::Drain() {
+template <class Stream>
+void Session<Stream>::Drain() {
   stream_.async_read_some(asio::buffer(drain_),
-                          [self = shared_from_this()](beast::error_code ec, size_t) {
+                          [self = this->shared_from_this()](beast::error_code ec, size_t) {
                             if (!ec) self->Drain();
                           });
 }
 
-void Session::Close() {
+template <class Stream>
+void Session<Stream>::Close() {
   // The slot is free before the client can see the end of the connection.
   ReleaseSlot();
   beast::error_code ignored;
-  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  Tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
 }
 
-void Session::ReleaseSlot() {
+template <class Stream>
+void Session<Stream>::ReleaseSlot() {
   if (released_) return;
   released_ = true;
   --shared_->open_connections;
 }
+
+template class Session<PlainStream>;
+template class Session<TlsStream>;
 
 }  // namespace amt::gateway::internal

@@ -1,20 +1,24 @@
 // The connections of HttpServer (http_server.h), internal to the gateway: what the server's
 // sessions share (Shared), a connection's Session (reads a request, spooling its body to a file
 // when its handler asks; answers it on the connection's strand or on the disk pool; writes the
-// answer, or streams its body, or a stream of server-sent events) and an event stream's sink
-// (StreamSink). Included by http_server.cc, http_session.cc and http_event_stream.cc only: it
-// brings in Beast.
+// answer, or streams its body, or a stream of server-sent events), an event stream's sink
+// (StreamSink), and the HTTPS proxy's CONNECT (StartConnect: a TLS session of amtd's own for an
+// AWS host, a Tunnel for others). A Session is over plain TCP (PlainStream) or, inside a CONNECT
+// to an AWS host, over TLS (TlsStream). Included by http_server.cc, http_session.cc,
+// http_event_stream.cc and http_connect.cc only: it brings in Beast.
 #ifndef AMT_ORCHESTRATOR_GATEWAY_HTTP_SESSION_H_
 #define AMT_ORCHESTRATOR_GATEWAY_HTTP_SESSION_H_
 
 #include <array>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -27,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "orchestrator/gateway/certificate_authority.h"
 #include "orchestrator/gateway/host_check.h"
 #include "orchestrator/gateway/http_server.h"
 #include "orchestrator/gateway/protocol_handler.h"
@@ -37,6 +42,8 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 class StreamSink;
 
@@ -56,6 +63,9 @@ struct Shared {
   // thread has ended).
   std::mutex sinks_mu;
   std::vector<std::weak_ptr<StreamSink>> sinks;
+  // Whether the server listens on loopback only: CONNECT tunnels to other hosts then
+  // (RouteConnect).
+  bool loopback_only = false;
 
   void Log(std::string_view message) const {
     if (options.log) options.log(message);
@@ -74,14 +84,23 @@ struct Shared {
 HttpResponse AwsJsonError(int status, std::string_view name, std::string_view message,
                           const std::string& request_id);
 
-class Session;
+// What a StreamSink drives: the Session of its connection, whatever its stream.
+class EventStreamOwner {
+ public:
+  virtual ~EventStreamOwner() = default;
+  // On the server's thread, from the sink.
+  virtual void QueueChunk(std::string chunk) = 0;
+  virtual void EndAfterWrites() = 0;
+  // HttpServer::Stop, once the server's thread has ended: the stream ends now.
+  virtual void StopEvents() = 0;
+};
 
 // An event stream's EventSink: Send and End post to the server's thread, where the session
 // writes; Close (the stream has ended) turns both into no-ops, lets go of the connection's
 // executor and runs the handler's end callback, once.
 class StreamSink final : public EventSink {
  public:
-  StreamSink(asio::any_io_executor executor, std::weak_ptr<Session> session)
+  StreamSink(asio::any_io_executor executor, std::weak_ptr<EventStreamOwner> session)
       : executor_(std::move(executor)), session_(std::move(session)) {}
 
   void Send(std::string chunk) override;
@@ -100,7 +119,7 @@ class StreamSink final : public EventSink {
     if (now) now();
   }
 
-  std::shared_ptr<Session> session() const { return session_.lock(); }
+  std::shared_ptr<EventStreamOwner> session() const { return session_.lock(); }
 
   // Ends the stream for its producers; idempotent.
   void Close() {
@@ -122,20 +141,35 @@ class StreamSink final : public EventSink {
   bool open_ = true;
   std::function<void()> on_end_;
   asio::any_io_executor executor_;
-  std::weak_ptr<Session> session_;
+  std::weak_ptr<EventStreamOwner> session_;
 };
 
 // One connection, from its first request to its end. A Session is its connection's: its methods
 // run on the connection's strand, one at a time (Answer also on the disk pool, while the
 // connection waits for it; StopEvents from HttpServer::Stop, once no thread of the server runs).
-// http_session.cc holds the requests and responses, http_event_stream.cc the event streams.
-class Session : public std::enable_shared_from_this<Session> {
+// http_session.cc holds the requests and responses, http_event_stream.cc the event streams;
+// both instantiate the two streams.
+//
+// A TlsStream session is the inside of a CONNECT to an AWS host (`tunnel_host`): its requests
+// are addressed to that host (sts.us-east-1.amazonaws.com), so the Host check, a defence of the
+// plain endpoint against browsers, does not apply to them.
+template <class Stream>
+class Session final : public EventStreamOwner,
+                      public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<Shared> shared);
-  ~Session();
+  Session(Stream stream, std::shared_ptr<Shared> shared);
+  // The TLS side of a CONNECT to `tunnel_host`, with `tls` (the host's server context) kept for
+  // as long as the stream lives.
+  Session(Stream stream, std::shared_ptr<Shared> shared, std::string tunnel_host,
+          std::shared_ptr<asio::ssl::context> tls);
+  ~Session() override;
 
   // Waits for a request's first byte, for at most the idle timeout.
   void AwaitRequest();
+
+  // TLS: the server's handshake (with `already_read`, bytes the client sent before it), then
+  // AwaitRequest.
+  void Handshake(std::string already_read);
 
  private:
   void ReadHeader();
@@ -185,14 +219,18 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close();
   void ReleaseSlot();
 
+  // A CONNECT (plain sessions only): the connection becomes StartConnect's.
+  void Connect(const HttpRequest& request);
+
+  // The TCP layer under the stream (timeouts, shutdown, close).
+  beast::tcp_stream& Tcp() { return beast::get_lowest_layer(stream_); }
+
   // ---- server-sent events (HttpResponse::events)
 
  public:
-  // On the server's thread, from the sink.
-  void QueueChunk(std::string chunk);
-  void EndAfterWrites();
-  // HttpServer::Stop, once the server's thread has ended: the stream ends now.
-  void StopEvents() { FinishEvents(); }
+  void QueueChunk(std::string chunk) override;
+  void EndAfterWrites() override;
+  void StopEvents() override { FinishEvents(); }
 
  private:
   void StartEvents(const HttpResponse& reply);
@@ -202,8 +240,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void WriteNextChunk();
   void FinishEvents();
 
-  beast::tcp_stream stream_;
+  // Declared before stream_, which uses it, so that it outlives the stream.
+  std::shared_ptr<asio::ssl::context> tls_;
+  Stream stream_;
   std::shared_ptr<Shared> shared_;
+  std::string tunnel_host_;  // TLS: the AWS host the client CONNECTed to
   // The event stream's state (StartEvents): its header, what waits to be written, the chunk
   // being written.
   std::function<std::function<void()>(std::shared_ptr<EventSink>)> events_;
@@ -229,6 +270,13 @@ class Session : public std::enable_shared_from_this<Session> {
   std::array<char, 4096> drain_{};
   bool released_ = false;
 };
+
+// The CONNECT `request` of a plain session whose connection is `stream` (with `buffer`, what was
+// read after the request): by RouteConnect, a TLS Session for an AWS host (amtd's CA issues its
+// certificate; none configured: 501), a Tunnel to another host, or a refusal (403); a target
+// that does not parse is a 400. The connection is then no longer its session's.
+void StartConnect(PlainStream stream, beast::flat_buffer buffer, const HttpRequest& request,
+                  std::shared_ptr<Shared> shared);
 
 }  // namespace amt::gateway::internal
 

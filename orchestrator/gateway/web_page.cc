@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "orchestrator/gateway/connect_target.h"
+#include "orchestrator/gateway/host_check.h"
 #include "web/web_assets.h"
 
 namespace amt::gateway {
@@ -29,6 +31,11 @@ std::string_view WebPageHandler::Description() const {
 
 bool WebPageHandler::Accepts(const HttpRequest& request) const {
   if (request.method != "GET" && request.method != "HEAD") return false;
+  // Addressed to AWS (through the HTTPS proxy): an S3 object's key may start with ui/.
+  if (const std::string* host = request.Header("host");
+      host != nullptr && IsAwsHost(HostName(*host))) {
+    return false;
+  }
   const std::string_view path = PathOf(request.target);
   if (path == "/ui" || path.starts_with("/ui/") || path == "/favicon.ico") return true;
   if (path != "/") return false;

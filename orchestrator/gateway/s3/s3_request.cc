@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -9,13 +10,16 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "common/text.h"
+#include "orchestrator/gateway/host_check.h"
 #include "orchestrator/gateway/request_parts.h"
 #include "orchestrator/gateway/xml.h"
 
 namespace amt::gateway {
 namespace {
 
+using ::amt::auth::text::AllDigits;
 using ::amt::auth::text::Cat;
+using ::amt::auth::text::Split;
 
 constexpr int kMaxListKeys = 1000;
 constexpr size_t kMaxDeleteObjects = 1000;
@@ -60,6 +64,62 @@ std::optional<S3Error> ReadEncodingType(const S3Request& r, bool& url_encoded) {
                    {{"ArgumentName", "encoding-type"}, {"ArgumentValue", encoding}}};
   }
   url_encoded = encoding == "url";
+  return std::nullopt;
+}
+
+// A region's name: two letters, words, then a number, dash-separated (us-east-1, us-gov-west-1,
+// cn-north-1). The two letters keep s3-website-us-east-1, a static website endpoint and not S3's
+// REST API, from reading as s3-<region>.
+bool IsRegion(std::string_view label) {
+  const std::vector<std::string_view> words = Split(label, "-", /*skip_empty=*/false);
+  if (words.size() < 3 || words.front().size() != 2) return false;
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i].empty() || !std::all_of(words[i].begin(), words[i].end(), absl::ascii_isalpha)) {
+      return false;
+    }
+  }
+  return AllDigits(words.back());
+}
+
+// Whether labels[first..] (a host name split at its dots, amazonaws.com removed) are the name of
+// an S3 endpoint, with nothing before it.
+bool IsS3Endpoint(const std::vector<std::string_view>& labels, size_t first) {
+  const size_t n = labels.size() - first;
+  if (n == 0) return false;
+  const std::string_view head = labels[first];
+  if (head == "s3" || head == "s3-fips") {
+    // s3 (the global name), then [dualstack.]<region>; s3-fips always with a region.
+    size_t next = first + 1;
+    if (next == labels.size()) return head == "s3";
+    if (labels[next] == "dualstack") ++next;
+    return next + 1 == labels.size() && IsRegion(labels[next]);
+  }
+  if (head == "s3-accelerate") return n == 1 || (n == 2 && labels[first + 1] == "dualstack");
+  if (n != 1) return false;
+  return head == "s3-external-1" || (head.starts_with("s3-") && IsRegion(head.substr(3)));
+}
+
+// What a Host header says of S3: nullopt when it is not an S3 endpoint's name; otherwise the
+// bucket it names, "" for a path-style endpoint.
+std::optional<std::string> ReadS3Host(std::string_view host_header) {
+  std::string host = HostName(host_header);
+  if (host.ends_with('.')) host.pop_back();  // a fully qualified name: the same host
+  std::string_view name = host;
+  if (name.ends_with(".amazonaws.com.cn")) {
+    name.remove_suffix(std::string_view(".amazonaws.com.cn").size());
+  } else if (name.ends_with(".amazonaws.com")) {
+    name.remove_suffix(std::string_view(".amazonaws.com").size());
+  } else {
+    return std::nullopt;
+  }
+  const std::vector<std::string_view> labels = Split(name, ".", /*skip_empty=*/false);
+  // The first endpoint from the left: a bucket may have dots, and even a label "s3", in its name
+  // (s3.s3.amazonaws.com is bucket "s3"), but never a whole endpoint's name after one.
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (!IsS3Endpoint(labels, i)) continue;
+    const size_t bucket_end = static_cast<size_t>(labels[i].data() - name.data());
+    return std::string(name.substr(0, bucket_end == 0 ? 0 : bucket_end - 1));
+  }
   return std::nullopt;
 }
 
@@ -118,6 +178,20 @@ S3Error S3NotImplemented(std::string_view what) {
           {}};
 }
 
+std::optional<std::string> VirtualHostedBucket(std::string_view host_header) {
+  std::optional<std::string> bucket = ReadS3Host(host_header);
+  if (!bucket.has_value() || bucket->empty()) return std::nullopt;
+  return bucket;
+}
+
+std::optional<std::string> VirtualHostedBucket(const HttpRequest& request) {
+  const std::string* host = request.Header("host");
+  if (host == nullptr) return std::nullopt;
+  return VirtualHostedBucket(*host);
+}
+
+bool IsS3EndpointHost(std::string_view host_header) { return ReadS3Host(host_header).has_value(); }
+
 bool S3Request::Has(std::string_view name) const {
   return std::any_of(query.begin(), query.end(), [&](const auto& p) { return p.first == name; });
 }
@@ -138,9 +212,17 @@ std::variant<S3Request, S3Error> DecodeS3Request(const HttpRequest& request) {
   }
   S3Request parsed{request, S3Operation::kListBuckets, "", "", std::move(*query)};
   const std::string_view rest = std::string_view(*path).substr(1);
-  const size_t slash = rest.find('/');
-  parsed.bucket = std::string(rest.substr(0, slash));
-  if (slash != std::string_view::npos) parsed.key = std::string(rest.substr(slash + 1));
+  if (std::optional<std::string> bucket = VirtualHostedBucket(request)) {
+    // Virtual-hosted: the Host names the bucket and the whole path is the key. Only this reading
+    // maps it; the target stays as sent, which is what SigV4 signed (and the server checked).
+    parsed.bucket = std::move(*bucket);
+    parsed.key = std::string(rest);
+    parsed.virtual_hosted = true;
+  } else {
+    const size_t slash = rest.find('/');
+    parsed.bucket = std::string(rest.substr(0, slash));
+    if (slash != std::string_view::npos) parsed.key = std::string(rest.substr(slash + 1));
+  }
   std::variant<S3Operation, S3Error> operation = OperationOf(parsed);
   if (S3Error* error = std::get_if<S3Error>(&operation)) return std::move(*error);
   parsed.operation = std::get<S3Operation>(operation);

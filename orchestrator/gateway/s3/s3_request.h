@@ -1,8 +1,9 @@
 // The decoding half of S3's REST-XML protocol (s3_rest.h answers): what an HTTP request asks of
 // S3, as an operation on a bucket and key with its query parameters, and the arguments of each
 // operation (a copy's source, a list's options, a Delete or CompleteMultipartUpload body, a
-// Range), each with the error S3 gives when it is malformed. Pure: no store, no I/O; the bodies
-// of PutObject and UploadPart are decoded apart (s3_payload.h), as they stream.
+// Range), each with the error S3 gives when it is malformed; and which bucket, if any, a Host
+// header names (virtual-hosted-style addressing). Pure: no store, no I/O; the bodies of PutObject
+// and UploadPart are decoded apart (s3_payload.h), as they stream.
 #ifndef AMT_ORCHESTRATOR_GATEWAY_S3_S3_REQUEST_H_
 #define AMT_ORCHESTRATOR_GATEWAY_S3_S3_REQUEST_H_
 
@@ -51,14 +52,34 @@ enum class S3Operation {
   kListMultipartUploads,  // GET /bucket?uploads
 };
 
-// A request as S3 reads it: the operation, the bucket and key of its path (percent-decoded;
-// empty when absent) and its query parameters, in order.
+// The bucket that a Host header value names in S3's virtual-hosted-style addressing, read case-
+// insensitively with any port ignored: "my.bucket.s3.us-east-1.amazonaws.com:443" -> "my.bucket".
+// The endpoints read are s3, s3.<region>, s3-<region>, s3.dualstack.<region>, s3-fips.<region>,
+// s3-fips.dualstack.<region>, s3-external-1, s3-accelerate and s3-accelerate.dualstack, under
+// amazonaws.com or amazonaws.com.cn. nullopt for a path-style S3 endpoint (s3.amazonaws.com,
+// s3.us-east-1.amazonaws.com), for any other host (127.0.0.1:7071, localhost,
+// sts.amazonaws.com, "").
+std::optional<std::string> VirtualHostedBucket(std::string_view host_header);
+// The same, of `request`'s Host header (nullopt when it has none).
+std::optional<std::string> VirtualHostedBucket(const HttpRequest& request);
+
+// Whether a Host header value names one of S3's AWS endpoints, path-style or virtual-hosted (the
+// names VirtualHostedBucket reads, with or without a bucket): such a request is S3's even
+// unsigned, whatever its path. false for amtd's own names (127.0.0.1:7071, localhost).
+bool IsS3EndpointHost(std::string_view host_header);
+
+// A request as S3 reads it: the operation, the bucket and key it addresses (percent-decoded;
+// empty when absent) and its query parameters, in order. Path-style, the bucket and key are the
+// path's (/bucket/key); virtual-hosted (VirtualHostedBucket of the Host header), the bucket is the
+// Host's and the key the whole path after its first '/'.
 struct S3Request {
   const HttpRequest& http;
   S3Operation operation;
   std::string bucket;
   std::string key;
   std::vector<std::pair<std::string, std::string>> query;
+  // Whether the bucket came from the Host header rather than the path.
+  bool virtual_hosted = false;
 
   bool Has(std::string_view name) const;
   // The first value of parameter `name`, "" when absent.

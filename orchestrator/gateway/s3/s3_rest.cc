@@ -526,9 +526,13 @@ class Operations {
         r_.bucket, r_.key, r_.Param("uploadId"), std::get<std::vector<s3::PartRef>>(parts));
     if (!info.ok()) return Fail(info.status());
     const std::string* host = http_.Header("host");
+    // An AWS name reaches amtd through its TLS proxy (clients speak https to AWS's names); the
+    // bucket is in the path unless the Host names it.
+    const bool aws_name = host != nullptr && IsS3EndpointHost(*host);
+    const std::string bucket_path = r_.virtual_hosted ? "" : Cat("/", UrlEncode(r_.bucket));
     xml::Writer w("CompleteMultipartUploadResult", kXmlns);
-    w.Leaf("Location", Cat("http://", host != nullptr ? *host : "127.0.0.1", "/",
-                           UrlEncode(r_.bucket), "/", UrlEncode(r_.key)))
+    w.Leaf("Location", Cat(aws_name ? "https://" : "http://", host != nullptr ? *host : "127.0.0.1",
+                           bucket_path, "/", UrlEncode(r_.key)))
         .Leaf("Bucket", r_.bucket)
         .Leaf("Key", r_.key)
         .Leaf("ETag", Quoted(info->etag));
@@ -548,7 +552,8 @@ class Operations {
 }  // namespace
 
 std::string_view S3RestHandler::Description() const {
-  return "S3 (REST-XML, path-style /bucket/key, over the local S3 folder)";
+  return "S3 (REST-XML, path-style /bucket/key and virtual-hosted bucket.s3.amazonaws.com/key, "
+         "over the local S3 folder)";
 }
 
 bool S3RestHandler::Accepts(const HttpRequest& request) const {
@@ -556,12 +561,20 @@ bool S3RestHandler::Accepts(const HttpRequest& request) const {
   if (const std::optional<std::string> service = query::ScopeService(request)) {
     return *service == "s3";
   }
-  // Unsigned: a path that names a bucket (GET / stays the server's banner; POST / is a query
-  // protocol's).
+  if (request.method != "GET" && request.method != "HEAD" && request.method != "PUT" &&
+      request.method != "DELETE" && request.method != "POST") {
+    return false;
+  }
+  // Unsigned to one of S3's own names (s3.amazonaws.com, bucket.s3.<region>.amazonaws.com): S3's
+  // whatever the path, / included (virtual-hosted, it is the Host's bucket).
+  if (const std::string* host = request.Header("host");
+      host != nullptr && IsS3EndpointHost(*host)) {
+    return true;
+  }
+  // Unsigned to amtd's name: a path that names a bucket (GET / stays the server's banner; POST /
+  // is a query protocol's).
   const std::string_view path = SplitTarget(request.target).first;
-  return path.size() > 1 && path.front() == '/' && !path.starts_with("/service/") &&
-         (request.method == "GET" || request.method == "HEAD" || request.method == "PUT" ||
-          request.method == "DELETE" || request.method == "POST");
+  return path.size() > 1 && path.front() == '/' && !path.starts_with("/service/");
 }
 
 HttpResponse S3RestHandler::Handle(const HttpRequest& request) const {
@@ -574,6 +587,8 @@ bool S3RestHandler::SpoolsBody(const HttpRequest& request) const {
   // PutObject and UploadPart: a PUT of a key (bucket, '/', key), not a copy.
   if (request.method != "PUT" || request.Header("x-amz-copy-source") != nullptr) return false;
   const std::string_view path = SplitTarget(request.target).first;
+  // Virtual-hosted, any path but / names a key; path-style, the key follows the bucket's '/'.
+  if (VirtualHostedBucket(request).has_value()) return path.size() > 1 && path.starts_with('/');
   const size_t slash = path.find('/', 1);
   return path.starts_with('/') && slash != std::string_view::npos && slash + 1 < path.size();
 }

@@ -3,8 +3,12 @@
 // the SageMaker Python SDK's `upload_data`, `S3Uploader`/`S3Downloader` and its uploads of
 // source code, boto3's `s3` client and transfer manager, and `aws s3` / `aws s3api`.
 //
-// Path-style addressing only (http://127.0.0.1:PORT/bucket/key: what botocore uses for an IP
-// endpoint). Operations, by method, path and subresource:
+// Path-style addressing (http://127.0.0.1:PORT/bucket/key: what botocore uses for an IP
+// endpoint, and s3.<region>.amazonaws.com/bucket/key) and virtual-hosted-style addressing
+// (bucket.s3.<region>.amazonaws.com/key, boto3's default for AWS's names, which reach amtd
+// through its TLS proxy): there the Host names the bucket (VirtualHostedBucket, s3_request.h) and
+// each path below reads without its /bucket (GET / lists the bucket, PUT / creates it).
+// Operations, by method, path and subresource:
 //   GET /                              ListBuckets
 //   PUT|HEAD|DELETE /bucket            CreateBucket, HeadBucket, DeleteBucket
 //   GET /bucket                        ListObjects (v1: prefix, delimiter, marker, max-keys,
@@ -47,8 +51,10 @@ class S3RestHandler final : public ProtocolHandler {
   explicit S3RestHandler(s3::ObjectStore store) : store_(std::move(store)) {}
 
   std::string_view Description() const override;
-  // A request signed for service "s3" (Authorization header or presigned query), or an unsigned
-  // one without X-Amz-Target whose path names a bucket (GET / unsigned stays the server's banner).
+  // Never a request with X-Amz-Target. A request signed for service "s3" (Authorization header or
+  // presigned query); unsigned, one whose Host is an S3 endpoint's AWS name (IsS3EndpointHost:
+  // any path, / included), or else whose path names a bucket (GET / unsigned to amtd's own name
+  // stays the server's banner).
   bool Accepts(const HttpRequest& request) const override;
   HttpResponse Handle(const HttpRequest& request) const override;
   // PutObject and UploadPart: their bodies go to a file as they arrive (HttpRequest::body_file)

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -72,6 +73,117 @@ TEST(DecodeS3Request, RefusesBadUrisUnservedSubresourcesAndMethods) {
   std::variant<S3Request, S3Error> decoded = DecodeS3Request(copy_part);
   ASSERT_TRUE(std::holds_alternative<S3Error>(decoded));
   EXPECT_THAT(std::get<S3Error>(decoded).message, HasSubstr("UploadPartCopy"));
+}
+
+TEST(VirtualHostedBucket, ReadsTheBucketOfEachVirtualHostedEndpoint) {
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3.amazonaws.com"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3.us-west-2.amazonaws.com"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3-us-west-2.amazonaws.com"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3.dualstack.eu-central-1.amazonaws.com"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3-accelerate.amazonaws.com"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3-accelerate.dualstack.amazonaws.com"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3-fips.us-gov-west-1.amazonaws.com"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3-external-1.amazonaws.com"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3.cn-north-1.amazonaws.com.cn"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3.amazonaws.com.cn"), "mybucket");
+}
+
+TEST(VirtualHostedBucket, KeepsDotsDropsThePortAndIgnoresCase) {
+  EXPECT_EQ(VirtualHostedBucket("my.bucket.s3.us-east-1.amazonaws.com"), "my.bucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3.us-west-2.amazonaws.com:443"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("MyBucket.S3.US-WEST-2.AmazonAWS.com"), "mybucket");
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3.amazonaws.com."), "mybucket");  // fully qualified
+  // A label "s3" may be part of the bucket's name: the endpoint is the first from the left.
+  EXPECT_EQ(VirtualHostedBucket("s3.s3.amazonaws.com"), "s3");
+  EXPECT_EQ(VirtualHostedBucket("logs.s3.data.s3.us-east-1.amazonaws.com"), "logs.s3.data");
+}
+
+TEST(VirtualHostedBucket, IsNulloptForPathStyleAndOtherHosts) {
+  EXPECT_EQ(VirtualHostedBucket("s3.amazonaws.com"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("s3.us-east-1.amazonaws.com"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("s3-us-west-2.amazonaws.com"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("s3.dualstack.us-east-1.amazonaws.com:443"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("s3.cn-north-1.amazonaws.com.cn"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("127.0.0.1:7071"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("[::1]:7071"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("localhost"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket(""), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("sts.amazonaws.com"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("sagemaker.us-east-1.amazonaws.com"), std::nullopt);
+  // Static website endpoints are not S3's REST API; nor is a look-alike outside amazonaws.com.
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3-website-us-east-1.amazonaws.com"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3.us-east-1.amazonaws.com.example.org"), std::nullopt);
+  EXPECT_EQ(VirtualHostedBucket("mybucket.s3.us-east-1.example.com"), std::nullopt);
+}
+
+TEST(IsS3EndpointHost, IsTrueForS3sAwsNamesPathStyleOrVirtualHosted) {
+  EXPECT_TRUE(IsS3EndpointHost("s3.amazonaws.com"));
+  EXPECT_TRUE(IsS3EndpointHost("s3.us-west-2.amazonaws.com:443"));
+  EXPECT_TRUE(IsS3EndpointHost("mybucket.s3.us-west-2.amazonaws.com"));
+  EXPECT_FALSE(IsS3EndpointHost("127.0.0.1:7071"));
+  EXPECT_FALSE(IsS3EndpointHost("localhost"));
+  EXPECT_FALSE(IsS3EndpointHost("sts.amazonaws.com"));
+}
+
+TEST(DecodeS3Request, VirtualHostedTakesTheBucketFromHostAndTheKeyFromTheWholePath) {
+  const auto to = [](std::string method, std::string target, std::string host) {
+    HttpRequest http = Request(std::move(method), std::move(target));
+    http.headers["host"] = std::move(host);
+    return http;
+  };
+  const std::string host = "mybucket.s3.us-west-2.amazonaws.com";
+  struct Case {
+    HttpRequest http;
+    S3Operation operation;
+    std::string key;
+  };
+  const std::vector<Case> cases = {
+      {to("GET", "/a/b.txt", host), S3Operation::kGetObject, "a/b.txt"},
+      {to("PUT", "/a%20dir/b.txt", host), S3Operation::kPutObject, "a dir/b.txt"},
+      {to("GET", "/?list-type=2&prefix=x", host), S3Operation::kListObjectsV2, ""},
+      {to("GET", "/", host), S3Operation::kListObjects, ""},
+      {to("PUT", "/", host), S3Operation::kCreateBucket, ""},
+      {to("HEAD", "/", host), S3Operation::kHeadBucket, ""},
+      {to("POST", "/?delete", host), S3Operation::kDeleteObjects, ""},
+      {to("POST", "/big?uploads", host), S3Operation::kCreateMultipartUpload, "big"},
+      // The path's first segment is part of the key, not a bucket.
+      {to("GET", "/otherbucket/k", host), S3Operation::kGetObject, "otherbucket/k"},
+  };
+  for (const Case& c : cases) {
+    std::variant<S3Request, S3Error> decoded = DecodeS3Request(c.http);
+    ASSERT_TRUE(std::holds_alternative<S3Request>(decoded))
+        << c.http.method << " " << c.http.target;
+    const S3Request& request = std::get<S3Request>(decoded);
+    EXPECT_EQ(request.operation, c.operation) << c.http.method << " " << c.http.target;
+    EXPECT_EQ(request.bucket, "mybucket") << c.http.method << " " << c.http.target;
+    EXPECT_EQ(request.key, c.key) << c.http.method << " " << c.http.target;
+    EXPECT_TRUE(request.virtual_hosted);
+  }
+  std::variant<S3Request, S3Error> list = DecodeS3Request(cases[2].http);
+  ASSERT_TRUE(std::holds_alternative<S3Request>(list));
+  EXPECT_EQ(std::get<S3Request>(list).Param("prefix"), "x");
+  // The target is read, never rewritten: SigV4 signed it as sent.
+  EXPECT_EQ(std::get<S3Request>(list).http.target, "/?list-type=2&prefix=x");
+}
+
+TEST(DecodeS3Request, PathStyleOnS3sAwsNameReadsTheBucketFromThePath) {
+  for (const std::string host :
+       {"s3.us-west-2.amazonaws.com", "s3.amazonaws.com:443", "127.0.0.1:7071", "localhost"}) {
+    HttpRequest http = Request("GET", "/bucket/a/b.txt");
+    http.headers["host"] = host;
+    std::variant<S3Request, S3Error> decoded = DecodeS3Request(http);
+    ASSERT_TRUE(std::holds_alternative<S3Request>(decoded)) << host;
+    const S3Request& request = std::get<S3Request>(decoded);
+    EXPECT_EQ(request.operation, S3Operation::kGetObject) << host;
+    EXPECT_EQ(request.bucket, "bucket") << host;
+    EXPECT_EQ(request.key, "a/b.txt") << host;
+    EXPECT_FALSE(request.virtual_hosted) << host;
+  }
+  HttpRequest list_buckets = Request("GET", "/");
+  list_buckets.headers["host"] = "s3.us-west-2.amazonaws.com";
+  std::variant<S3Request, S3Error> decoded = DecodeS3Request(list_buckets);
+  ASSERT_TRUE(std::holds_alternative<S3Request>(decoded));
+  EXPECT_EQ(std::get<S3Request>(decoded).operation, S3Operation::kListBuckets);
 }
 
 TEST(DecodeCopySource, ReadsBucketKeyAndDirective) {

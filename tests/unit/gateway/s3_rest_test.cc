@@ -49,6 +49,7 @@ class S3RestHandlerTest : public ::testing::Test {
     }
     request.request_id = "req-1";
     headers.emplace_back("authorization", kS3Authorization);
+    // amtd's own name, unless the test names another Host (a repeated field keeps its first).
     headers.emplace_back("host", "127.0.0.1:7071");
     for (const auto& [name, value] : headers) {
       request.headers.emplace(name, value);
@@ -119,6 +120,118 @@ TEST_F(S3RestHandlerTest, AcceptsS3SignedRequestsAndUnsignedBucketPathsOnly) {
   unsigned_get.method = "GET";
   unsigned_get.target = "/bucket/key";
   EXPECT_TRUE(handler_.Accepts(unsigned_get));
+}
+
+TEST_F(S3RestHandlerTest, AcceptsUnsignedRequestsToS3sAwsNamesWhateverThePath) {
+  const auto request = [](std::string method, std::string target, std::string host) {
+    HttpRequest http;
+    http.method = std::move(method);
+    http.target = std::move(target);
+    http.headers["host"] = std::move(host);
+    return http;
+  };
+  constexpr char kVirtualHost[] = "data.s3.us-west-2.amazonaws.com";
+  EXPECT_TRUE(handler_.Accepts(request("GET", "/", kVirtualHost)));
+  EXPECT_TRUE(handler_.Accepts(request("PUT", "/", kVirtualHost)));
+  EXPECT_TRUE(handler_.Accepts(request("GET", "/?list-type=2&prefix=x", kVirtualHost)));
+  EXPECT_TRUE(handler_.Accepts(request("GET", "/service/key", kVirtualHost)));
+  EXPECT_TRUE(handler_.Accepts(request("GET", "/", "s3.us-west-2.amazonaws.com")));
+  EXPECT_TRUE(handler_.Accepts(request("GET", "/bucket/key", "s3.us-west-2.amazonaws.com")));
+  // amtd's own name: GET / is still the server's banner.
+  EXPECT_FALSE(handler_.Accepts(request("GET", "/", "127.0.0.1:7071")));
+  EXPECT_FALSE(handler_.Accepts(request("GET", "/", "sts.amazonaws.com")));
+  EXPECT_FALSE(handler_.Accepts(request("OPTIONS", "/", kVirtualHost)));
+  // X-Amz-Target is never S3's, and a signature's scope decides whatever the Host.
+  HttpRequest targeted = request("POST", "/", kVirtualHost);
+  targeted.headers["x-amz-target"] = "SageMaker.ListTrainingJobs";
+  EXPECT_FALSE(handler_.Accepts(targeted));
+  HttpRequest sts = request("POST", "/", kVirtualHost);
+  sts.headers["authorization"] =
+      "AWS4-HMAC-SHA256 Credential=test/20261201/us-east-1/sts/aws4_request, SignedHeaders=host, "
+      "Signature=00";
+  EXPECT_FALSE(handler_.Accepts(sts));
+  HttpRequest signed_get = request("GET", "/", kVirtualHost);
+  signed_get.headers["authorization"] = kS3Authorization;
+  EXPECT_TRUE(handler_.Accepts(signed_get));
+
+  // Virtual-hosted, every path but / names a key: those PUTs spool.
+  EXPECT_TRUE(handler_.SpoolsBody(request("PUT", "/k", kVirtualHost)));
+  EXPECT_TRUE(
+      handler_.SpoolsBody(request("PUT", "/a/b.txt?partNumber=1&uploadId=u", kVirtualHost)));
+  EXPECT_FALSE(handler_.SpoolsBody(request("PUT", "/", kVirtualHost)));
+  EXPECT_FALSE(handler_.SpoolsBody(request("PUT", "/k", "127.0.0.1:7071")));
+}
+
+TEST_F(S3RestHandlerTest, VirtualHostedAndPathStyleAddressTheSameObjects) {
+  const std::vector<std::pair<std::string, std::string>> virtual_host = {
+      {"host", "data.s3.us-west-2.amazonaws.com"}};
+  const std::vector<std::pair<std::string, std::string>> aws_path_style = {
+      {"host", "s3.us-west-2.amazonaws.com"}};
+  const HttpResponse created = Send("PUT", "/", "", virtual_host);
+  ASSERT_EQ(created.status, 200) << created.body;
+  EXPECT_EQ(Header(created, "Location"), "/data");
+  EXPECT_TRUE(fs::is_directory(temp_.path() / "s3/data"));
+  EXPECT_EQ(Send("HEAD", "/", "", virtual_host).status, 200);
+
+  ASSERT_EQ(Send("PUT", "/dir/hello%20world.txt", "hello", virtual_host).status, 200);
+  ASSERT_EQ(Send("PUT", "/dir/spooled", "spooled bytes", virtual_host, /*spool=*/true).status, 200);
+  EXPECT_EQ(ReadFile(temp_.path() / "s3/data/dir/hello world.txt"), "hello");
+  EXPECT_EQ(Send("GET", "/dir/hello%20world.txt", "", virtual_host).body, "hello");
+  EXPECT_EQ(Send("GET", "/data/dir/hello%20world.txt").body, "hello");
+  EXPECT_EQ(Send("GET", "/data/dir/hello%20world.txt", "", aws_path_style).body, "hello");
+  EXPECT_EQ(Send("GET", "/data/dir/spooled", "", aws_path_style).body, "spooled bytes");
+  ASSERT_EQ(Send("PUT", "/data/path-style", "bytes").status, 200);
+  EXPECT_EQ(Send("GET", "/path-style", "", virtual_host).body, "bytes");
+
+  const xml::Element list = Xml(Send("GET", "/?list-type=2&prefix=dir/", "", virtual_host));
+  EXPECT_EQ(list.name, "ListBucketResult");
+  EXPECT_EQ(list.Child("Name")->text, "data");
+  ASSERT_EQ(list.Children("Contents").size(), 2u);
+  EXPECT_EQ(list.Children("Contents")[0]->Child("Key")->text, "dir/hello world.txt");
+  EXPECT_EQ(list.Children("Contents")[1]->Child("Key")->text, "dir/spooled");
+  EXPECT_EQ(Xml(Send("GET", "/", "", virtual_host)).Children("Contents").size(), 3u);  // v1
+  // GET / path-style on the AWS name lists the buckets.
+  EXPECT_EQ(Xml(Send("GET", "/", "", aws_path_style)).name, "ListAllMyBucketsResult");
+
+  const HttpResponse missing = Send("GET", "/nope", "", virtual_host);
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(ErrorCode(missing), "NoSuchKey");
+  EXPECT_EQ(Xml(missing).Child("Key")->text, "nope");
+  const HttpResponse no_bucket =
+      Send("GET", "/", "", {{"host", "other.s3.us-west-2.amazonaws.com"}});
+  EXPECT_EQ(no_bucket.status, 404);
+  EXPECT_EQ(ErrorCode(no_bucket), "NoSuchBucket");
+  EXPECT_EQ(Xml(no_bucket).Child("BucketName")->text, "other");
+
+  const std::string id =
+      Xml(Send("POST", "/big?uploads", "", virtual_host)).Child("UploadId")->text;
+  const HttpResponse part =
+      Send("PUT", "/big?partNumber=1&uploadId=" + id, "part", virtual_host, /*spool=*/true);
+  ASSERT_EQ(part.status, 200) << part.body;
+  const HttpResponse done =
+      Send("POST", "/big?uploadId=" + id,
+           "<CompleteMultipartUpload><Part><ETag>" + Header(part, "ETag") +
+               "</ETag><PartNumber>1</PartNumber></Part></CompleteMultipartUpload>",
+           virtual_host);
+  ASSERT_EQ(done.status, 200) << done.body;
+  EXPECT_EQ(Xml(done).Child("Location")->text, "https://data.s3.us-west-2.amazonaws.com/big");
+  EXPECT_EQ(Xml(done).Child("Bucket")->text, "data");
+  EXPECT_EQ(Send("GET", "/data/big").body, "part");
+
+  const HttpResponse copy =
+      Send("PUT", "/copied", "",
+           {{"host", "data.s3.us-west-2.amazonaws.com"}, {"x-amz-copy-source", "/data/big"}});
+  ASSERT_EQ(copy.status, 200) << copy.body;
+  EXPECT_EQ(ReadFile(temp_.path() / "s3/data/copied"), "part");
+  const HttpResponse deleted =
+      Send("POST", "/?delete",
+           "<Delete><Object><Key>big</Key></Object><Object><Key>copied</Key></Object></Delete>",
+           virtual_host);
+  ASSERT_EQ(deleted.status, 200) << deleted.body;
+  EXPECT_EQ(Xml(deleted).Children("Deleted").size(), 2u);
+  EXPECT_FALSE(fs::exists(temp_.path() / "s3/data/big"));
+  EXPECT_EQ(Send("DELETE", "/path-style", "", virtual_host).status, 204);
+  EXPECT_FALSE(fs::exists(temp_.path() / "s3/data/path-style"));
 }
 
 TEST_F(S3RestHandlerTest, BucketLifecycleWithS3sStatusesAndErrors) {

@@ -40,6 +40,20 @@ TEST(WebPageHandler, TakesABrowsersRootAndTheFilesUnderUi) {
   EXPECT_FALSE(handler.Accepts(post));
 }
 
+TEST(WebPageHandler, LeavesRequestsAddressedToAwsToTheirServices) {
+  const WebPageHandler handler;
+  // Through the HTTPS proxy, GET /ui/model.tar.gz on a bucket's name is S3's object.
+  HttpRequest object = Get("/ui/model.tar.gz");
+  object.headers["host"] = "models.s3.us-east-1.amazonaws.com";
+  EXPECT_FALSE(handler.Accepts(object));
+  HttpRequest icon = Get("/favicon.ico");
+  icon.headers["host"] = "site.s3.amazonaws.com:443";
+  EXPECT_FALSE(handler.Accepts(icon));
+  HttpRequest local = Get("/ui/app.js");
+  local.headers["host"] = "127.0.0.1:7071";
+  EXPECT_TRUE(handler.Accepts(local));
+}
+
 TEST(WebPageHandler, ServesThePageWithItsTypeAndAPolicyAllowingNoInlineScript) {
   const WebPageHandler handler;
   const HttpResponse page = handler.Handle(Get("/", "text/html"));
