@@ -173,40 +173,51 @@ def load_checkpoint(xgb, folder):
     return None, 0
 
 
-def make_callbacks(xgb, start, folder):
-    class PrintEvaluation(xgb.callback.TrainingCallback):
-        """xgboost's own evaluation lines, numbered from the round training resumed at."""
+def make_callbacks(xgb, start, folder, early_stopping_rounds=None):
+    # One callback, not three: xgboost 1.7 keeps a train()'s callbacks in a set
+    # (CallbackContainer.callbacks = set(callbacks)) and stops calling them at the first that
+    # returns True, so with a stop check of its own the order was arbitrary, and a SIGTERM (a spot
+    # interruption, StopTrainingJob) could end training on a round that was in the model but
+    # neither printed nor checkpointed: the next attempt resumed a round early, trained it again
+    # and printed it twice. Here a round is printed, then checkpointed, then the stop is checked.
+    # xgboost's EarlyStopping (early_stopping_rounds: the last metric of the last evaluation set,
+    # as train() would make it) is called from here too, last, for the same reason.
+    class EveryRound(xgb.callback.TrainingCallback):
+        def __init__(self):
+            super().__init__()
+            self.early = (xgb.callback.EarlyStopping(rounds=early_stopping_rounds)
+                          if early_stopping_rounds else None)
+
+        def before_training(self, model):
+            return self.early.before_training(model) if self.early else model
+
+        def after_training(self, model):
+            return self.early.after_training(model) if self.early else model
+
         def after_iteration(self, model, epoch, evals_log):
-            line = "[%d]" % (start + epoch)
+            number = start + epoch
+            # xgboost's own evaluation line, numbered from the round training resumed at.
+            line = "[%d]" % number
             for data, metrics in evals_log.items():
                 for metric, log in metrics.items():
                     score = log[-1][0] if isinstance(log[-1], tuple) else log[-1]
                     line += "\t%s-%s:%.5f" % (data, metric, score)
             print(line, flush=True)
-            return False
+            if folder:
+                handle, temporary = tempfile.mkstemp(dir=folder, suffix=".sagemaker-ignore")
+                os.close(handle)
+                model.save_model(temporary)
+                os.replace(temporary, os.path.join(folder, "%s.%d" % (CHECKPOINT, number)))
+                old = os.path.join(folder, "%s.%d" % (CHECKPOINT, number - CHECKPOINTS_KEPT))
+                if os.path.exists(old):
+                    os.remove(old)
+            early_stop = bool(self.early) and self.early.after_iteration(model, epoch, evals_log)
+            # True ends training after this round; the model is saved.
+            return STOP_REQUESTED or early_stop
 
-    class SaveCheckpoint(xgb.callback.TrainingCallback):
-        def after_iteration(self, model, epoch, evals_log):
-            number = start + epoch
-            handle, temporary = tempfile.mkstemp(dir=folder, suffix=".sagemaker-ignore")
-            os.close(handle)
-            model.save_model(temporary)
-            os.replace(temporary, os.path.join(folder, "%s.%d" % (CHECKPOINT, number)))
-            old = os.path.join(folder, "%s.%d" % (CHECKPOINT, number - CHECKPOINTS_KEPT))
-            if os.path.exists(old):
-                os.remove(old)
-            return False
-
-    class StopOnSigterm(xgb.callback.TrainingCallback):
-        def after_iteration(self, model, epoch, evals_log):
-            return STOP_REQUESTED  # True ends training; the model is still saved
-
-    callbacks = [PrintEvaluation()]
     if folder:
         os.makedirs(folder, exist_ok=True)
-        callbacks.append(SaveCheckpoint())
-    callbacks.append(StopOnSigterm())
-    return callbacks
+    return [EveryRound()]
 
 
 def main():
@@ -244,9 +255,9 @@ def main():
             print("Checkpoint loaded from %s" % resume_from, flush=True)
             print("Resuming from iteration %d" % start, flush=True)
         booster = xgb.train(params, train, num_boost_round=max(0, values["num_round"] - start),
-                            evals=watchlist, xgb_model=resume_from,
-                            early_stopping_rounds=values.get("early_stopping_rounds"),
-                            verbose_eval=False, callbacks=make_callbacks(xgb, start, folder))
+                            evals=watchlist, xgb_model=resume_from, verbose_eval=False,
+                            callbacks=make_callbacks(xgb, start, folder,
+                                                     values.get("early_stopping_rounds")))
     except UserError as error:
         fail("ClientError: %s" % error)
     except xgb.core.XGBoostError as error:
