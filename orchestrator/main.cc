@@ -139,7 +139,7 @@ void AddTimingFlags(CLI::App& app, Flags& flags) {
       ->allow_extra_args(false);
 }
 
-// AUTO early stopping's and Hyperband's undocumented parts (README's table of choices).
+// AUTO early stopping's and Hyperband's undocumented parts (docs/sagemaker-mapping.md).
 void AddEarlyStoppingFlags(CLI::App& app, Flags& flags) {
   using Reference = amt::stopping::MedianRuleOptions::Reference;
   static const std::map<std::string, Reference> references = {

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Fails on an #include that crosses amt-local's layering (DESIGN.md, STYLE.md items 1-5).
+"""Fails on an #include that crosses amt-local's layering (docs/style.md items 1-5).
 
 Usage: scripts/check-layering.py [--root DIR]    (DIR: a source tree; default: this repository)
 Prints FILE:LINE: [rule] what was included and why it may not be, for every violation, and exits 1
 if there is any; exits 0 and prints a one-line summary otherwise. Python 3 standard library only.
 
-Each library folder has an allow list: every #include of a file in it must match one of the
-folder's entries, else it is reported with the folder's rule. A new folder under orchestrator/
-(or a new top-level library) with no rule here fails too, so nothing escapes by being new.
+The layers are described in docs/architecture.md ("Layers and folders"). Each library folder
+has an allow list: every #include of a file in it must match one of the folder's entries, else it
+is reported with the folder's rule. A new folder under orchestrator/ (or a new top-level library)
+with no rule here fails too, so nothing escapes by being new.
 The rules, and what each one means:
 
   search/     [pure]       Strategies are pure functions of (history, seeded RNG): no I/O, no
@@ -167,7 +168,7 @@ RULES.update({
 # (file, include) pairs allowed on top of their folder's rule, each with its reason.
 EXCEPTIONS = {
     ("cli/run.cc", "orchestrator/daemon/daemon.h"):
-        "`amt run` embeds an orchestrator (DESIGN.md: cli/ `amt run`)",
+        "`amt run` embeds an orchestrator (docs/architecture.md: cli/ `amt run`)",
 }
 
 CHECKED_TOPS = ["orchestrator", "worker", "cli", "common"]
@@ -196,7 +197,7 @@ def check_file(rel, text):
             continue
         if path == "CLI/CLI.hpp" and not is_main:
             problems.append("%s: [cli11] includes <%s>: CLI11 only in a main.cc (about 7 s per "
-                            "translation unit; STYLE.md)" % (where, path))
+                            "translation unit; docs/style.md)" % (where, path))
             continue
         if folder in RULES:
             name, allow, meaning = RULES[folder]

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Clang's thread-safety analysis (STYLE.md item 16) over the sources whose threads share state:
-# every member marked ABSL_GUARDED_BY(mu_) must be touched with mu_ held, every function marked
-# ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) called with it. g++ builds the project; clang-14 only parses
-# these files (-fsyntax-only), so this needs the generated protobuf headers of a configured build.
+# Clang's thread-safety analysis (docs/style.md item 16) over the sources whose threads share
+# state: every member marked ABSL_GUARDED_BY(mu_) must be touched with mu_ held, every function
+# marked ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) called with it. g++ builds the project; clang-14 only
+# parses these files (-fsyntax-only), so this needs the generated protobuf headers of a configured
+# build.
 # Usage: scripts/check-thread-safety.sh [BUILD_DIR]   (default: build, as scripts/build.sh makes)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,7 +10,7 @@
 #   AMT_SLURM_ROOT   where everything goes (default /tmp/amt-slurm)
 #   AMT_SLURM_CPUS   CPUs the node offers (default: this machine's); more than the machine has is
 #                    allowed (SlurmdParameters=config_overrides), so a 2-core machine can run 4
-#                    one-CPU jobs at once, as the tests and the README's walkthrough do
+#                    one-CPU jobs at once, as the tests and docs/clients.md's walkthrough do
 #   AMT_SLURM_NODES  nodes (default 1). More than one: that many slurmd processes on this machine,
 #                    nodes amt-n1..amt-nN at addresses 127.0.0.1..127.0.0.N, each offering
 #                    AMT_SLURM_CPUS; a multi-node job then really runs on N slurmds (all on this

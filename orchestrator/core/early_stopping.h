@@ -16,7 +16,8 @@
 
 namespace amt::core {
 
-// The undocumented parts of AUTO early stopping and Hyperband (amtd flags; README's table).
+// The undocumented parts of AUTO early stopping and Hyperband (amtd flags, listed in
+// docs/sagemaker-mapping.md).
 struct EarlyStoppingOptions {
   // Which previous jobs form the median, how many are needed, current vs best, grace epochs.
   stopping::MedianRuleOptions median_rule;

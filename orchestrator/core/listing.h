@@ -31,8 +31,9 @@ absl::StatusOr<v1::ListTrainingJobsForHyperParameterTuningJobResponse> ListTunin
     const std::function<v1::HyperParameterTrainingJobSummary(const v1::TrainingJobRecord&)>&
         summary_of);
 
-// Filters first, then takes MaxResults (SageMaker's documented quirk of taking MaxResults before
-// filtering by StatusEquals is not reproduced: see README).
+// With StatusEquals and MaxResults, takes the page first and then filters it, as botocore documents
+// SageMaker (a page may hold fewer than MaxResults jobs and still have a NextToken; listing.cc,
+// docs/sagemaker-mapping.md).
 absl::StatusOr<v1::ListTrainingJobsResponse> ListTrainingJobs(
     const std::vector<v1::TrainingJobSummary>& all, const v1::ListTrainingJobsRequest& request);
 

@@ -114,7 +114,8 @@ v1::HyperParameterTrainingJobSummary SummaryOf(const v1::TrainingJobRecord& job,
 bool Better(double candidate, double best, const std::string& objective_type);
 
 // True when `candidate` improves on `best` by at least 1% of |best| (SageMaker's "by 1% or greater"
-// for BestObjectiveNotImproving and convergence; relative improvement is our reading, see README).
+// for BestObjectiveNotImproving and convergence; relative improvement is our reading, see
+// docs/sagemaker-mapping.md).
 bool ImprovesByOnePercent(double candidate, double best, const std::string& objective_type);
 
 // Recounts what RecordFinishedJob counts as jobs end (finished jobs, for early failure: all but

@@ -1,7 +1,7 @@
 // Warm start (WarmStartConfig): the checks on a child tuning job's parents, the parents' training
 // jobs as the child's prior observations, and OverallBestTrainingJob. Pure functions over records
 // the caller looks up; no I/O. SageMaker's texts for these rules are UNCONFIRMED (spec §4): the
-// wording is ours and the README's table of choices lists the rules.
+// wording is ours and docs/sagemaker-mapping.md's table of choices lists the rules.
 #ifndef AMT_ORCHESTRATOR_CORE_WARM_START_H_
 #define AMT_ORCHESTRATOR_CORE_WARM_START_H_
 

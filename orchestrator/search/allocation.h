@@ -1,6 +1,6 @@
 // Multi-algorithm tuning (TrainingJobDefinitions): which definition each trial runs. SageMaker
 // does not document how it spreads a tuning job's trials over its definitions; amt-local deals
-// them by a rule chosen with amtd --multi-algorithm-allocation (README, "Choices"):
+// them by a rule chosen with amtd --multi-algorithm-allocation (docs/sagemaker-mapping.md):
 //  - round-robin (default): trial i goes to the definition with the fewest trials so far, the
 //    first such in request order: definitions 0, 1, ..., n-1, 0, 1, ... as long as every
 //    definition has trials left, so each algorithm gets an equal share of the budget;

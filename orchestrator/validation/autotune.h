@@ -1,7 +1,7 @@
 // Autotune (`Autotune: {Mode: Enabled}`): SageMaker chooses the tuning settings the request leaves
 // unset, and ranges for the hyperparameters named in ParameterRanges.AutoParameters from an
 // example value of each (ValueHint). What AWS's Autotune picks is not documented (spec Appendix
-// D, UNCONFIRMED); amt-local's choices, all in the README's table of choices:
+// D, UNCONFIRMED); amt-local's choices, all in docs/sagemaker-mapping.md's table of choices:
 //  - Each AutoParameter by its ValueHint (one pair of JSON quotes, as the SDK's framework
 //    estimators send, is read through):
 //      integer v >= 1          IntegerParameterRange [max(1, v / 10), 10 v], Logarithmic

@@ -1,5 +1,5 @@
-// GoogleMock matchers for absl::Status and absl::StatusOr<T>, shared by every test (STYLE.md
-// item 2, after LevelDB's testutil.h):
+// GoogleMock matchers for absl::Status and absl::StatusOr<T>, shared by every test
+// (docs/style.md item 2, after LevelDB's testutil.h):
 //
 //   EXPECT_THAT(store.Put(record), IsOk());
 //   EXPECT_THAT(Parse(text), StatusIs(absl::StatusCode::kInvalidArgument));

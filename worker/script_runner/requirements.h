@@ -2,7 +2,7 @@
 // package with setup.py), installed with pip as the SageMaker training toolkit does, but into a
 // virtual environment of the job rather than the interpreter itself.
 //
-// Why: a distribution's system Python (Debian's /usr/bin/python3, the interpreter README's
+// Why: a distribution's system Python (Debian's /usr/bin/python3, the interpreter the
 // examples run with) is externally managed (PEP 668): pip refuses to install into it, even a
 // requirements file whose packages are all there. The job's environment (<job>/venv) is made with
 // --system-site-packages, so what the interpreter has is found ("Requirement already satisfied":
