@@ -22,8 +22,9 @@ PACKAGES=(
   # The built-in XGBoost algorithm (worker/script_runner/xgboost_algorithm.py) and real-model
   # script-mode examples: Debian's xgboost 1.7 and scikit-learn 1.2, for /usr/bin/python3.
   python3-xgboost python3-sklearn
-  # PyTorch 1.13 (CPU) for the managed-spot example's training script (examples/sdk/pytorch_src).
-  python3-torch
+  # PyTorch 1.13 (CPU) for the managed-spot example's training script (examples/sdk/pytorch_src);
+  # torchvision 0.14 for AWS's PyTorch MNIST notebook's mnist.py (tests/compat/aws_notebooks_test.py).
+  python3-torch python3-torchvision
   # Slurm 22.05 and munge: the Slurm executor's tests start a one-machine cluster
   # (scripts/slurm-up.sh; no daemon starts on install, as there is no systemd).
   slurm-wlm munge
