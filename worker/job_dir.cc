@@ -453,6 +453,16 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   // The environment: the request's Environment, then ours on top.
   auto& env = dir.environment_;
   for (const auto& [key, value] : job.environment()) env[key] = value;
+  // Numeric libraries (OpenMP in xgboost and torch, MKL, OpenBLAS) start a thread per CPU in
+  // every job: jobs side by side then spin-wait for each other's cores (three XGBoost jobs on two
+  // CPUs took 8x as long). Each job gets its share, unless its Environment says otherwise.
+  if (options.threads_per_job > 0 && !job.environment().contains("OMP_NUM_THREADS") &&
+      !job.environment().contains("MKL_NUM_THREADS") &&
+      !job.environment().contains("OPENBLAS_NUM_THREADS")) {
+    for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) {
+      env[name] = std::to_string(options.threads_per_job);
+    }
+  }
   env["TRAINING_JOB_NAME"] = job.training_job_name();
   env["TRAINING_JOB_ARN"] = job.training_job_arn();
   env["AMT_JOB_DIR"] = p.root.string();

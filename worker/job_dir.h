@@ -43,6 +43,9 @@ class FailedJobDirs;
 struct JobDirOptions {
   std::string work_dir;  // relative paths are made absolute against the current directory
   int num_cpus = 1;      // SM_NUM_CPUS
+  // OMP_NUM_THREADS, MKL_NUM_THREADS and OPENBLAS_NUM_THREADS of each job, where its request's
+  // Environment sets none of them; 0: not set (amt-worker --threads-per-job).
+  int threads_per_job = 0;
   // Where Create takes an emptied folder of an earlier job from, instead of making the layout's
   // directories anew; none when null. Shared by the worker's job threads.
   std::shared_ptr<JobDirPool> spares;

@@ -51,6 +51,12 @@ int main(int argc, char** argv) {
   app.add_option("--orchestrator", orchestrator,
                  "amtd's WorkerService address, HOST:PORT (required but with --exec-host)");
   app.add_option("--slots", slots, "training jobs run at once")->check(CLI::Range(1, 1024));
+  int threads_per_job = -1;
+  app.add_option("--threads-per-job", threads_per_job,
+                 "OMP_NUM_THREADS, MKL_NUM_THREADS and OPENBLAS_NUM_THREADS of each job whose "
+                 "Environment sets none of them, so that jobs side by side do not fight for the "
+                 "same cores; default: the CPUs divided by --slots (at least 1); 0: not set")
+      ->check(CLI::Range(-1, 1024));
   app.add_option("--work-dir", work_dir,
                  "where job directories (the emulated /opt/ml) go (required but with --exec-host)");
   app.add_option("--worker-id", worker_id, "stable worker id (default: HOST:PID)");
@@ -205,6 +211,9 @@ int main(int argc, char** argv) {
   options.runner.job_dir.work_dir = work_dir;
   options.runner.job_dir.num_cpus =
       static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.runner.job_dir.threads_per_job =
+      threads_per_job >= 0 ? threads_per_job
+                           : std::max(1, options.runner.job_dir.num_cpus / std::max(1, slots));
   options.runner.diagnostics = diagnostics;
   options.runner.keep_job_dirs = keep_job_dirs;
   // Set by the signal thread below; until it has run, the signal is pending (blocked everywhere).

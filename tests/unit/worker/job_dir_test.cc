@@ -168,6 +168,30 @@ TEST_F(JobDirTest, BuildsTheSageMakerEnvironment) {
   EXPECT_THAT(env, Not(Contains(Key("PATH"))));
 }
 
+TEST_F(JobDirTest, GivesEachJobItsShareOfThreadsUnlessItsEnvironmentSetsThem) {
+  options_.threads_per_job = 2;
+  auto dir = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_THAT(dir, IsOk());
+  EXPECT_THAT(dir->environment(), Contains(Pair("OMP_NUM_THREADS", "2")));
+  EXPECT_THAT(dir->environment(), Contains(Pair("MKL_NUM_THREADS", "2")));
+  EXPECT_THAT(dir->environment(), Contains(Pair("OPENBLAS_NUM_THREADS", "2")));
+
+  amt::v1::StartJob job = MakeJob(data_dir_);
+  job.set_training_job_name("tune-002-abcdef12");
+  (*job.mutable_environment())["OMP_NUM_THREADS"] = "8";
+  auto own = JobDir::Create(options_, job);
+  ASSERT_THAT(own, IsOk());
+  EXPECT_THAT(own->environment(), Contains(Pair("OMP_NUM_THREADS", "8")));
+  EXPECT_THAT(own->environment(), Not(Contains(Key("MKL_NUM_THREADS"))));
+
+  options_.threads_per_job = 0;
+  job.set_training_job_name("tune-003-abcdef12");
+  job.mutable_environment()->erase("OMP_NUM_THREADS");
+  auto unset = JobDir::Create(options_, job);
+  ASSERT_THAT(unset, IsOk());
+  EXPECT_THAT(unset->environment(), Not(Contains(Key("OMP_NUM_THREADS"))));
+}
+
 TEST_F(JobDirTest, RejectsAJobNameThatIsAPath) {
   amt::v1::StartJob job = MakeJob(data_dir_);
   job.set_training_job_name("../escape");
