@@ -19,7 +19,7 @@
 #include <utility>  // before asio: Boost 1.74 + g++ 12 + C++20
 
 #include "common/clock.h"
-#include "orchestrator/core/orchestrator.h"
+#include "orchestrator/core/timers.h"
 
 namespace amt::api {
 

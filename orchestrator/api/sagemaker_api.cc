@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "common/status_macros.h"
+#include "orchestrator/core/orchestrator.h"
 #include "orchestrator/validation/algorithms.h"
 #include "orchestrator/validation/validation.h"
 

@@ -27,7 +27,10 @@
 #include "amt/v1/state.pb.h"
 #include "amt/v1/tuning.pb.h"
 #include "orchestrator/api/loop.h"
-#include "orchestrator/core/orchestrator.h"
+
+namespace amt::core {
+class Orchestrator;
+}  // namespace amt::core
 
 namespace amt::api {
 

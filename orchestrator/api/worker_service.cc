@@ -10,6 +10,8 @@
 #include <string>
 #include <thread>
 
+#include "orchestrator/core/orchestrator.h"
+
 namespace amt::api {
 namespace {
 
@@ -127,7 +129,7 @@ grpc::Status WorkerServiceImpl::Connect(
   std::map<std::string, std::optional<metrics::MetricParser>> parsers;  // by training job
   auto message = std::make_shared<v1::WorkerMessage>();
   while (stream->Read(message.get())) {
-    std::shared_ptr<core::Orchestrator::ParsedLogs> parsed;
+    std::shared_ptr<core::ParsedLogs> parsed;
     if (message->has_logs()) {
       const std::string& job = message->logs().training_job_name();
       auto it = parsers.find(job);
@@ -137,8 +139,7 @@ grpc::Status WorkerServiceImpl::Connect(
                  .first;
       }
       if (it->second.has_value()) {
-        parsed = std::make_shared<core::Orchestrator::ParsedLogs>(
-            core::Orchestrator::ParsedLogs{*it->second, {}});
+        parsed = std::make_shared<core::ParsedLogs>(core::ParsedLogs{*it->second, {}});
         parsed->values.reserve(message->logs().lines_size());
         for (const auto& line : message->logs().lines()) {
           parsed->values.push_back(it->second->Parse(line.text()));

@@ -8,7 +8,10 @@
 #include "amt/v1/worker.grpc.pb.h"
 #include "orchestrator/api/grpc_auth.h"
 #include "orchestrator/api/loop.h"
-#include "orchestrator/core/orchestrator.h"
+
+namespace amt::core {
+class Orchestrator;
+}  // namespace amt::core
 
 namespace amt::api {
 

@@ -7,6 +7,7 @@
 #include "common/status_macros.h"
 #include "orchestrator/core/job_builder.h"
 #include "orchestrator/core/listing.h"
+#include "orchestrator/core/orchestrator_runtime.h"
 #include "orchestrator/core/warm_start.h"
 #include "orchestrator/search/random.h"
 #include "orchestrator/validation/definitions.h"
@@ -16,8 +17,6 @@ namespace {
 
 std::string Key(const std::string& name) { return absl::AsciiStrToLower(name); }
 
-absl::Status TrainingJobNotFound() { return ValidationError("Requested resource not found."); }
-
 }  // namespace
 
 Orchestrator::Orchestrator(OrchestratorOptions options, store::Store& store, const Clock& clock,
@@ -26,10 +25,22 @@ Orchestrator::Orchestrator(OrchestratorOptions options, store::Store& store, con
       store_(store),
       clock_(clock),
       timers_(timers),
-      provisioner_(provisioner) {}
+      provisioner_(provisioner),
+      state_(DurableStateOptions{.retry_seconds = options_.store_retry_seconds,
+                                 .max_unsaved_log_bytes = options_.max_unsaved_log_bytes,
+                                 .log = options_.log},
+             store, clock, timers,
+             DurableState::Records{
+                 .tuning = [this](const std::string& key) -> const v1::TuningJobRecord& {
+                   return tuning_.at(key);
+                 },
+                 .training = [this](const std::string& key) -> const v1::TrainingJobRecord& {
+                   return training_.at(key);
+                 }},
+             [this](const DurableState::HeldLinks& held) { OnStoreRecovered(held); }),
+      rt_(std::make_unique<Runtimes>()) {}
 
-// Every timer is a ScopedTimer in job_rt_, tuning_rt_ or store_retry_timer_: destroying them
-// cancels it.
+// Every timer is a ScopedTimer in rt_ or state_: destroying them cancels it.
 Orchestrator::~Orchestrator() = default;
 
 // ---------------------------------------------------------------- lookups
@@ -71,8 +82,8 @@ std::vector<search::PriorObservation> Orchestrator::PriorObservations(
   return WarmStartObservations(tuning, parent_jobs);
 }
 
-Orchestrator::JobRuntime& Orchestrator::Rt(const v1::TrainingJobRecord& job) {
-  auto& rt = job_rt_[Key(job.describe().training_job_name())];
+JobRuntime& Orchestrator::Rt(const v1::TrainingJobRecord& job) {
+  auto& rt = rt_->jobs[Key(job.describe().training_job_name())];
   if (rt.parser.has_value()) return rt;
   auto parser =
       metrics::MetricParser::Create(job.describe().algorithm_specification().metric_definitions());
@@ -87,8 +98,8 @@ Orchestrator::JobRuntime& Orchestrator::Rt(const v1::TrainingJobRecord& job) {
   return rt;
 }
 
-Orchestrator::TuningRuntime& Orchestrator::TuningRt(const v1::TuningJobRecord& tuning) {
-  return tuning_rt_[Key(tuning.describe().hyper_parameter_tuning_job_name())];
+TuningRuntime& Orchestrator::TuningRt(const v1::TuningJobRecord& tuning) {
+  return rt_->tunings[Key(tuning.describe().hyper_parameter_tuning_job_name())];
 }
 
 absl::Status Orchestrator::EnsureStrategy(const v1::TuningJobRecord& tuning) {
@@ -136,105 +147,13 @@ void Orchestrator::Unsubscribe(uint64_t id) { listeners_.erase(id); }
 
 // ---------------------------------------------------------------- persistence
 
-namespace {
-
-size_t TextBytes(const std::vector<store::LogEntry>& logs) {
-  size_t bytes = 0;
-  for (const auto& entry : logs) bytes += entry.message.size();
-  return bytes;
-}
-
-}  // namespace
-
-absl::Status Orchestrator::Persist(const v1::TrainingJobRecord& job,
-                                   std::vector<store::LogEntry> logs,
-                                   std::vector<v1::MetricPoint> points) {
-  const std::string key = Key(job.describe().training_job_name());
-  if (auto it = unsaved_training_.find(key); it != unsaved_training_.end()) {
-    // Earlier lines are still unwritten: keep the order, write them all at the next retry.
-    auto& u = it->second;
-    unsaved_log_bytes_ += TextBytes(logs);
-    u.logs.insert(u.logs.end(), logs.begin(), logs.end());
-    u.points.insert(u.points.end(), points.begin(), points.end());
-    return ServiceUnavailableError("state not written yet: the store is failing");
-  }
-  absl::Status status = logs.empty() && points.empty()
-                            ? store_.PutTrainingJob(job)
-                            : store_.CommitTrainingJobProgress(job, logs, points);
-  if (!status.ok()) {
-    unsaved_log_bytes_ += TextBytes(logs);
-    unsaved_training_[key] = Unsaved{std::move(logs), std::move(points)};
-    OnStoreFailure(status);
-  }
-  return status;
-}
-
-absl::Status Orchestrator::Persist(const v1::TuningJobRecord& tuning) {
-  const std::string key = Key(tuning.describe().hyper_parameter_tuning_job_name());
-  absl::Status status = store_.PutTuningJob(tuning);
-  if (status.ok()) {
-    unsaved_tuning_.erase(key);  // the record is whole: nothing older is left to write
-  } else {
-    unsaved_tuning_.insert(key);
-    OnStoreFailure(status);
-  }
-  return status;
-}
-
-absl::Status Orchestrator::PersistNew(const v1::TuningJobRecord* tuning,
-                                      const std::vector<v1::TrainingJobRecord>& training) {
-  absl::Status status = tuning == nullptr  ? store_.PutTrainingJob(training.front())
-                        : training.empty() ? store_.PutTuningJob(*tuning)
-                                           : store_.CommitTuningStep(*tuning, training);
-  if (!status.ok()) OnStoreFailure(status);
-  return status;
-}
-
-void Orchestrator::OnStoreFailure(const absl::Status& status) {
-  if (!store_failing_ && options_.log) {
-    options_.log("the state store failed (" + std::string(status.message()) +
-                 "); amtd refuses changes and launches nothing until its writes succeed again");
-  }
-  store_failing_ = true;
-  if (!store_retry_timer_.armed()) {
-    store_retry_timer_.Arm(timers_, clock_.Now() + options_.store_retry_seconds,
-                           [this] { RetryUnsaved(); });
-  }
-}
-
-void Orchestrator::RetryUnsaved() {
-  store_retry_timer_ = ScopedTimer();  // this one has fired
-  for (auto it = unsaved_tuning_.begin(); it != unsaved_tuning_.end();) {
-    const auto& record = tuning_.at(*it);
-    if (!store_.PutTuningJob(record).ok()) break;
-    it = unsaved_tuning_.erase(it);
-  }
-  for (auto it = unsaved_training_.begin(); it != unsaved_training_.end();) {
-    const auto& record = training_.at(it->first);
-    if (!store_.CommitTrainingJobProgress(record, it->second.logs, it->second.points).ok()) break;
-    unsaved_log_bytes_ -= TextBytes(it->second.logs);
-    it = unsaved_training_.erase(it);
-  }
-  if (!unsaved_tuning_.empty() || !unsaved_training_.empty()) {
-    store_retry_timer_.Arm(timers_, clock_.Now() + options_.store_retry_seconds,
-                           [this] { RetryUnsaved(); });
-    return;
-  }
-  store_failing_ = false;
-  if (options_.log) options_.log("the state store accepts writes again; amtd carries on");
+void Orchestrator::OnStoreRecovered(const DurableState::HeldLinks& held) {
   workers_.AckApplied();
   // Held-back reports wait on their workers: a new connection replays them in order. Until its
   // disconnect arrives, a dropped connection's reports still in flight are held back too.
-  for (const auto& [link, worker_id] : held_links_) workers_.Drop(worker_id, link);
+  for (const auto& [link, worker_id] : held) workers_.Drop(worker_id, link);
   Schedule();
   Notify("", "");
-}
-
-absl::Status Orchestrator::CheckWritable() const {
-  if (!store_failing_) return absl::OkStatus();
-  return ServiceUnavailableError(
-      "amtd cannot write its state store at the moment (see amtd's log); the request was not "
-      "accepted. Try again once the store accepts writes.");
 }
 
 // ---------------------------------------------------------------- restart
@@ -298,7 +217,7 @@ absl::Status Orchestrator::Load() {
 
 absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTuningJob(
     const v1::CreateHyperParameterTuningJobRequest& request) {
-  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(state_.CheckWritable());
   const std::string& name = request.hyper_parameter_tuning_job_name();
   if (FindTuning(name) != nullptr) {
     return ResourceInUseError("A hyperparameter tuning job with the name, " + name +
@@ -318,7 +237,7 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTu
   }
   const std::string key = Key(name);
   if (auto status = EnsureStrategy(t); !status.ok()) {
-    tuning_rt_.erase(key);
+    rt_->tunings.erase(key);
     return status;
   }
   if (config.resource_limits().has_max_number_of_training_jobs()) {
@@ -329,12 +248,12 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobResponse> Orchestrator::CreateTu
     for (const auto& c : capacity) max += *c;
     t.set_max_jobs(static_cast<int>(max));
   } else {
-    tuning_rt_.erase(key);
+    rt_->tunings.erase(key);
     return ValidationError("ResourceLimits.MaxNumberOfTrainingJobs is required for the " +
                            config.strategy() + " strategy.");
   }
-  if (auto status = PersistNew(&t, {}); !status.ok()) {
-    tuning_rt_.erase(key);
+  if (auto status = state_.PersistNew(&t, {}); !status.ok()) {
+    rt_->tunings.erase(key);
     return status;
   }
   tuning_order_.push_back(key);
@@ -417,7 +336,7 @@ absl::Status Orchestrator::StopTuningJob(const std::string& name) {
     return ValidationError("The request was rejected because the tuning job is in status " +
                            status + ".");
   }
-  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(state_.CheckWritable());
   MarkTuningStopping(*t, clock_.Now());
   absl::Status saved = Persist(*t);
   // A copy: stopping a job may end it and launch another, which changes JobsOf.
@@ -437,7 +356,7 @@ absl::Status Orchestrator::StopTuningJob(const std::string& name) {
 
 absl::StatusOr<v1::CreateTrainingJobResponse> Orchestrator::CreateTrainingJob(
     const v1::CreateTrainingJobRequest& request) {
-  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(state_.CheckWritable());
   const std::string& name = request.training_job_name();
   if (const auto* existing = FindTraining(name)) {
     return ResourceInUseError(
@@ -447,7 +366,7 @@ absl::StatusOr<v1::CreateTrainingJobResponse> Orchestrator::CreateTrainingJob(
   }
   const RecordOptions record{options_.arn, options_.spot.discount};
   v1::TrainingJobRecord job = NewTrainingJobRecord(request, record, clock_.Now());
-  RETURN_IF_ERROR(PersistNew(nullptr, {job}));
+  RETURN_IF_ERROR(state_.PersistNew(nullptr, {job}));
   const std::string key = Key(name);
   training_order_.push_back(key);
   auto& stored = training_.emplace(key, std::move(job)).first->second;
@@ -485,131 +404,11 @@ absl::Status Orchestrator::StopTrainingJob(const std::string& name) {
     return ValidationError("The request was rejected because the training job is in status " +
                            status + ".");
   }
-  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(state_.CheckWritable());
   absl::Status saved = StopRunningJob(*job, StopCause::kUser);
   Schedule();
   Notify(job->tuning_job_name(), name);
   return saved;
-}
-
-TagList* Orchestrator::TagsOfArn(const std::string& arn, std::function<absl::Status()>* persist) {
-  const TaggedResource resource = ResourceOfArn(arn);
-  if (resource.kind == TaggedResource::Kind::kTrainingJob) {
-    auto* job = FindTraining(resource.name);
-    if (job == nullptr || Key(job->describe().training_job_arn()) != Key(arn)) return nullptr;
-    *persist = [this, job] { return Persist(*job); };
-    return job->mutable_describe()->mutable_tags();
-  }
-  if (resource.kind == TaggedResource::Kind::kTuningJob) {
-    auto* tuning = FindTuning(resource.name);
-    if (tuning == nullptr || Key(tuning->describe().hyper_parameter_tuning_job_arn()) != Key(arn)) {
-      return nullptr;
-    }
-    *persist = [this, tuning] { return Persist(*tuning); };
-    return tuning->mutable_describe()->mutable_tags();
-  }
-  return nullptr;
-}
-
-absl::StatusOr<v1::AddTagsResponse> Orchestrator::AddTags(const v1::AddTagsRequest& request) {
-  std::function<absl::Status()> persist;
-  TagList* tags = TagsOfArn(request.resource_arn(), &persist);
-  if (tags == nullptr) return TrainingJobNotFound();
-  RETURN_IF_ERROR(CheckWritable());
-  RETURN_IF_ERROR(core::AddTags(*tags, request.tags()));
-  RETURN_IF_ERROR(persist());
-  v1::AddTagsResponse out;
-  *out.mutable_tags() = request.tags();
-  return out;
-}
-
-absl::StatusOr<v1::ListTagsResponse> Orchestrator::ListTags(const v1::ListTagsRequest& request) {
-  std::function<absl::Status()> persist;
-  const TagList* tags = TagsOfArn(request.resource_arn(), &persist);
-  if (tags == nullptr) return TrainingJobNotFound();
-  v1::ListTagsResponse out;  // at most 50 tags and MaxResults >= 50: one page
-  *out.mutable_tags() = *tags;
-  return out;
-}
-
-absl::Status Orchestrator::DeleteTags(const v1::DeleteTagsRequest& request) {
-  std::function<absl::Status()> persist;
-  TagList* tags = TagsOfArn(request.resource_arn(), &persist);
-  if (tags == nullptr) return TrainingJobNotFound();
-  RETURN_IF_ERROR(CheckWritable());
-  core::DeleteTags(*tags, request.tag_keys());
-  return persist();
-}
-
-absl::StatusOr<v1::ExplainTrainingJobResponse> Orchestrator::ExplainTrainingJob(
-    const std::string& name) {
-  const auto* job = FindTraining(name);
-  if (job == nullptr) return TrainingJobNotFound();
-  v1::ExplainTrainingJobResponse out;
-  out.set_training_job_name(job->describe().training_job_name());
-  EarlyStoppingMode mode = EarlyStoppingMode::kOff;
-  if (const auto* t = FindTuning(job->tuning_job_name())) {
-    out.set_tuning_job_name(t->describe().hyper_parameter_tuning_job_name());
-    mode = EarlyStoppingModeOf(*t);
-  }
-  out.set_early_stopping(std::string(EarlyStoppingModeName(mode)));
-  *out.mutable_decisions() = job->decisions();
-  *out.mutable_objective_values() = job->objective_history();
-  return out;
-}
-
-absl::StatusOr<v1::ExplainHyperParameterTuningJobResponse>
-Orchestrator::ExplainHyperParameterTuningJob(const std::string& name) {
-  const auto* tuning = FindTuning(name);
-  if (tuning == nullptr) return TuningJobNotFound(name);
-  const EarlyStoppingMode mode = EarlyStoppingModeOf(*tuning);
-  const auto& describe = tuning->describe();
-  // The first definition's objective: a multi-algorithm tuning job's definitions each have one.
-  const auto& objective = validation::DefinitionAt(describe, 0).objective;
-  v1::ExplainHyperParameterTuningJobResponse out;
-  out.set_hyper_parameter_tuning_job_name(describe.hyper_parameter_tuning_job_name());
-  out.set_early_stopping(std::string(EarlyStoppingModeName(mode)));
-  out.set_objective_metric_name(objective.metric_name());
-  out.set_objective_type(objective.type());
-  const auto& jobs = JobsOf(*tuning);
-  for (const auto* job : jobs) {
-    v1::TrainingJobCurve& curve = *out.add_training_jobs();
-    curve.set_training_job_name(job->describe().training_job_name());
-    curve.set_training_job_status(job->describe().training_job_status());
-    *curve.mutable_objective_values() = job->objective_history();
-    for (const v1::StoppingDecision& decision : job->decisions()) {
-      if (decision.stop() || (mode == EarlyStoppingMode::kHyperband && decision.has_threshold())) {
-        *curve.add_decisions() = decision;
-      }
-    }
-  }
-  for (auto& point : MedianReferenceOf(*tuning, jobs, options_.early_stopping)) {
-    *out.add_median_reference() = std::move(point);
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<store::LogEntry>> Orchestrator::ReadLogs(const std::string& name,
-                                                                    int64_t from, int limit,
-                                                                    const std::string* host) {
-  const auto* job = FindTraining(name);
-  if (job == nullptr) return TrainingJobNotFound();
-  if (host != nullptr) {
-    return store_.ReadHostLogs(job->describe().training_job_name(), *host, from, limit);
-  }
-  return store_.ReadLogs(job->describe().training_job_name(), from, limit);
-}
-
-absl::StatusOr<std::vector<v1::MetricPoint>> Orchestrator::ReadMetrics(const std::string& name) {
-  const auto* job = FindTraining(name);
-  if (job == nullptr) return TrainingJobNotFound();
-  return store_.ReadMetrics(job->describe().training_job_name());
-}
-
-absl::StatusOr<int64_t> Orchestrator::LogLength(const std::string& name) {
-  const auto* job = FindTraining(name);
-  if (job == nullptr) return TrainingJobNotFound();
-  return job->next_log_sequence();
 }
 
 }  // namespace amt::core

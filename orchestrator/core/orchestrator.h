@@ -9,14 +9,20 @@
 // worker streams post onto that loop and never touch this object directly; that is what lets
 // this class hold no locks.
 //
-// Persistence: every state change is written to the Store before the method that made it
-// returns, so a reply sent after it acknowledges durable state. When a write fails, the request
-// that made it is answered with the store's error (InternalFailure), the change is kept in memory
-// and written again every store_retry_seconds, and until every change is written amtd is
-// degraded: it launches nothing and refuses every mutating request with ServiceUnavailable (reads
-// are served). A new record (CreateHyperParameterTuningJob, CreateTrainingJob, a tuning job's
-// launch) is kept only once written. Worker reports are facts: applied in memory even when they
-// cannot be written yet.
+// Persistence (durable_state.h): every state change is written to the Store before the method
+// that made it returns, so a reply sent after it acknowledges durable state. When a write fails,
+// the request that made it is answered with the store's error (InternalFailure), the change is
+// kept in memory and written again every store_retry_seconds, and until every change is written
+// amtd is degraded: it launches nothing and refuses every mutating request with
+// ServiceUnavailable (reads are served). A new record (CreateHyperParameterTuningJob,
+// CreateTrainingJob, a tuning job's launch) is kept only once written. Worker reports are facts:
+// applied in memory even when they cannot be written yet.
+//
+// Files: orchestrator.cc (lookups, restart, the tuning and training job API),
+// orchestrator_jobs.cc (scheduling, launches, stops, timers, the end of jobs),
+// orchestrator_workers.cc (worker connections and reports), orchestrator_changes.cc (deletes,
+// updates, tags), orchestrator_reads.cc (explanations, logs, metrics); the per-job runtime state
+// they share is in orchestrator_runtime.h.
 #ifndef AMT_ORCHESTRATOR_CORE_ORCHESTRATOR_H_
 #define AMT_ORCHESTRATOR_CORE_ORCHESTRATOR_H_
 
@@ -26,7 +32,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -36,8 +41,10 @@
 #include "amt/v1/worker.pb.h"
 #include "common/arn.h"
 #include "common/clock.h"
+#include "orchestrator/core/durable_state.h"
 #include "orchestrator/core/early_stopping.h"
 #include "orchestrator/core/launch_plan.h"
+#include "orchestrator/core/log_ingest.h"
 #include "orchestrator/core/provisioner.h"
 #include "orchestrator/core/tags.h"
 #include "orchestrator/core/timers.h"
@@ -51,6 +58,12 @@
 #include "orchestrator/store/store.h"
 
 namespace amt::core {
+
+// The loop's per-job state besides the records (parsers, strategies, timers):
+// orchestrator_runtime.h.
+struct JobRuntime;
+struct TuningRuntime;
+struct Runtimes;
 
 struct OrchestratorOptions {
   ArnContext arn;
@@ -182,11 +195,7 @@ class Orchestrator {
   // applied (a worker reports only on what it was given).
   // `parsed`, when given for a LogBatch, holds its lines' metric values, parsed off the loop
   // with a copy of the job's parser (MetricParserOf); they are used when that parser is still
-  // the job's and there is one entry per line, else the lines are parsed here.
-  struct ParsedLogs {
-    metrics::MetricParser parser;
-    std::vector<std::vector<metrics::MetricValue>> values;  // line i's values: values[i]
-  };
+  // the job's and there is one entry per line, else the lines are parsed here (log_ingest.h).
   void OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
                       const v1::WorkerMessage& report, const ParsedLogs* parsed = nullptr);
   // A copy of training job `name`'s compiled MetricDefinitions (cheap: the patterns are shared;
@@ -205,38 +214,10 @@ class Orchestrator {
   void OnJobStarted(const v1::JobStarted& started);
   void OnLogs(const v1::LogBatch& batch, const ParsedLogs* parsed);
   void OnJobExited(const v1::JobExited& exited);
-  // Whether `report` waits on its worker instead of being applied: the store fails and the
-  // unsaved log lines have reached max_unsaved_log_bytes, or an earlier report of `link` waits
-  // (the order of a connection's reports is kept). Its connection is dropped when the store
-  // recovers, and the worker replays what it has no Ack for.
-  bool HoldBack(const std::string& worker_id, const WorkerLink* link,
-                const v1::WorkerMessage& report);
   // Whether `report` names the current attempt of a training job that does not run on
   // `worker_id` (logged unless the job has ended); a report on an unknown job or an earlier
   // attempt is not refused: it is ignored where it is applied.
   bool ForeignReport(const std::string& worker_id, const v1::WorkerMessage& report);
-
-  // What the loop keeps per training job besides its record. Its timers are cancelled with it.
-  struct JobRuntime {
-    std::optional<metrics::MetricParser> parser;
-    std::string objective_metric;  // tuning objective MetricName, empty for standalone jobs
-    ScopedTimer runtime_timer;     // StoppingCondition.MaxRuntimeInSeconds
-    ScopedTimer lost_timer;        // its worker is gone
-    ScopedTimer spot_timer;        // the current attempt's Spot interruption
-    ScopedTimer max_wait_timer;    // StoppingCondition.MaxWaitTimeInSeconds
-  };
-  struct TuningRuntime {
-    // One per training-job definition, each over its definition's ranges.
-    std::vector<std::unique_ptr<search::Strategy>> strategies;
-    // Its ended leading training jobs, tallied once (tuning_job.h).
-    SettledJobs settled;
-    ScopedTimer runtime_timer;  // ResourceLimits.MaxRuntimeInSeconds
-  };
-  // Log lines and metric points not yet written, per training job (persistence).
-  struct Unsaved {
-    std::vector<store::LogEntry> logs;
-    std::vector<v1::MetricPoint> points;
-  };
 
   v1::TrainingJobRecord* FindTraining(const std::string& name);
   // The tag list of the job `arn` names, and a way to save that job; nullptr when none.
@@ -249,19 +230,15 @@ class Orchestrator {
       const v1::HyperParameterTuningJobWarmStartConfig& config) const;
   std::vector<search::PriorObservation> PriorObservations(const v1::TuningJobRecord& tuning) const;
 
-  // The one persist path. Writes the record (with new log lines and metric points); on failure
-  // keeps it to write again, enters the degraded state and returns the store's error.
+  // The one persist path: state_ (durable_state.h).
   absl::Status Persist(const v1::TrainingJobRecord& job, std::vector<store::LogEntry> logs = {},
-                       std::vector<v1::MetricPoint> points = {});
-  absl::Status Persist(const v1::TuningJobRecord& tuning);
-  // New records: written at once, or not kept (the caller drops them) and the error returned.
-  absl::Status PersistNew(const v1::TuningJobRecord* tuning,
-                          const std::vector<v1::TrainingJobRecord>& training);
-  void OnStoreFailure(const absl::Status& status);
-  // Writes what is unsaved; leaves the degraded state when all of it is written.
-  void RetryUnsaved();
-  // ServiceUnavailable while degraded, for the mutating requests.
-  absl::Status CheckWritable() const;
+                       std::vector<v1::MetricPoint> points = {}) {
+    return state_.Persist(job, std::move(logs), std::move(points));
+  }
+  absl::Status Persist(const v1::TuningJobRecord& tuning) { return state_.Persist(tuning); }
+  // The store accepts writes again: acknowledge what was applied, drop the connections whose
+  // reports were held back (their workers replay them), and carry on.
+  void OnStoreRecovered(const DurableState::HeldLinks& held);
   void Notify(const std::string& tuning_job, const std::string& training_job);
 
   // Scheduling.
@@ -293,12 +270,6 @@ class Orchestrator {
   // The attempt ended (`report`): the final status, then the tuning job's bookkeeping. The
   // caller notifies.
   void EndJob(v1::TrainingJobRecord& job, const ExitReport& report);
-  // The metrics of one log line (`values`, its parsed metric values): points, final values,
-  // objective history and, while no stop is decided (`stop_message` empty), early-stopping
-  // decisions; sets `stop_message` when early stopping decides to stop the job.
-  void ApplyMetrics(v1::TrainingJobRecord& job, const v1::LogRecord& line,
-                    const std::vector<metrics::MetricValue>& values, int64_t sequence,
-                    std::vector<v1::MetricPoint>& points, std::string& stop_message);
 
   // After a training job ends: tuning counters, best job, end of the tuning job.
   void OnTrainingJobEnded(v1::TrainingJobRecord& job);
@@ -330,19 +301,11 @@ class Orchestrator {
   std::map<uint64_t, Listener> listeners_;
   uint64_t next_listener_ = 1;
 
-  // Persistence: what is not written yet (keys), and whether the store is failing.
-  std::set<std::string> unsaved_tuning_;
-  std::map<std::string, Unsaved> unsaved_training_;
-  size_t unsaved_log_bytes_ = 0;  // the text of the log lines in unsaved_training_
-  // Connections whose reports are held back (HoldBack), with their worker ids, until they end.
-  std::map<const WorkerLink*, std::string> held_links_;
-  bool store_failing_ = false;
-  ScopedTimer store_retry_timer_;
+  DurableState state_;
 
   // Declared last, destroyed first: their timers are cancelled while everything they refer to
   // still exists.
-  std::map<std::string, JobRuntime> job_rt_;
-  std::map<std::string, TuningRuntime> tuning_rt_;
+  std::unique_ptr<Runtimes> rt_;
 };
 
 }  // namespace amt::core

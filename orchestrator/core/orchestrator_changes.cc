@@ -1,7 +1,7 @@
 // The Orchestrator's requests that remove or change what was created:
-// DeleteHyperParameterTuningJob, DeleteTrainingJob and UpdateTrainingJob. (Creating, describing,
-// listing and stopping are in orchestrator.cc.) Each is written to the store before it is
-// acknowledged; a failed write changes nothing.
+// DeleteHyperParameterTuningJob, DeleteTrainingJob, UpdateTrainingJob and the tag operations.
+// (Creating, describing, listing and stopping are in orchestrator.cc.) Each is written to the
+// store before it is acknowledged; a failed write changes nothing.
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
@@ -9,6 +9,8 @@
 #include "common/status_macros.h"
 #include "orchestrator/core/job_builder.h"
 #include "orchestrator/core/orchestrator.h"
+#include "orchestrator/core/orchestrator_runtime.h"
+#include "orchestrator/core/tags.h"
 
 namespace amt::core {
 namespace {
@@ -48,7 +50,7 @@ absl::Status Orchestrator::DeleteTuningJob(const std::string& name) {
       }
     }
   }
-  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(state_.CheckWritable());
   // Its training jobs stay (SageMaker deletes only the tuning job's entry), no longer linked to
   // it: a new tuning job of the same name starts without them.
   std::vector<v1::TrainingJobRecord> unlinked;
@@ -57,7 +59,7 @@ absl::Status Orchestrator::DeleteTuningJob(const std::string& name) {
     unlinked.back().clear_tuning_job_name();
   }
   if (auto status = store_.DeleteTuningJob(stored_name, unlinked); !status.ok()) {
-    if (status.code() != absl::StatusCode::kNotFound) OnStoreFailure(status);
+    if (status.code() != absl::StatusCode::kNotFound) state_.OnStoreFailure(status);
     return status;
   }
   for (auto& job : unlinked) {
@@ -66,8 +68,8 @@ absl::Status Orchestrator::DeleteTuningJob(const std::string& name) {
   const std::string key = Key(stored_name);
   const std::string notified = stored_name;
   tuning_children_.erase(key);
-  tuning_rt_.erase(key);
-  unsaved_tuning_.erase(key);
+  rt_->tunings.erase(key);
+  state_.ForgetTuning(key);
   std::erase(tuning_order_, key);
   tuning_.erase(key);
   Notify(notified, "");
@@ -93,9 +95,9 @@ absl::Status Orchestrator::DeleteTrainingJob(const std::string& name) {
                               t->describe().hyper_parameter_tuning_job_name() +
                               "; it can be deleted once that one has ended.");
   }
-  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(state_.CheckWritable());
   if (auto status = store_.DeleteTrainingJob(stored_name); !status.ok()) {
-    if (status.code() != absl::StatusCode::kNotFound) OnStoreFailure(status);
+    if (status.code() != absl::StatusCode::kNotFound) state_.OnStoreFailure(status);
     return status;
   }
   const std::string key = Key(stored_name);
@@ -104,12 +106,12 @@ absl::Status Orchestrator::DeleteTrainingJob(const std::string& name) {
       std::erase(it->second, job);
     }
     // Its tuning job's tally of ended jobs counted this one: start it over.
-    if (auto it = tuning_rt_.find(Key(tuning_name)); it != tuning_rt_.end()) {
+    if (auto it = rt_->tunings.find(Key(tuning_name)); it != rt_->tunings.end()) {
       it->second.settled = SettledJobs();
     }
   }
-  job_rt_.erase(key);
-  unsaved_training_.erase(key);
+  rt_->jobs.erase(key);
+  state_.ForgetTraining(key);
   std::erase(training_order_, key);
   training_.erase(key);
   Notify(tuning_name, stored_name);
@@ -120,15 +122,66 @@ absl::StatusOr<v1::UpdateTrainingJobResponse> Orchestrator::UpdateTrainingJob(
     const v1::UpdateTrainingJobRequest& request) {
   auto* job = FindTraining(request.training_job_name());
   if (job == nullptr) return NoSuchTrainingJob();
-  RETURN_IF_ERROR(CheckWritable());
+  RETURN_IF_ERROR(state_.CheckWritable());
   v1::TrainingJobRecord updated = *job;
   RETURN_IF_ERROR(ApplyTrainingJobUpdate(updated, request, clock_.Now()));
-  RETURN_IF_ERROR(PersistNew(nullptr, {updated}));
+  RETURN_IF_ERROR(state_.PersistNew(nullptr, {updated}));
   *job = std::move(updated);
   Notify(job->tuning_job_name(), job->describe().training_job_name());
   v1::UpdateTrainingJobResponse response;
   response.set_training_job_arn(job->describe().training_job_arn());
   return response;
+}
+
+// ---------------------------------------------------------------- tags
+
+TagList* Orchestrator::TagsOfArn(const std::string& arn, std::function<absl::Status()>* persist) {
+  const TaggedResource resource = ResourceOfArn(arn);
+  if (resource.kind == TaggedResource::Kind::kTrainingJob) {
+    auto* job = FindTraining(resource.name);
+    if (job == nullptr || Key(job->describe().training_job_arn()) != Key(arn)) return nullptr;
+    *persist = [this, job] { return Persist(*job); };
+    return job->mutable_describe()->mutable_tags();
+  }
+  if (resource.kind == TaggedResource::Kind::kTuningJob) {
+    auto* tuning = FindTuning(resource.name);
+    if (tuning == nullptr || Key(tuning->describe().hyper_parameter_tuning_job_arn()) != Key(arn)) {
+      return nullptr;
+    }
+    *persist = [this, tuning] { return Persist(*tuning); };
+    return tuning->mutable_describe()->mutable_tags();
+  }
+  return nullptr;
+}
+
+absl::StatusOr<v1::AddTagsResponse> Orchestrator::AddTags(const v1::AddTagsRequest& request) {
+  std::function<absl::Status()> persist;
+  TagList* tags = TagsOfArn(request.resource_arn(), &persist);
+  if (tags == nullptr) return TrainingJobNotFound();
+  RETURN_IF_ERROR(state_.CheckWritable());
+  RETURN_IF_ERROR(core::AddTags(*tags, request.tags()));
+  RETURN_IF_ERROR(persist());
+  v1::AddTagsResponse out;
+  *out.mutable_tags() = request.tags();
+  return out;
+}
+
+absl::StatusOr<v1::ListTagsResponse> Orchestrator::ListTags(const v1::ListTagsRequest& request) {
+  std::function<absl::Status()> persist;
+  const TagList* tags = TagsOfArn(request.resource_arn(), &persist);
+  if (tags == nullptr) return TrainingJobNotFound();
+  v1::ListTagsResponse out;  // at most 50 tags and MaxResults >= 50: one page
+  *out.mutable_tags() = *tags;
+  return out;
+}
+
+absl::Status Orchestrator::DeleteTags(const v1::DeleteTagsRequest& request) {
+  std::function<absl::Status()> persist;
+  TagList* tags = TagsOfArn(request.resource_arn(), &persist);
+  if (tags == nullptr) return TrainingJobNotFound();
+  RETURN_IF_ERROR(state_.CheckWritable());
+  core::DeleteTags(*tags, request.tag_keys());
+  return persist();
 }
 
 }  // namespace amt::core

@@ -1,6 +1,6 @@
 // The Orchestrator's work after a request is accepted: scheduling and launching attempts, the
-// timers of every job, worker reports, and the end of training and tuning jobs. (Requests,
-// lookups and persistence are in orchestrator.cc.)
+// timers of every job, and the end of training and tuning jobs. (Requests and lookups are in
+// orchestrator.cc, worker connections and reports in orchestrator_workers.cc.)
 #include <algorithm>
 #include <iterator>
 
@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "orchestrator/core/job_builder.h"
 #include "orchestrator/core/orchestrator.h"
+#include "orchestrator/core/orchestrator_runtime.h"
 #include "orchestrator/validation/definitions.h"
 
 namespace amt::core {
@@ -36,11 +37,6 @@ search::History HistoryOf(const v1::TuningJobRecord& tuning,
   return history;
 }
 
-// Worker slots a training job takes: one per instance.
-int Instances(const v1::TrainingJobRecord& job) {
-  return std::max(1, job.describe().resource_config().instance_count());
-}
-
 // The slots the next trial of `tuning` may need: its definitions' largest InstanceCount.
 int MostInstances(const v1::TuningJobRecord& tuning) {
   int most = 1;
@@ -57,7 +53,7 @@ int MostInstances(const v1::TuningJobRecord& tuning) {
 // ---------------------------------------------------------------- scheduling
 
 void Orchestrator::Schedule() {
-  if (store_failing_) return;  // nothing new while state cannot be written
+  if (state_.failing()) return;  // nothing new while state cannot be written
   // Jobs already accepted come first: standalone CreateTrainingJob requests and tuning trials
   // that were created but not placed (after a restart), oldest first.
   // In order, but a job of more instances than any connected worker has slots waits without
@@ -68,7 +64,7 @@ void Orchestrator::Schedule() {
       waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pos));
       continue;
     }
-    const int needed = Instances(it->second);
+    const int needed = SlotsOf(it->second);
     if (provisioner_ == nullptr && needed > workers_.MaxSlots()) {
       ++pos;
       continue;
@@ -162,7 +158,7 @@ absl::Status Orchestrator::LaunchNextTrial(v1::TuningJobRecord& tuning,
   jobs.push_back(&job);
   // The counters count the new job (InProgress, Pending).
   RecomputeTuningView(next, jobs, &TuningRt(tuning).settled);
-  RETURN_IF_ERROR(PersistNew(&next, {job}));
+  RETURN_IF_ERROR(state_.PersistNew(&next, {job}));
   tuning = std::move(next);
   const std::string key = Key(job.describe().training_job_name());
   training_order_.push_back(key);
@@ -188,7 +184,7 @@ void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_
   }
   job.set_worker_id(worker_id);
   MarkLaunching(job, now);
-  workers_.Assign(worker_id, Key(job.describe().training_job_name()), Instances(job));
+  workers_.Assign(worker_id, Key(job.describe().training_job_name()), SlotsOf(job));
   const auto& sc = job.describe().stopping_condition();
   const double max_runtime =
       sc.has_max_runtime_in_seconds() ? sc.max_runtime_in_seconds() : kDefaultMaxRuntimeSeconds;
@@ -367,7 +363,7 @@ void Orchestrator::EndJob(v1::TrainingJobRecord& job, const ExitReport& report) 
 void Orchestrator::OnTrainingJobEnded(v1::TrainingJobRecord& job) {
   // Its metric parser (the compiled MetricDefinitions) has nothing more to read: freed, so memory
   // does not grow with the number of finished jobs. (Rt compiles it again if ever needed.)
-  if (auto it = job_rt_.find(Key(job.describe().training_job_name())); it != job_rt_.end()) {
+  if (auto it = rt_->jobs.find(Key(job.describe().training_job_name())); it != rt_->jobs.end()) {
     it->second.parser.reset();
   }
   auto* t = FindTuning(job.tuning_job_name());
@@ -405,338 +401,6 @@ void Orchestrator::EndTuningIfDone(v1::TuningJobRecord& tuning) {
   TuningRt(tuning).runtime_timer.Cancel();
   (void)Persist(tuning);
   Notify(tuning.describe().hyper_parameter_tuning_job_name(), "");
-}
-
-// ---------------------------------------------------------------- worker events
-
-absl::Status Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
-                                             std::shared_ptr<WorkerLink> link) {
-  const std::string& worker_id = hello.worker_id();
-  if (const WorkerLink* current = workers_.LinkOf(worker_id);
-      current != nullptr && current != link.get() && !current->Provisional()) {
-    if (hello.instance_id().empty() || hello.instance_id() != workers_.InstanceOf(worker_id)) {
-      const std::string why =
-          "worker id \"" + worker_id +
-          "\" is already connected from another amt-worker process; give each worker its own "
-          "--worker-id (a restarted worker is taken once amtd sees its old connection end)";
-      if (options_.log)
-        options_.log("refused a worker's Hello (host " + hello.host() + "): " + why);
-      return absl::AlreadyExistsError(why);
-    }
-    // The same process again (its old stream broke on its side first): that stream goes.
-    workers_.Drop(worker_id, current);
-  }
-  workers_.Connect(worker_id, hello.slots(), std::move(link), hello.one_shot(),
-                   hello.instance_id());
-  std::set<std::string> reported;
-  for (const auto& ref : hello.running()) {
-    auto* job = FindTraining(ref.training_job_name());
-    if (job == nullptr || IsTerminal(*job) || job->attempt() != ref.attempt()) continue;
-    const std::string key = Key(ref.training_job_name());
-    reported.insert(key);
-    workers_.Assign(worker_id, key, Instances(*job));
-    job->set_worker_id(worker_id);
-    Rt(*job).lost_timer.Cancel();
-    // The StopJob may have been lost with the old connection (or with amtd): sent again.
-    if (job->describe().training_job_status() == kStopping) SendStop(*job);
-  }
-  // Jobs this worker had before that it no longer runs ended while nobody listened.
-  for (const auto& key : training_order_) {
-    auto& job = training_.at(key);
-    if (IsTerminal(job) || job.worker_id() != worker_id || reported.count(key) > 0) continue;
-    if (!job.attempt_started() && job.describe().training_job_status() == kInProgress) {
-      // Its StartJob never reached the worker (lost with the connection, or amtd died right
-      // after saving the launch): nothing ran, so it is launched again, not failed.
-      DetachFromWorker(job);
-      job.set_worker_id("");
-      (void)Persist(job);
-      waiting_.push_front(key);
-      continue;
-    }
-    if (RetryInPlace(job, "the worker restarted and no longer runs it")) continue;
-    ExitReport report;
-    report.internal_error = job.describe().training_job_status() != kStopping;
-    report.failure_reason = "The worker restarted and no longer runs this training job.";
-    EndJob(job, report);
-  }
-  Schedule();
-  Notify("", "");
-  return absl::OkStatus();
-}
-
-void Orchestrator::OnProvisionedWorkerEnded(const std::string& worker_id, const WorkerLink* link,
-                                            const std::string& training_job_name, int attempt,
-                                            const ProvisionedEnd& end) {
-  // Still provisional (the worker never connected): it is gone. A worker that did connect
-  // leaves through OnWorkerDisconnected instead, with its own link.
-  const bool never_connected = workers_.Disconnect(worker_id, link).has_value();
-  auto* job = FindTraining(training_job_name);
-  if (job == nullptr || IsTerminal(*job) || job->attempt() != attempt ||
-      job->worker_id() != worker_id) {
-    Schedule();
-    return;
-  }
-  if (!never_connected && workers_.Runs(worker_id, Key(training_job_name))) {
-    return;  // its worker is connected and will report the exit itself
-  }
-  const std::string name = job->describe().training_job_name();
-  const bool stopping = job->describe().training_job_status() == kStopping;
-  if (end.kind == ProvisionedEnd::Kind::kCancelled && (stopping || job->interrupted())) {
-    // amtd cancelled it (a stop, or a spot interruption): as if the worker had stopped it.
-    v1::JobExited exited;
-    exited.set_training_job_name(name);
-    exited.set_attempt(attempt);
-    exited.set_signal(15);
-    exited.set_stop_requested(true);
-    OnJobExited(exited);
-    return;
-  }
-  if (end.kind == ProvisionedEnd::Kind::kRetryable) {
-    if (RetryInPlace(*job, end.message)) {
-      Schedule();
-      Notify(job->tuning_job_name(), name);
-      return;
-    }
-  }
-  ExitReport report;
-  report.failure_reason = end.message;
-  switch (end.kind) {
-    case ProvisionedEnd::Kind::kRefused:
-      report.launch_failed = true;
-      break;
-    case ProvisionedEnd::Kind::kRetryable:
-      report.internal_error = !stopping;
-      break;
-    case ProvisionedEnd::Kind::kOutOfMemory:
-      report.signal = 9;  // AlgorithmError, with Slurm's words
-      break;
-    case ProvisionedEnd::Kind::kCancelled:
-    case ProvisionedEnd::Kind::kFailed:
-      report.exit_code = 1;
-      break;
-  }
-  EndJob(*job, report);
-  Schedule();
-  Notify(job->tuning_job_name(), name);
-}
-
-void Orchestrator::OnWorkerDisconnected(const std::string& worker_id, const WorkerLink* link) {
-  held_links_.erase(link);
-  const auto jobs = workers_.Disconnect(worker_id, link);
-  if (!jobs.has_value()) return;
-  for (const auto& key : *jobs) {
-    if (auto j = training_.find(key); j != training_.end() && !IsTerminal(j->second)) {
-      ArmLostTimer(j->second);
-    }
-  }
-}
-
-void Orchestrator::OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
-                                  const v1::WorkerMessage& report, const ParsedLogs* parsed) {
-  if (HoldBack(worker_id, link, report)) return;
-  if (ForeignReport(worker_id, report)) {
-    // Acknowledged, so that a worker that really ran the attempt once does not replay it forever.
-    workers_.Applied(worker_id, link, report.seq());
-    if (!store_failing_) workers_.AckApplied();
-    return;
-  }
-  switch (report.body_case()) {
-    case v1::WorkerMessage::kStarted:
-      OnJobStarted(report.started());
-      break;
-    case v1::WorkerMessage::kLogs:
-      OnLogs(report.logs(), parsed);
-      break;
-    case v1::WorkerMessage::kExited:
-      OnJobExited(report.exited());
-      break;
-    default:
-      return;  // a Hello after the first message, or an empty one: nothing to acknowledge
-  }
-  workers_.Applied(worker_id, link, report.seq());
-  if (!store_failing_) workers_.AckApplied();
-}
-
-bool Orchestrator::ForeignReport(const std::string& worker_id, const v1::WorkerMessage& report) {
-  const std::string* name = nullptr;
-  int attempt = 0;
-  const char* kind = "";
-  switch (report.body_case()) {
-    case v1::WorkerMessage::kStarted:
-      name = &report.started().training_job_name();
-      attempt = report.started().attempt();
-      kind = "JobStarted";
-      break;
-    case v1::WorkerMessage::kLogs:
-      name = &report.logs().training_job_name();
-      attempt = report.logs().attempt();
-      kind = "LogBatch";
-      break;
-    case v1::WorkerMessage::kExited:
-      name = &report.exited().training_job_name();
-      attempt = report.exited().attempt();
-      kind = "JobExited";
-      break;
-    default:
-      return false;
-  }
-  const auto* job = FindTraining(*name);
-  if (job == nullptr || job->attempt() != attempt || job->worker_id() == worker_id) return false;
-  // An ended attempt has no worker: a late replay of its own worker is refused without a word.
-  if (options_.log && !IsTerminal(*job)) {
-    options_.log("refused a " + std::string(kind) + " report from worker \"" + worker_id +
-                 "\" for training job " + job->describe().training_job_name() + " (attempt " +
-                 std::to_string(attempt) + "), which " +
-                 (job->worker_id().empty() ? std::string("runs on no worker")
-                                           : "runs on worker \"" + job->worker_id() + "\""));
-  }
-  return true;
-}
-
-bool Orchestrator::HoldBack(const std::string& worker_id, const WorkerLink* link,
-                            const v1::WorkerMessage& report) {
-  if (held_links_.count(link) > 0) return true;
-  if (!store_failing_ || !report.has_logs() ||
-      unsaved_log_bytes_ < options_.max_unsaved_log_bytes) {
-    return false;
-  }
-  held_links_.emplace(link, worker_id);
-  if (options_.log) {
-    options_.log("the store still fails and " + std::to_string(unsaved_log_bytes_) +
-                 " bytes of log lines wait to be written (--max-unsaved-log-bytes): worker " +
-                 worker_id + "'s reports wait on the worker until the store accepts writes");
-  }
-  return true;
-}
-
-void Orchestrator::OnJobStarted(const v1::JobStarted& started) {
-  auto* job = FindTraining(started.training_job_name());
-  if (job == nullptr || job->attempt() != started.attempt() || IsTerminal(*job)) return;
-  if (job->attempt_started()) return;  // a replay
-  job->set_attempt_started(true);
-  const double now = clock_.Now();
-  if (job->describe().training_job_status() == kInProgress) {
-    MarkTraining(*job, now);
-    ArmSpotInterruption(*job);
-  } else if (!job->describe().has_training_start_time()) {
-    job->mutable_describe()->set_training_start_time(now);
-  }
-  (void)Persist(*job);
-  Notify(job->tuning_job_name(), job->describe().training_job_name());
-}
-
-std::optional<metrics::MetricParser> Orchestrator::MetricParserOf(
-    const std::string& training_job_name) {
-  const auto* job = FindTraining(training_job_name);
-  if (job == nullptr) return std::nullopt;
-  return Rt(*job).parser;
-}
-
-void Orchestrator::ApplyMetrics(v1::TrainingJobRecord& job, const v1::LogRecord& line,
-                                const std::vector<metrics::MetricValue>& values, int64_t sequence,
-                                std::vector<v1::MetricPoint>& points, std::string& stop_message) {
-  auto& rt = Rt(job);
-  auto* d = job.mutable_describe();
-  for (const auto& m : values) {
-    v1::MetricPoint& p = points.emplace_back();
-    p.set_metric_name(m.name);
-    p.set_value(m.value);
-    p.set_timestamp(line.timestamp());
-    p.set_log_sequence(sequence);
-    auto final_value = std::find_if(
-        d->mutable_final_metric_data_list()->begin(), d->mutable_final_metric_data_list()->end(),
-        [&](const v1::MetricData& f) { return f.metric_name() == m.name; });
-    v1::MetricData* f = final_value != d->mutable_final_metric_data_list()->end()
-                            ? &*final_value
-                            : d->add_final_metric_data_list();
-    f->set_metric_name(m.name);
-    f->set_value(static_cast<float>(m.value));
-    f->set_timestamp(line.timestamp());
-    if (rt.objective_metric.empty() || m.name != rt.objective_metric) continue;
-    job.set_objective(m.value);
-    job.set_objective_emissions(job.objective_emissions() + 1);
-    job.add_objective_history(m.value);
-    // Each emission is an epoch for early stopping; once a stop is decided the job is Stopping
-    // and later emissions are only recorded.
-    if (!stop_message.empty() || d->training_job_status() != kInProgress) continue;
-    const auto* t = FindTuning(job.tuning_job_name());
-    if (t == nullptr) continue;
-    auto decision = EvaluateEarlyStopping(job, *t, JobsOf(*t), options_.early_stopping);
-    if (!decision.has_value()) continue;
-    decision->set_timestamp(line.timestamp());
-    if (decision->stop()) stop_message = "Stopping the training job: " + decision->explanation();
-    *job.add_decisions() = std::move(*decision);
-  }
-}
-
-void Orchestrator::OnLogs(const v1::LogBatch& batch, const ParsedLogs* parsed) {
-  auto* job = FindTraining(batch.training_job_name());
-  if (job == nullptr || job->attempt() != batch.attempt()) return;
-  const metrics::MetricParser& parser = *Rt(*job).parser;
-  // Parsed off the loop by the same patterns: taken as they are (the loop's costliest work).
-  const bool pre_parsed = parsed != nullptr && parser.SameAs(parsed->parser) &&
-                          std::ssize(parsed->values) == batch.lines_size();
-  std::vector<store::LogEntry> logs;
-  std::vector<v1::MetricPoint> points;
-  logs.reserve(batch.lines_size());
-  std::string stop_message;  // set when early stopping decides to stop the job
-  // A replayed batch (the worker had no Ack for it) starts at or before lines already stored.
-  const int64_t skip = std::max<int64_t>(0, job->attempt_log_lines() - batch.first_line());
-  if (skip >= batch.lines_size()) return;
-  job->set_attempt_log_lines(batch.first_line() + batch.lines_size());
-  for (int i = static_cast<int>(skip); i < batch.lines_size(); ++i) {
-    const v1::LogRecord& line = batch.lines(i);
-    const int64_t seq = job->next_log_sequence();
-    job->set_next_log_sequence(seq + 1);
-    // A one-host job's worker leaves the host out: it is algo-1.
-    logs.push_back(
-        {seq, line.timestamp(), line.text(), line.host().empty() ? "algo-1" : line.host()});
-    std::vector<metrics::MetricValue> parsed_here;
-    if (!pre_parsed) parsed_here = parser.Parse(line.text());
-    ApplyMetrics(*job, line, pre_parsed ? parsed->values[i] : parsed_here, seq, points,
-                 stop_message);
-  }
-  (void)Persist(*job, std::move(logs), std::move(points));
-  if (!stop_message.empty()) {
-    (void)StopRunningJob(*job, StopCause::kEarlyStopping, stop_message);
-  }
-  Notify(job->tuning_job_name(), job->describe().training_job_name());
-}
-
-void Orchestrator::OnJobExited(const v1::JobExited& exited) {
-  auto* job = FindTraining(exited.training_job_name());
-  if (job == nullptr || job->attempt() != exited.attempt() || IsTerminal(*job)) return;
-  if (job->interrupted() && job->describe().training_job_status() == kInProgress) {
-    // A Spot interruption ended the attempt: back to Starting, relaunched when a slot is free;
-    // the worker copies the checkpoints back before the next attempt (spec §8).
-    DetachFromWorker(*job);
-    job->set_spot_interruptions(job->spot_interruptions() + 1);
-    MarkRestarting(*job, clock_.Now(), "Restarting the training job after a Spot interruption");
-    (void)Persist(*job);
-    waiting_.push_back(Key(job->describe().training_job_name()));
-  } else if (exited.worker_shutdown() && job->describe().training_job_status() == kInProgress) {
-    // The worker was shut down under the job (Slurm ended its allocation: a node failure,
-    // preemption, scancel; the machine stopping): the instance was lost, whatever the trainer
-    // did on its SIGTERM. Retried per RetryStrategy, else an InternalServerError.
-    if (!RetryInPlace(*job, "the worker running it was shut down")) {
-      ExitReport report;
-      report.internal_error = true;
-      report.failure_reason =
-          "The worker running this training job was shut down before the job ended.";
-      EndJob(*job, report);
-    }
-  } else {
-    ExitReport report;
-    report.exit_code = exited.exit_code();
-    report.signal = exited.signal();
-    report.failure_reason = exited.failure_reason();
-    report.launch_failed = exited.launch_failed();
-    report.model_uploaded = exited.model_uploaded();
-    report.upload_failure = exited.upload_failure();
-    EndJob(*job, report);
-  }
-  Schedule();
-  Notify(job->tuning_job_name(), job->describe().training_job_name());
 }
 
 }  // namespace amt::core

@@ -1,7 +1,9 @@
 #include "orchestrator/core/training_job.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "common/errors.h"
 #include "orchestrator/spot/spot.h"
 
 namespace amt::core {
@@ -258,5 +260,11 @@ void MarkExited(v1::TrainingJobRecord& job, const ExitReport& report, double now
   }
   SetFinalObjectiveStatus(job);
 }
+
+int SlotsOf(const v1::TrainingJobRecord& job) {
+  return std::max(1, job.describe().resource_config().instance_count());
+}
+
+absl::Status TrainingJobNotFound() { return ValidationError("Requested resource not found."); }
 
 }  // namespace amt::core

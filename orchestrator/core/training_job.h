@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "amt/v1/state.pb.h"
 
 namespace amt::core {
@@ -80,6 +81,13 @@ void MarkStoppedBeforeStart(v1::TrainingJobRecord& job, StopCause cause, double 
 // "AlgorithmError: " added unless it already starts with "AlgorithmError:" or "ClientError:"),
 // else "AlgorithmError: ..." describing the exit; cut to 1,024 characters.
 std::string FailureReasonFor(const ExitReport& report);
+
+// Worker slots a training job takes: one per instance (ResourceConfig.InstanceCount, at least 1).
+int SlotsOf(const v1::TrainingJobRecord& job);
+
+// ValidationException "Requested resource not found.": SageMaker's answer to a Describe of a
+// training job it does not have.
+absl::Status TrainingJobNotFound();
 
 }  // namespace amt::core
 

@@ -99,7 +99,7 @@ TEST_F(WorkerReportsTest, TakesMetricValuesParsedOffTheLoopWithTheJobsParser) {
   EXPECT_FALSE(orch_->MetricParserOf("nobody").has_value());
   // Values as the worker stream's thread parsed them: taken as given (the line says 0.5, the
   // values say 0.125, so which was used shows).
-  Orchestrator::ParsedLogs parsed{*parser, {{{"loss", 0.125}}}};
+  ParsedLogs parsed{*parser, {{{"loss", 0.125}}}};
   orch_->OnWorkerReport("w1", link_.get(), LogReport(2, 0, {"loss=0.5"}), &parsed);
   auto metrics = store_->ReadMetrics("solo");
   ASSERT_TRUE(metrics.ok());
@@ -110,9 +110,9 @@ TEST_F(WorkerReportsTest, TakesMetricValuesParsedOffTheLoopWithTheJobsParser) {
   auto other =
       metrics::MetricParser::Create(SoloJob().algorithm_specification().metric_definitions());
   ASSERT_TRUE(other.ok());
-  Orchestrator::ParsedLogs foreign{*other, {{{"loss", 9.0}}}};
+  ParsedLogs foreign{*other, {{{"loss", 9.0}}}};
   orch_->OnWorkerReport("w1", link_.get(), LogReport(3, 1, {"loss=0.25"}), &foreign);
-  Orchestrator::ParsedLogs short_of_lines{*parser, {}};
+  ParsedLogs short_of_lines{*parser, {}};
   orch_->OnWorkerReport("w1", link_.get(), LogReport(4, 2, {"loss=0.75"}), &short_of_lines);
   metrics = store_->ReadMetrics("solo");
   ASSERT_THAT(*metrics, SizeIs(3));

@@ -1,0 +1,140 @@
+#include "orchestrator/core/durable_state.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "common/errors.h"
+
+namespace amt::core {
+namespace {
+
+std::string Key(const std::string& name) { return absl::AsciiStrToLower(name); }
+
+size_t TextBytes(const std::vector<store::LogEntry>& logs) {
+  size_t bytes = 0;
+  for (const auto& entry : logs) bytes += entry.message.size();
+  return bytes;
+}
+
+}  // namespace
+
+DurableState::DurableState(DurableStateOptions options, store::Store& store, const Clock& clock,
+                           Timers& timers, Records records,
+                           std::function<void(const HeldLinks&)> on_recovered)
+    : options_(std::move(options)),
+      store_(store),
+      clock_(clock),
+      timers_(timers),
+      records_(std::move(records)),
+      on_recovered_(std::move(on_recovered)) {}
+
+absl::Status DurableState::Persist(const v1::TrainingJobRecord& job,
+                                   std::vector<store::LogEntry> logs,
+                                   std::vector<v1::MetricPoint> points) {
+  const std::string key = Key(job.describe().training_job_name());
+  if (auto it = unsaved_training_.find(key); it != unsaved_training_.end()) {
+    // Earlier lines are still unwritten: keep the order, write them all at the next retry.
+    auto& u = it->second;
+    unsaved_log_bytes_ += TextBytes(logs);
+    u.logs.insert(u.logs.end(), logs.begin(), logs.end());
+    u.points.insert(u.points.end(), points.begin(), points.end());
+    return ServiceUnavailableError("state not written yet: the store is failing");
+  }
+  absl::Status status = logs.empty() && points.empty()
+                            ? store_.PutTrainingJob(job)
+                            : store_.CommitTrainingJobProgress(job, logs, points);
+  if (!status.ok()) {
+    unsaved_log_bytes_ += TextBytes(logs);
+    unsaved_training_[key] = Unsaved{std::move(logs), std::move(points)};
+    OnStoreFailure(status);
+  }
+  return status;
+}
+
+absl::Status DurableState::Persist(const v1::TuningJobRecord& tuning) {
+  const std::string key = Key(tuning.describe().hyper_parameter_tuning_job_name());
+  absl::Status status = store_.PutTuningJob(tuning);
+  if (status.ok()) {
+    unsaved_tuning_.erase(key);  // the record is whole: nothing older is left to write
+  } else {
+    unsaved_tuning_.insert(key);
+    OnStoreFailure(status);
+  }
+  return status;
+}
+
+absl::Status DurableState::PersistNew(const v1::TuningJobRecord* tuning,
+                                      const std::vector<v1::TrainingJobRecord>& training) {
+  absl::Status status = tuning == nullptr  ? store_.PutTrainingJob(training.front())
+                        : training.empty() ? store_.PutTuningJob(*tuning)
+                                           : store_.CommitTuningStep(*tuning, training);
+  if (!status.ok()) OnStoreFailure(status);
+  return status;
+}
+
+void DurableState::OnStoreFailure(const absl::Status& status) {
+  if (!failing_ && options_.log) {
+    options_.log("the state store failed (" + std::string(status.message()) +
+                 "); amtd refuses changes and launches nothing until its writes succeed again");
+  }
+  failing_ = true;
+  if (!retry_timer_.armed()) ArmRetry();
+}
+
+void DurableState::ForgetTuning(const std::string& key) { unsaved_tuning_.erase(key); }
+
+void DurableState::ForgetTraining(const std::string& key) {
+  if (auto it = unsaved_training_.find(key); it != unsaved_training_.end()) {
+    unsaved_log_bytes_ -= TextBytes(it->second.logs);
+    unsaved_training_.erase(it);
+  }
+}
+
+void DurableState::ArmRetry() {
+  retry_timer_.Arm(timers_, clock_.Now() + options_.retry_seconds, [this] { RetryUnsaved(); });
+}
+
+void DurableState::RetryUnsaved() {
+  retry_timer_ = ScopedTimer();  // this one has fired
+  for (auto it = unsaved_tuning_.begin(); it != unsaved_tuning_.end();) {
+    if (!store_.PutTuningJob(records_.tuning(*it)).ok()) break;
+    it = unsaved_tuning_.erase(it);
+  }
+  for (auto it = unsaved_training_.begin(); it != unsaved_training_.end();) {
+    const auto& record = records_.training(it->first);
+    if (!store_.CommitTrainingJobProgress(record, it->second.logs, it->second.points).ok()) break;
+    unsaved_log_bytes_ -= TextBytes(it->second.logs);
+    it = unsaved_training_.erase(it);
+  }
+  if (!unsaved_tuning_.empty() || !unsaved_training_.empty()) {
+    ArmRetry();
+    return;
+  }
+  failing_ = false;
+  if (options_.log) options_.log("the state store accepts writes again; amtd carries on");
+  if (on_recovered_) on_recovered_(held_links_);
+}
+
+absl::Status DurableState::CheckWritable() const {
+  if (!failing_) return absl::OkStatus();
+  return ServiceUnavailableError(
+      "amtd cannot write its state store at the moment (see amtd's log); the request was not "
+      "accepted. Try again once the store accepts writes.");
+}
+
+bool DurableState::HoldBack(const std::string& worker_id, const WorkerLink* link,
+                            bool is_log_batch) {
+  if (held_links_.count(link) > 0) return true;
+  if (!failing_ || !is_log_batch || unsaved_log_bytes_ < options_.max_unsaved_log_bytes) {
+    return false;
+  }
+  held_links_.emplace(link, worker_id);
+  if (options_.log) {
+    options_.log("the store still fails and " + std::to_string(unsaved_log_bytes_) +
+                 " bytes of log lines wait to be written (--max-unsaved-log-bytes): worker " +
+                 worker_id + "'s reports wait on the worker until the store accepts writes");
+  }
+  return true;
+}
+
+}  // namespace amt::core
