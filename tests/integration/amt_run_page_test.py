@@ -11,11 +11,13 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import tempfile
 import unittest
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
 
 ARGS = None
 
@@ -32,14 +34,17 @@ class AmtRunPageTest(unittest.TestCase):
     def test_prints_the_page_serves_it_and_keeps_it_until_ctrl_c(self):
         with tempfile.TemporaryDirectory() as work:
             job_file = os.path.join(ARGS.source_dir, "examples", "auto-early-stopping.json")
-            amt = subprocess.Popen(
-                [os.path.join(ARGS.bin_dir, "amt"), "run", job_file, "--data-dir",
-                 os.path.join(work, "amt"), "--http-port", "0", "--keep-serving", "--quiet"],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            try:
+            # Its stdout read line by line as it comes (no sleeps), its stderr kept.
+            with amtd_harness.Process(
+                    [os.path.join(ARGS.bin_dir, "amt"), "run", job_file, "--data-dir",
+                     os.path.join(work, "amt"), "--http-port", "0", "--keep-serving", "--quiet"],
+                    quiet=True) as amt:
                 lines = []
                 page = None
-                for line in amt.stdout:  # blocks on the process's own output: no sleeps
+                while True:
+                    line = amt.next_line(timeout=240)
+                    if line is None:
+                        break
                     lines.append(line)
                     found = re.match(r"The page: (http://127\.0\.0\.1:\d+)/#/tuning-jobs/(\S+)$",
                                      line.strip())
@@ -47,7 +52,7 @@ class AmtRunPageTest(unittest.TestCase):
                         page, name = found.group(1), found.group(2)
                     if line.startswith("The page stays at "):
                         break
-                self.assertIsNotNone(page, "".join(lines))
+                self.assertIsNotNone(page, "".join(lines) + amt.stderr_text())
                 self.assertEqual(line.strip(), "The page stays at %s/ until Ctrl-C." % page)
 
                 request = urllib.request.Request(page + "/", headers={"Accept": "text/html"})
@@ -71,13 +76,9 @@ class AmtRunPageTest(unittest.TestCase):
                     self.assertTrue(job["Decisions"][-1]["Stop"], job)
                     self.assertIn(": stop", job["Decisions"][-1]["Explanation"])
 
-                amt.send_signal(signal.SIGINT)
-                out, err = amt.communicate(timeout=60)
-                self.assertEqual(amt.returncode, 0, "".join(lines) + out + err)
-            finally:
-                if amt.poll() is None:
-                    amt.kill()
-                    amt.wait()
+                code = amt.stop(signal.SIGINT, timeout=60)  # Ctrl-C; SIGKILL after 60 s
+                self.assertEqual(code, 0, "".join(lines) + amt.rest_of_stdout() +
+                                 amt.stderr_text())
 
 
 if __name__ == "__main__":

@@ -20,6 +20,9 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
+
 ARGS = None
 PYTHON = "/usr/bin/python3"
 
@@ -99,20 +102,13 @@ class ScriptModeJobFilesTest(unittest.TestCase):
         self.assertEqual(self.model_members("pytorch-spot"), ["model.pt"])
 
     def amt_logs(self, job):
-        daemon = subprocess.Popen(
-            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--http-port", "-1",
-             "--data-dir", self.data, "--no-local-worker"], stdout=subprocess.PIPE, text=True)
-        try:
-            line = daemon.stdout.readline()
-            endpoint = re.search(r"listening on (\S+) \(gRPC\)", line).group(1)
-            result = subprocess.run([os.path.join(ARGS.bin_dir, "amt"), "--endpoint", endpoint,
-                                     "logs", job], capture_output=True, text=True, timeout=60)
+        # An amtd of `amt run`'s data dir, for `amt logs`: gRPC only, no worker.
+        with amtd_harness.Amtd(ARGS.bin_dir, "--http-port", "-1", data_dir=self.data,
+                               local_worker=False) as daemon:
+            result = subprocess.run(daemon.amt_command("logs", job), capture_output=True,
+                                    text=True, timeout=60)
             self.assertEqual(result.returncode, 0, result.stderr)
             return result.stdout
-        finally:
-            daemon.terminate()
-            daemon.wait(timeout=60)
-            daemon.stdout.close()
 
     def uninterrupted_final_val_loss(self):
         """The same script with the same data and hyperparameters, run once straight through."""
