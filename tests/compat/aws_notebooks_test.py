@@ -71,6 +71,9 @@ import traceback
 import urllib.parse
 import zipfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
+
 SCRIPT = os.path.abspath(__file__)
 # The commit of amazon-sagemaker-examples scripts/fetch-aws-examples.sh checks out: the last one
 # with both notebooks in hyperparameter_tuning/ (the direct-marketing one was removed after it).
@@ -468,37 +471,8 @@ def run_cells(args):
 def start_amtd(args, data_dir):
     # As examples/README.md starts it: Debian's python3 for the framework images, and one slot
     # per CPU (amtd's default) unless --slots says otherwise.
-    process = subprocess.Popen(
-        [os.path.join(args.bin_dir, "amtd"), "--port", "0", "--data-dir", data_dir,
-         "--python", "/usr/bin/python3"] +
-        (["--slots", str(args.slots)] if args.slots else []),
-        stdout=subprocess.PIPE, text=True)
-    line = process.stdout.readline()
-    if "http://" not in line:
-        process.kill()
-        raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
-    threading.Thread(target=lambda: [None for _ in process.stdout], daemon=True).start()
-    return process, line[line.index("http://"):].split()[0]
-
-
-def amt_env(args, url, data_dir):
-    """The environment of a shell after `eval "$(amt env)"`, from this one less everything that
-    would reach AWS, amtd or the SDK otherwise."""
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("AWS_", "AMT_")) and k != "PYTHONPATH"
-             and k.lower() not in ("https_proxy", "http_proxy", "all_proxy", "no_proxy")}
-    script = 'eval "$(%s env --endpoint-url %s --data-dir %s)" && env -0' % (
-        shlex.quote(os.path.join(args.bin_dir, "amt")), shlex.quote(url),
-        shlex.quote(data_dir))
-    out = subprocess.run(["bash", "-c", script], env=clean, capture_output=True,
-                         check=True).stdout
-    env = dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
-    for name in ("AWS_ENDPOINT_URL", "HTTPS_PROXY", "AWS_CA_BUNDLE"):
-        if name not in env:
-            raise RuntimeError("amt env did not export %s" % name)
-    if args.proxy_only:
-        del env["AWS_ENDPOINT_URL"]
-    return env
+    return amtd_harness.Amtd(args.bin_dir, "--python", "/usr/bin/python3",
+                             slots=args.slots or None, data_dir=data_dir)
 
 
 def jobs_of(url):
@@ -542,9 +516,13 @@ def run_notebook(args, notebook, path):
     shutil.copytree(os.path.dirname(path), folder)
     data_dir = os.path.join(work, "data")
     result["stand_ins"] = [notebook.prepare(folder)] if notebook.prepare else []
-    amtd, url = start_amtd(args, data_dir)
+    amtd = None
     try:
-        env = amt_env(args, url, data_dir)
+        amtd = start_amtd(args, data_dir)
+        url = amtd.url
+        # The environment of a shell after `eval "$(amt env)"`, from this one less everything
+        # that would reach AWS, amtd or the SDK otherwise.
+        env = amtd.amt_env(endpoint_url=not args.proxy_only)
         report_path = os.path.join(work, "report.json")
         print("\n=== %s (%s) against amtd at %s, cwd %s" % (notebook.name, result["path"], url,
                                                            folder), flush=True)
@@ -571,11 +549,8 @@ def run_notebook(args, notebook, path):
                                                               error["error"]))
         result["tuning"], result["training"] = jobs_of(url)
     finally:
-        amtd.terminate()
-        try:
-            amtd.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            amtd.kill()
+        if amtd is not None:
+            amtd.close()
         if args.keep_work:
             print("[aws-notebooks] kept %s" % work)
         else:

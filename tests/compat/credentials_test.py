@@ -23,51 +23,27 @@ import botocore
 import botocore.config
 import botocore.exceptions
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
+
 ARGS = None
 AWS = "/usr/bin/aws"
 KEY, SECRET = "AKIDAMTLOCALTEST", "amt-local-test-secret/0123456789abcdef"
-
-
-class Amtd:
-    def __init__(self, work, *extra):
-        self.process = subprocess.Popen(
-            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
-             os.path.join(work, "data"), *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.first_line = self.process.stdout.readline()
-
-    def url(self):
-        line = self.first_line
-        if "http://" not in line:
-            raise RuntimeError("amtd did not print its HTTP endpoint: %r %s" % (
-                line, self.process.stderr.read()))
-        return line[line.index("http://"):].split()[0]
-
-    def grpc_endpoint(self):
-        # "amtd listening on HOST:PORT (gRPC), ..."
-        return self.first_line.split("listening on ")[1].split()[0]
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-        self.process.wait(timeout=60)
 
 
 class CredentialsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.work = tempfile.TemporaryDirectory()
+        cls.addClassCleanup(cls.work.cleanup)
         cls.credentials = os.path.join(cls.work.name, "credentials")
         with open(cls.credentials, "w") as f:
             f.write("[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n" % (
                 KEY, SECRET))
-        cls.amtd = Amtd(cls.work.name, "--credentials", cls.credentials, "--slots", "1")
-        cls.endpoint = cls.amtd.url()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.amtd.stop()
-        cls.work.cleanup()
+        cls.amtd = amtd_harness.Amtd(ARGS.bin_dir, "--credentials", cls.credentials, slots=1,
+                                     data_dir=os.path.join(cls.work.name, "data"))
+        cls.addClassCleanup(cls.amtd.close)
+        cls.endpoint = cls.amtd.url
 
     def client(self, key=KEY, secret=SECRET, **config):
         return boto3.client(
@@ -140,7 +116,7 @@ class CredentialsTest(unittest.TestCase):
             "Completed")
 
     def test_the_amt_cli_needs_the_file_too(self):
-        amt = [os.path.join(ARGS.bin_dir, "amt"), "--endpoint", self.amtd.grpc_endpoint()]
+        amt = self.amtd.amt_command()
         env = {k: v for k, v in os.environ.items() if not k.startswith("AMT_")}
         refused = subprocess.run(amt + ["list-training-jobs"], env=env, capture_output=True,
                                  text=True)
@@ -155,16 +131,16 @@ class CredentialsTest(unittest.TestCase):
 class BindingTest(unittest.TestCase):
     def test_a_non_loopback_address_needs_credentials_or_insecure(self):
         with tempfile.TemporaryDirectory() as work:
-            refused = Amtd(work, "--host", "0.0.0.0", "--no-local-worker")
-            refused.process.wait(timeout=60)
-            self.assertNotEqual(refused.process.returncode, 0)
+            data = os.path.join(work, "data")
+            with self.assertRaises(amtd_harness.AmtdExited) as refused:
+                amtd_harness.Amtd(ARGS.bin_dir, "--host", "0.0.0.0", data_dir=data,
+                                  local_worker=False, quiet=True)
+            self.assertNotEqual(refused.exception.returncode, 0)
             self.assertIn("refusing to listen on 0.0.0.0 without --credentials",
-                          refused.process.stderr.read())
-            accepted = Amtd(work, "--host", "0.0.0.0", "--insecure", "--no-local-worker")
-            try:
-                self.assertIn("http://", accepted.first_line)
-            finally:
-                accepted.stop()
+                          refused.exception.stderr)
+            with amtd_harness.Amtd(ARGS.bin_dir, "--host", "0.0.0.0", "--insecure",
+                                   data_dir=data, local_worker=False) as accepted:
+                self.assertTrue(accepted.url.startswith("http://0.0.0.0:"), accepted.url)
 
 
 def main():

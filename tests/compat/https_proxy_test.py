@@ -17,56 +17,26 @@ import argparse
 import http.server
 import json
 import os
-import shlex
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
+
 ARGS = None
-
-
-def start_amtd(work, *flags):
-    process = subprocess.Popen(
-        [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
-         os.path.join(work, "data")] + list(flags),
-        stdout=subprocess.PIPE, text=True)
-    line = process.stdout.readline()
-    if "http://" not in line:
-        process.kill()
-        raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
-    url = line[line.index("http://"):].split()[0]
-    return process, url
-
-
-def proxy_env(url, data_dir):
-    """The environment after `eval "$(amt env)"`, less AWS_ENDPOINT_URL."""
-    script = 'eval "$(%s env --endpoint-url %s --data-dir %s)" && env -0' % (
-        shlex.quote(os.path.join(ARGS.bin_dir, "amt")), shlex.quote(url), shlex.quote(data_dir))
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith("AWS_") and k.lower() not in ("https_proxy", "no_proxy")}
-    out = subprocess.run(["bash", "-c", script], env=clean, capture_output=True, check=True).stdout
-    env = dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
-    del env["AWS_ENDPOINT_URL"]
-    return env
 
 
 class HttpsProxyTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.work = tempfile.TemporaryDirectory()
-        cls.data = os.path.join(cls.work.name, "data")
-        cls.amtd, cls.url = start_amtd(cls.work.name)
-        cls.env = proxy_env(cls.url, cls.data)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.amtd.terminate()
-        cls.amtd.wait(timeout=60)
-        cls.amtd.stdout.close()
-        cls.work.cleanup()
+        cls.amtd = amtd_harness.Amtd(ARGS.bin_dir, prefix="amt-https-proxy-")
+        cls.addClassCleanup(cls.amtd.close)
+        cls.data, cls.url = cls.amtd.data_dir, cls.amtd.url
+        # The environment after `eval "$(amt env)"`, less AWS_ENDPOINT_URL.
+        cls.env = cls.amtd.amt_env(endpoint_url=False)
 
     def python(self, code, sdk=False):
         """Runs `code` with this interpreter in the proxy environment; returns its stdout. With
@@ -179,27 +149,21 @@ class HttpsProxyTest(unittest.TestCase):
 
 class BeyondLoopbackTest(unittest.TestCase):
     def test_other_hosts_are_refused_and_aws_hosts_served(self):
-        with tempfile.TemporaryDirectory() as work:
-            amtd, url = start_amtd(work, "--host", "0.0.0.0", "--insecure")
-            try:
-                url = "http://127.0.0.1:" + url.rsplit(":", 1)[1]
-                result = subprocess.run(
-                    ["curl", "-sS", "--proxytunnel", "--noproxy", "", "-x", url,
-                     "http://127.0.0.1:9/"], capture_output=True, text=True, timeout=60)
-                self.assertNotEqual(result.returncode, 0)
-                self.assertIn("403", result.stderr)
-                result = subprocess.run(
-                    ["curl", "-sS", "--noproxy", "", "-x", url, "--cacert",
-                     os.path.join(work, "data", "proxy-ca.pem"),
-                     "-d", "Action=GetCallerIdentity&Version=2011-06-15",
-                     "https://sts.us-east-1.amazonaws.com/"],
-                    capture_output=True, text=True, timeout=60)
-                self.assertEqual(result.returncode, 0, result.stderr)
-                self.assertIn("assumed-role/AmtLocalExecutionRole", result.stdout)
-            finally:
-                amtd.terminate()
-                amtd.wait(timeout=60)
-                amtd.stdout.close()
+        with amtd_harness.Amtd(ARGS.bin_dir, "--host", "0.0.0.0", "--insecure",
+                               prefix="amt-https-proxy-") as amtd:
+            url = "http://127.0.0.1:%d" % amtd.http_port
+            result = subprocess.run(
+                ["curl", "-sS", "--proxytunnel", "--noproxy", "", "-x", url,
+                 "http://127.0.0.1:9/"], capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(result.returncode, 0)
+            self.assertIn("403", result.stderr)
+            result = subprocess.run(
+                ["curl", "-sS", "--noproxy", "", "-x", url, "--cacert", amtd.proxy_ca,
+                 "-d", "Action=GetCallerIdentity&Version=2011-06-15",
+                 "https://sts.us-east-1.amazonaws.com/"],
+                capture_output=True, text=True, timeout=60)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("assumed-role/AmtLocalExecutionRole", result.stdout)
 
 
 def main():

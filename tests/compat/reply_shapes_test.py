@@ -19,15 +19,16 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 import unittest
 import urllib.request
 
 import botocore
 import botocore.session
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
 
 ARGS = None
 
@@ -118,39 +119,17 @@ def bounds(number, meta, path, what):
     return errors
 
 
-class Amtd:
-    def __init__(self, work):
-        image_map = os.path.join(work, "image-map.json")
-        with open(os.path.join(ARGS.source_dir, "examples", "image-map.json")) as f:
-            text = f.read().replace("${IMAGE_MAP_DIR}",
-                                    os.path.join(os.path.abspath(ARGS.source_dir), "examples"))
-        with open(image_map, "w") as f:
-            f.write(text)
-        self.process = subprocess.Popen(
-            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
-             os.path.join(work, "data"), "--image-map", image_map, "--slots", "4",
-             "--time-scale", "0.01", "--spot-seed", "7"],
-            stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        if "http://" not in line:
-            raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
-        self.url = line[line.index("http://"):].split()[0]
-
-    def call(self, operation, body):
-        """(status, parsed reply) of one raw AWS JSON 1.1 request."""
-        request = urllib.request.Request(
-            self.url + "/", data=json.dumps(body).encode(), method="POST",
-            headers={"X-Amz-Target": "SageMaker." + operation,
-                     "Content-Type": "application/x-amz-json-1.1"})
-        try:
-            with urllib.request.urlopen(request, timeout=60) as reply:
-                return reply.status, json.loads(reply.read())
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read())
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=60)
+def raw_call(url, operation, body):
+    """(status, parsed reply) of one raw AWS JSON 1.1 request to amtd at `url`."""
+    request = urllib.request.Request(
+        url + "/", data=json.dumps(body).encode(), method="POST",
+        headers={"X-Amz-Target": "SageMaker." + operation,
+                 "Content-Type": "application/x-amz-json-1.1"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
 
 
 def example(name):
@@ -162,22 +141,27 @@ class ReplyShapesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.model = botocore.session.get_session().get_service_model("sagemaker")
-        cls.work = tempfile.TemporaryDirectory()
-        cls.amtd = Amtd(cls.work.name)
+        cls.amtd = amtd_harness.Amtd(
+            ARGS.bin_dir, "--time-scale", "0.01", "--spot-seed", "7", slots=4,
+            image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"),
+            prefix="amt-reply-shapes-")
+        cls.addClassCleanup(cls.amtd.close)
         cls.checked = {}
 
     @classmethod
     def tearDownClass(cls):
-        cls.amtd.stop()
-        cls.work.cleanup()
+        cls.amtd.close()
         print("replies checked against botocore %s's output shapes: %s" % (
             botocore.__version__, ", ".join("%s x%d" % kv for kv in sorted(cls.checked.items()))))
         print("string patterns checked: %d; not checkable with Python's re: %s" % (
             sum(1 for p in PATTERNS.values() if p is not None),
             sorted(k for k, p in PATTERNS.items() if p is None)))
 
+    def raw(self, operation, body):
+        return raw_call(self.amtd.url, operation, body)
+
     def call(self, operation, body):
-        status, reply = self.amtd.call(operation, body)
+        status, reply = self.raw(operation, body)
         self.assertEqual(status, 200, "%s: %s" % (operation, reply))
         shape = self.model.operation_model(operation).output_shape
         # An operation without an output shape (StopTrainingJob) answers an empty object.
@@ -362,29 +346,29 @@ class ReplyShapesTest(unittest.TestCase):
         described = self.call("DescribeTrainingJob", {"TrainingJobName": "shape-update"})
         self.assertEqual(described["ResourceConfig"]["KeepAlivePeriodInSeconds"], 60)
         self.assertEqual(described["ProfilingStatus"], "Enabled")
-        status, error = self.amtd.call("DeleteTrainingJob", {"TrainingJobName": "shape-update"})
+        status, error = self.raw("DeleteTrainingJob", {"TrainingJobName": "shape-update"})
         self.assertEqual((status, error["__type"]), (400, "ResourceInUse"), error)
-        status, error = self.amtd.call("UpdateTrainingJob", {
+        status, error = self.raw("UpdateTrainingJob", {
             "TrainingJobName": "shape-update", "ResourceConfig": {"KeepAlivePeriodInSeconds": -1}})
         self.assertEqual((status, error["__type"]), (400, "ValidationException"), error)
         self.call("StopTrainingJob", {"TrainingJobName": "shape-update"})
         self.wait_training("shape-update")
         self.call("DeleteTrainingJob", {"TrainingJobName": "shape-update"})
-        status, error = self.amtd.call("DescribeTrainingJob", {"TrainingJobName": "shape-update"})
+        status, error = self.raw("DescribeTrainingJob", {"TrainingJobName": "shape-update"})
         self.assertEqual((status, error["__type"]), (400, "ValidationException"), error)
 
         job = example("random-tuning.json")
         job["HyperParameterTuningJobName"] = "shape-delete"
         job["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"] = 1
         self.call("CreateHyperParameterTuningJob", job)
-        status, error = self.amtd.call("DeleteHyperParameterTuningJob",
+        status, error = self.raw("DeleteHyperParameterTuningJob",
                                        {"HyperParameterTuningJobName": "shape-delete"})
         self.assertEqual((status, error["__type"]), (400, "ResourceInUse"), error)
         self.wait_tuning("shape-delete")
         trial = self.call("ListTrainingJobsForHyperParameterTuningJob", {
             "HyperParameterTuningJobName": "shape-delete"})["TrainingJobSummaries"][0]
         self.call("DeleteHyperParameterTuningJob", {"HyperParameterTuningJobName": "shape-delete"})
-        status, error = self.amtd.call("DescribeHyperParameterTuningJob",
+        status, error = self.raw("DescribeHyperParameterTuningJob",
                                        {"HyperParameterTuningJobName": "shape-delete"})
         self.assertEqual((status, error["__type"]), (400, "ResourceNotFound"), error)
         # Its training job outlives it.

@@ -16,11 +16,9 @@ import argparse
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 import unittest
 
@@ -28,52 +26,28 @@ import boto3
 import botocore.exceptions
 from botocore.config import Config
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
+
 ARGS = None
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
                "AWS_DEFAULT_REGION": "us-east-1"}
 
 
-class Amtd:
-    """amtd on free ports in a fresh data dir; knows its HTTP endpoint from its start line."""
-
-    def __init__(self, work):
-        image_map = os.path.join(work, "image-map.json")
-        examples = os.path.join(os.path.abspath(ARGS.source_dir), "examples")
-        with open(os.path.join(examples, "image-map.json")) as f:
-            text = f.read().replace("${IMAGE_MAP_DIR}", examples)
-        with open(image_map, "w") as f:
-            f.write(text)
-        self.data = os.path.join(work, "data")
-        self.process = subprocess.Popen(
-            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir", self.data,
-             "--image-map", image_map, "--slots", "2"],
-            stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        if "http://" not in line:
-            raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
-        self.url = line[line.index("http://"):].split()[0]
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=60)
-
-
 class S3CompatTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.work = tempfile.mkdtemp(prefix="amt-s3-compat-")
-        cls.amtd = Amtd(cls.work)
+        cls.amtd = amtd_harness.Amtd(
+            ARGS.bin_dir, slots=2, prefix="amt-s3-compat-",
+            image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"))
+        cls.addClassCleanup(cls.amtd.close)
+        cls.work = cls.amtd.work  # the data dir's parent, for the tests' own files too
         session = boto3.Session(aws_access_key_id="test", aws_secret_access_key="test",
                                 region_name="us-east-1")
         # No retries: an error must come back as the first answer, not after minutes.
         config = Config(retries={"max_attempts": 1, "mode": "standard"})
         cls.s3 = session.client("s3", endpoint_url=cls.amtd.url, config=config)
         cls.sm = session.client("sagemaker", endpoint_url=cls.amtd.url, config=config)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.amtd.stop()
-        shutil.rmtree(cls.work, ignore_errors=True)
 
     def code_of(self, call, **kwargs):
         with self.assertRaises(botocore.exceptions.ClientError) as raised:
@@ -136,7 +110,7 @@ class S3CompatTest(unittest.TestCase):
         with open(source, "wb") as f:
             f.write(content)
         s3.upload_file(source, "transfer", "big.bin")
-        with open(os.path.join(self.amtd.data, "s3", "transfer", "big.bin"), "rb") as f:
+        with open(os.path.join(self.amtd.data_dir, "s3", "transfer", "big.bin"), "rb") as f:
             self.assertEqual(f.read(), content)
         self.assertTrue(s3.head_object(Bucket="transfer", Key="big.bin")["ETag"].endswith('-3"'))
         target = os.path.join(self.work, "big.out")
@@ -231,7 +205,7 @@ class S3CompatTest(unittest.TestCase):
             with open(back) as f:
                 self.assertEqual(f.read(), "bc")
             aws("s3", "rb", "--force", "s3://" + bucket)
-            self.assertFalse(os.path.exists(os.path.join(self.amtd.data, "s3", bucket)))
+            self.assertFalse(os.path.exists(os.path.join(self.amtd.data_dir, "s3", bucket)))
 
 
 def main():

@@ -18,12 +18,14 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 import boto3
 import botocore.exceptions
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
 
 ARGS = None
 AWS = "/usr/bin/aws"  # Debian's aws cli; a pip-installed one earlier on PATH may differ
@@ -31,27 +33,13 @@ CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
                "AWS_DEFAULT_REGION": "us-east-1"}
 
 
-class Amtd:
-    """amtd on free ports in a fresh data dir; knows its HTTP endpoint from its start line."""
-
-    def __init__(self, work):
-        image_map = os.path.join(work, "image-map.json")
-        with open(os.path.join(ARGS.source_dir, "examples", "image-map.json")) as f:
-            text = f.read().replace("${IMAGE_MAP_DIR}", os.path.join(ARGS.source_dir, "examples"))
-        with open(image_map, "w") as f:
-            f.write(text)
-        self.process = subprocess.Popen(
-            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
-             os.path.join(work, "data"), "--image-map", image_map, "--slots", "3"],
-            stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()  # "amtd listening on H:P (gRPC), http://H:P (...)"
-        if "http://" not in line:
-            raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
-        self.url = line[line.index("http://"):].split()[0]
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=60)
+def start_amtd(test_class, prefix):
+    """amtd on free ports in a fresh temporary folder, with the examples' image map and three
+    slots; stopped and removed when the class's tests are done (or its setUpClass failed)."""
+    amtd = amtd_harness.Amtd(ARGS.bin_dir, prefix=prefix, slots=3,
+                             image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"))
+    test_class.addClassCleanup(amtd.close)
+    return amtd
 
 
 def job_file(name, budget=3, epochs=2):
@@ -68,14 +56,9 @@ def job_file(name, budget=3, epochs=2):
 class SageMakerCompatTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.work = tempfile.mkdtemp(prefix="amt-compat-")
-        cls.amtd = Amtd(cls.work)
+        cls.amtd = start_amtd(cls, "amt-compat-")
         cls.sm = boto3.client("sagemaker", region_name="us-east-1", endpoint_url=cls.amtd.url,
                               aws_access_key_id="test", aws_secret_access_key="test")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.amtd.stop()
 
     def wait_for_tuning_job(self, name, timeout=120):
         # No botocore waiter exists for tuning jobs: poll as SageMaker users do.
@@ -214,8 +197,7 @@ class AwsEndpointCompatTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.work = tempfile.mkdtemp(prefix="amt-compat-aws-")
-        cls.amtd = Amtd(cls.work)
+        cls.amtd = start_amtd(cls, "amt-compat-aws-")
         cls.clients = {}
         cls.sm = cls.client("sagemaker")
         cls.sm.create_hyper_parameter_tuning_job(**job_file("cw-run", budget=1, epochs=3))
@@ -236,10 +218,6 @@ class AwsEndpointCompatTest(unittest.TestCase):
         cls.val_losses = [float(m.group(1)) for e in events
                           for m in [re.search(r"val_loss=([0-9.eE+-]+)", e["message"])] if m]
         assert len(cls.val_losses) == 3, events
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.amtd.stop()
 
     @classmethod
     def client(cls, service):

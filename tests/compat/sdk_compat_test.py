@@ -24,10 +24,12 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 import contextlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
 
 ARGS = None
 CALLS = collections.Counter()
@@ -47,30 +49,14 @@ def import_sdk():
     return None
 
 
-class Amtd:
-    # Every suite's amtd: the image map of examples/, four slots, Debian's python3 for the
-    # framework images (/usr/bin/python3 has python3-xgboost, -sklearn and -torch).
-    def __init__(self, work, flags):
-        image_map = os.path.join(work, "image-map.json")
-        examples = os.path.join(os.path.abspath(ARGS.source_dir), "examples")
-        with open(os.path.join(examples, "image-map.json")) as f:
-            text = f.read().replace("${IMAGE_MAP_DIR}", examples)
-        with open(image_map, "w") as f:
-            f.write(text)
-        self.process = subprocess.Popen(
-            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
-             os.path.join(work, "data"), "--image-map", image_map, "--slots", "4",
-             "--python", "xgboost=/usr/bin/python3", "--python", "sklearn=/usr/bin/python3",
-             "--python", "pytorch=/usr/bin/python3"] + flags,
-            stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        if "http://" not in line:
-            raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
-        self.url = line[line.index("http://"):].split()[0]
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=60)
+def start_amtd(flags):
+    """Every suite's amtd: the image map of examples/, four slots, Debian's python3 for the
+    framework images (/usr/bin/python3 has python3-xgboost, -sklearn and -torch)."""
+    return amtd_harness.Amtd(
+        ARGS.bin_dir, "--python", "xgboost=/usr/bin/python3", "--python",
+        "sklearn=/usr/bin/python3", "--python", "pytorch=/usr/bin/python3", *flags,
+        slots=4, image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"),
+        prefix="amt-sdk-compat-")
 
 
 def record_calls(boto_session):
@@ -89,8 +75,9 @@ class SdkSuite(unittest.TestCase):
     def setUpClass(cls):
         import boto3
         import sagemaker
-        cls.work = tempfile.TemporaryDirectory()
-        cls.amtd = Amtd(cls.work.name, cls.AMTD_FLAGS)
+        cls.amtd = start_amtd(cls.AMTD_FLAGS)
+        cls.addClassCleanup(cls.amtd.close)
+        cls.work = cls.amtd.work  # the data dir's parent, for the suites' own files too
         os.environ.update(AWS_ENDPOINT_URL=cls.amtd.url, AWS_ACCESS_KEY_ID="test",
                           AWS_SECRET_ACCESS_KEY="test", AWS_DEFAULT_REGION="us-east-1")
         boto_session = boto3.Session(region_name="us-east-1")
@@ -100,8 +87,7 @@ class SdkSuite(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.amtd.stop()
-        cls.work.cleanup()
+        cls.amtd.close()
         print("SDK run: %.1f s; AWS operations called: %s" % (
             time.monotonic() - cls.started,
             ", ".join("%s x%d" % kv for kv in sorted(CALLS.items()))))
@@ -142,14 +128,14 @@ class SdkCompatTest(SdkSuite):
     def test_1_s3_upload_and_list(self):
         from sagemaker.s3 import S3Downloader
         self.assertEqual(self.session.default_bucket(), BUCKET)
-        data = os.path.join(self.work.name, "train.csv")
+        data = os.path.join(self.work, "train.csv")
         with open(data, "w") as f:
             f.write("x,y\n1,2\n")
         uri = self.session.upload_data(data, bucket=BUCKET, key_prefix="data")
         self.assertEqual(uri, "s3://%s/data/train.csv" % BUCKET)
         self.assertEqual(S3Downloader.read_file(uri, sagemaker_session=self.session),
                          "x,y\n1,2\n")
-        big = os.path.join(self.work.name, "big.bin")
+        big = os.path.join(self.work, "big.bin")
         content = os.urandom(9 * 1024 * 1024)  # over the SDK's 8 MB multipart threshold
         with open(big, "wb") as f:
             f.write(content)
@@ -159,9 +145,9 @@ class SdkCompatTest(SdkSuite):
         self.assertEqual(sorted(listed), ["s3://%s/data/big.bin" % BUCKET,
                                           "s3://%s/data/train.csv" % BUCKET])
         # The objects are the files a training job's channel reads.
-        with open(os.path.join(self.work.name, "data", "s3", BUCKET, "data", "big.bin"), "rb") as f:
+        with open(os.path.join(self.amtd.data_dir, "s3", BUCKET, "data", "big.bin"), "rb") as f:
             self.assertEqual(f.read(), content)
-        downloaded = os.path.join(self.work.name, "downloaded")
+        downloaded = os.path.join(self.work, "downloaded")
         S3Downloader.download("s3://%s/data/big.bin" % BUCKET, downloaded,
                               sagemaker_session=self.session)
         with open(os.path.join(downloaded, "big.bin"), "rb") as f:
@@ -249,7 +235,7 @@ class SdkCompatTest(SdkSuite):
                               r"model.tar.gz \d+ bytes")
 
     def write_source(self, name, train_py, files=None):
-        source = os.path.join(self.work.name, name)
+        source = os.path.join(self.work, name)
         os.makedirs(source, exist_ok=True)
         with open(os.path.join(source, "train.py"), "w") as f:
             f.write(train_py)
@@ -266,7 +252,7 @@ class SdkCompatTest(SdkSuite):
         from sagemaker.tuner import ContinuousParameter, HyperparameterTuner
         source = self.write_source("sklearn-src", SCRIPT_MODE_TRAIN_PY, {
             "helpers.py": "def loss(lr, epoch):\n    return abs(lr - 0.1) + 1.0 / epoch\n"})
-        data = os.path.join(self.work.name, "script-data")
+        data = os.path.join(self.work, "script-data")
         os.makedirs(data, exist_ok=True)
         with open(os.path.join(data, "train.csv"), "w") as f:
             f.write("1,2\n3,4\n")
@@ -332,7 +318,7 @@ class SdkCompatTest(SdkSuite):
                                      HyperparameterTuner, IntegerParameter, StrategyConfig)
         import random
         rng = random.Random(7)
-        folder = os.path.join(self.work.name, "xgb-data")
+        folder = os.path.join(self.work, "xgb-data")
         for channel, rows in (("train", 300), ("validation", 100)):
             os.makedirs(os.path.join(folder, channel), exist_ok=True)
             with open(os.path.join(folder, channel, "data.csv"), "w") as f:
@@ -385,7 +371,7 @@ class SdkCompatTest(SdkSuite):
         from sagemaker.tuner import ContinuousParameter, HyperparameterTuner
         source = self.write_source("multi-src", SCRIPT_MODE_TRAIN_PY, {
             "helpers.py": "def loss(lr, epoch):\n    return abs(lr - 0.1) + 1.0 / epoch\n"})
-        data = os.path.join(self.work.name, "multi-data")
+        data = os.path.join(self.work, "multi-data")
         os.makedirs(data, exist_ok=True)
         with open(os.path.join(data, "train.csv"), "w") as f:
             f.write("1,2\n")

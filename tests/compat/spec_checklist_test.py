@@ -17,16 +17,17 @@ import json
 import os
 import re
 import stat
-import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 import unittest
 
 import boto3
 import botocore.exceptions
 import botocore.session
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
 
 ARGS = None
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -64,30 +65,6 @@ if "failure" in hps:
         f.write(hps["failure"])
 sys.exit(int(hps.get("exit", "0")))
 """
-
-
-class Amtd:
-    def __init__(self, work):
-        image_map = os.path.join(work, "image-map.json")
-        examples = os.path.join(os.path.abspath(ARGS.source_dir), "examples")
-        with open(os.path.join(examples, "image-map.json")) as f:
-            text = f.read().replace("${IMAGE_MAP_DIR}", examples)
-        with open(image_map, "w") as f:
-            f.write(text)
-        self.process = subprocess.Popen(
-            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
-             os.path.join(work, "data"), "--image-map", image_map, "--slots", "4",
-             "--time-scale", "0.01", "--spot-interrupt-after", "1",
-             "--spot-max-interruptions", "1"],
-            stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        if "http://" not in line:
-            raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
-        self.url = line[line.index("http://"):].split()[0]
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=60)
 
 
 def toy_job(name, **hyperparameters):
@@ -132,23 +109,23 @@ def tuning_job(name, strategy="Random", jobs=4, parallel=2, epochs=3, image=TOY,
 class SpecChecklistTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.work = tempfile.TemporaryDirectory()
-        cls.amtd = Amtd(cls.work.name)
+        cls.amtd = amtd_harness.Amtd(
+            ARGS.bin_dir, "--time-scale", "0.01", "--spot-interrupt-after", "1",
+            "--spot-max-interruptions", "1", slots=4,
+            image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"),
+            prefix="amt-spec-checklist-")
+        cls.addClassCleanup(cls.amtd.close)
+        cls.work = cls.amtd.work  # the data dir's parent, for the tests' own files too
         kwargs = dict(region_name="us-east-1", endpoint_url=cls.amtd.url,
                       aws_access_key_id="test", aws_secret_access_key="test")
         cls.sm = boto3.client("sagemaker", **kwargs)
         cls.s3 = boto3.client("s3", **kwargs)
         cls.logs = boto3.client("logs", **kwargs)
         cls.s3.create_bucket(Bucket=BUCKET)
-        cls.trainer = os.path.join(cls.work.name, "contract-trainer")
+        cls.trainer = os.path.join(cls.work, "contract-trainer")
         with open(cls.trainer, "w") as f:
             f.write(CONTRACT_TRAINER)
         os.chmod(cls.trainer, os.stat(cls.trainer).st_mode | stat.S_IEXEC)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.amtd.stop()
-        cls.work.cleanup()
 
     # --- helpers: poll as SageMaker users do (no waiter exists for tuning jobs) ---
 
@@ -240,10 +217,10 @@ class SpecChecklistTest(unittest.TestCase):
                          ("Stopped", "MaxRuntimeExceeded"))
 
     def test_02_the_opt_ml_contract_exit_codes_failure_reason_and_stop_signals(self):
-        os.makedirs(os.path.join(self.work.name, "train"))
-        with open(os.path.join(self.work.name, "train", "rows.csv"), "w") as f:
+        os.makedirs(os.path.join(self.work, "train"))
+        with open(os.path.join(self.work, "train", "rows.csv"), "w") as f:
             f.write("1,2\n")
-        self.s3.upload_file(os.path.join(self.work.name, "train", "rows.csv"), BUCKET,
+        self.s3.upload_file(os.path.join(self.work, "train", "rows.csv"), BUCKET,
                             "data/train/rows.csv")
         job = toy_job("item2-contract", alpha="0.5")
         job["AlgorithmSpecification"] = {"TrainingImage": self.trainer,

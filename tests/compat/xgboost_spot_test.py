@@ -37,11 +37,13 @@ import re
 import subprocess
 import sys
 import tarfile
-import tempfile
 import time
 import unittest
 
 import boto3
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import amtd_harness  # noqa: E402
 
 ARGS = None
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -74,29 +76,6 @@ for name, path in (("spot", sys.argv[1]), ("reference", sys.argv[2])):
                  "predictions": [float(p) for p in booster.predict(matrix)]}
 print(json.dumps(out))
 """
-
-
-class Amtd:
-    def __init__(self, work, flags):
-        image_map = os.path.join(work, "image-map.json")
-        examples = os.path.join(os.path.abspath(ARGS.source_dir), "examples")
-        with open(os.path.join(examples, "image-map.json")) as f:
-            text = f.read().replace("${IMAGE_MAP_DIR}", examples)
-        with open(image_map, "w") as f:
-            f.write(text)
-        self.process = subprocess.Popen(
-            [os.path.join(ARGS.bin_dir, "amtd"), "--port", "0", "--data-dir",
-             os.path.join(work, "data"), "--image-map", image_map, "--slots", "2",
-             "--python", "xgboost=" + PYTHON_WITH_XGBOOST] + flags,
-            stdout=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        if "http://" not in line:
-            raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
-        self.url = line[line.index("http://"):].split()[0]
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=60)
 
 
 def write_csv(path, rows, features, rng):
@@ -134,15 +113,14 @@ class XgboostSpotTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.started = time.monotonic()
-        cls.work = tempfile.TemporaryDirectory()
-        cls.amtd = Amtd(cls.work.name, ["--time-scale", "1", "--spot-interrupt-after", "5",
-                                        "--spot-max-interruptions", "1", "--spot-seed", "1"])
-        try:
-            cls.run_both_jobs()
-        except BaseException:
-            cls.amtd.stop()  # tearDownClass is not called when setUpClass fails
-            cls.work.cleanup()
-            raise
+        cls.amtd = amtd_harness.Amtd(
+            ARGS.bin_dir, "--python", "xgboost=" + PYTHON_WITH_XGBOOST, "--time-scale", "1",
+            "--spot-interrupt-after", "5", "--spot-max-interruptions", "1", "--spot-seed", "1",
+            slots=2, image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"),
+            prefix="amt-xgboost-spot-")
+        cls.addClassCleanup(cls.amtd.close)  # run even when setUpClass fails
+        cls.work = cls.amtd.work  # the data dir's parent, for the test's own files too
+        cls.run_both_jobs()
 
     @classmethod
     def run_both_jobs(cls):
@@ -153,9 +131,9 @@ class XgboostSpotTest(unittest.TestCase):
         cls.logs = boto3.client("logs", **kwargs)
         cls.s3.create_bucket(Bucket=BUCKET)
         rng = random.Random(20261205)
-        cls.validation_csv = os.path.join(cls.work.name, "validation.csv")
+        cls.validation_csv = os.path.join(cls.work, "validation.csv")
         for channel, rows, path in (
-                ("train", 50000, os.path.join(cls.work.name, "train.csv")),
+                ("train", 50000, os.path.join(cls.work, "train.csv")),
                 ("validation", 5000, cls.validation_csv)):
             write_csv(path, rows, 20, rng)
             cls.s3.upload_file(path, BUCKET, "data/%s/%s.csv" % (channel, channel))
@@ -166,8 +144,7 @@ class XgboostSpotTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.amtd.stop()
-        cls.work.cleanup()
+        cls.amtd.close()
         print("xgboost spot run: %.1f s" % (time.monotonic() - cls.started))
 
     @classmethod
@@ -281,7 +258,7 @@ class XgboostSpotTest(unittest.TestCase):
         reference = self.model_file(self.described[REFERENCE_JOB])
         paths = []
         for name, body in (("spot", spot), ("reference", reference)):
-            paths.append(os.path.join(self.work.name, "%s-xgboost-model" % name))
+            paths.append(os.path.join(self.work, "%s-xgboost-model" % name))
             with open(paths[-1], "wb") as f:
                 f.write(body)
         result = subprocess.run([PYTHON_WITH_XGBOOST, "-c", COMPARE_MODELS] + paths +
