@@ -27,11 +27,8 @@ import json
 import multiprocessing
 import os
 import pathlib
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -40,17 +37,8 @@ import botocore.config
 from boto3.s3.transfer import TransferConfig
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def start_amtd(binary, work):
-    process = subprocess.Popen(
-        [binary, "--port", "0", "--data-dir", str(work / "data"), "--slots", "2"],
-        stdout=subprocess.PIPE, text=True)
-    line = process.stdout.readline()
-    if "http://" not in line:
-        process.kill()
-        raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
-    return process, line[line.index("http://"):].split()[0]
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+import amtd_harness  # noqa: E402
 
 
 def status_kb(pid, field):
@@ -148,17 +136,17 @@ def upload_file(kwargs, work, size, results, nice):
     results["upload_ok"] = head["ContentLength"] == size
 
 
-def run(a, work):
+def run(a):
     size = int(a.gib * (1 << 30))
-    process, url = start_amtd(os.path.join(a.bin, "amtd"), work)
-    pid = process.pid
-    kwargs = dict(endpoint_url=url, region_name="us-east-1", aws_access_key_id="bench",
-                  aws_secret_access_key="bench")
-    config = botocore.config.Config(retries={"max_attempts": 0}, read_timeout=300,
-                                    max_pool_connections=20)
-    sm = boto3.client("sagemaker", config=config, **kwargs)
-    s3 = boto3.client("s3", config=config, **kwargs)
-    try:
+    # amtd (its local worker, SQLite, the HTTP gateway) on free ports in a temporary folder.
+    with amtd_harness.Amtd(a.bin, slots=2, prefix="amt-big-") as amtd:
+        work = pathlib.Path(amtd.work)
+        pid = amtd.pid
+        kwargs = amtd.boto3_kwargs(key="bench", secret="bench")
+        config = botocore.config.Config(retries={"max_attempts": 0}, read_timeout=300,
+                                        max_pool_connections=20)
+        sm = boto3.client("sagemaker", config=config, **kwargs)
+        s3 = boto3.client("s3", config=config, **kwargs)
         # A finished training job to describe: a trainer that exits at once.
         trainer = work / "done.sh"
         trainer.write_text("#!/bin/sh\necho done\n")
@@ -176,7 +164,7 @@ def run(a, work):
             time.sleep(0.05)
         s3.create_bucket(Bucket="bench")
         # The object to download, written straight into the S3 folder (as a job's model is).
-        big = work / "data" / "s3" / "bench" / "big.bin"
+        big = pathlib.Path(amtd.data_dir) / "s3" / "bench" / "big.bin"
         write_random_file(big, size)
         upload = work / "upload.bin"
         write_random_file(upload, size)
@@ -221,9 +209,6 @@ def run(a, work):
         results = dict(results)
         del results["busy"]
         peak_kb = status_kb(pid, "VmHWM")
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
     return {
         "gib": a.gib, "client_nice": a.client_nice, "idle": summary(idle), "transfers": summary(busy),
         "transfer_wall_s": round(wall, 2), "amtd_cpu_s": round(cpu, 2), **results,
@@ -249,11 +234,7 @@ def main():
     p.add_argument("--bin", default=str(ROOT / "build" / "bin"))
     p.add_argument("--json", default=str(ROOT / "bench" / "gateway" / "big_objects.json"))
     a = p.parse_args()
-    work = pathlib.Path(tempfile.mkdtemp(prefix="amt-big-"))
-    try:
-        r = run(a, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    r = run(a)
     print("%-10s %8s %8s %8s %8s" % ("phase", "calls", "p50 ms", "p99 ms", "max ms"))
     for phase in ("idle", "transfers"):
         s = r[phase]

@@ -24,20 +24,17 @@ parsing on the orchestrator's loop the same flood took Describe to p99 5.8 s.
 """
 import argparse
 import json
-import os
 import pathlib
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-import boto3
 import botocore.config
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+import amtd_harness  # noqa: E402
 
 TRAINER = r'''#!/usr/bin/python3
 import json, os, sys
@@ -71,17 +68,6 @@ def metric_definitions(count):
             regex = r"m%d=(\S+)" % i
         defs.append({"Name": "m%d" % i, "Regex": regex})
     return defs
-
-
-def start_amtd(binary, work):
-    process = subprocess.Popen(
-        [binary, "--port", "0", "--data-dir", str(work / "data"), "--slots", "2"],
-        stdout=subprocess.PIPE, text=True)
-    line = process.stdout.readline()
-    if "http://" not in line:
-        process.kill()
-        raise RuntimeError("amtd did not print its HTTP endpoint: %r" % line)
-    return process, line[line.index("http://"):].split()[0]
 
 
 def create_job(client, name, trainer, megabytes, metrics, line_bytes=100):
@@ -124,15 +110,14 @@ def summary(latencies):
             "max_ms": round(ordered[-1], 2)}
 
 
-def run(a, work):
-    trainer = work / "flood_trainer.py"
-    trainer.write_text(TRAINER)
-    trainer.chmod(0o755)
-    process, url = start_amtd(os.path.join(a.bin, "amtd"), work)
-    try:
-        client = boto3.client(
-            "sagemaker", endpoint_url=url, region_name="us-east-1", aws_access_key_id="bench",
-            aws_secret_access_key="bench",
+def run(a):
+    # amtd (its local worker, SQLite, the HTTP gateway) on free ports in a temporary folder.
+    with amtd_harness.Amtd(a.bin, slots=2, prefix="amt-flood-") as amtd:
+        trainer = pathlib.Path(amtd.work) / "flood_trainer.py"
+        trainer.write_text(TRAINER)
+        trainer.chmod(0o755)
+        client = amtd.client(
+            "sagemaker", aws_access_key_id="bench", aws_secret_access_key="bench",
             config=botocore.config.Config(retries={"max_attempts": 0}, read_timeout=120))
         create_job(client, "idle", trainer, 0.001, a.metrics)
         wait_ended(client, "idle", 60)
@@ -153,9 +138,6 @@ def run(a, work):
         flooded = describe_until(client, "idle", ended.is_set)
         watcher.join()
         wall = time.monotonic() - start
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
     final = result["final"]
     return {
         "megabytes": a.megabytes, "metrics": a.metrics, "line_bytes": a.line_bytes,
@@ -179,11 +161,7 @@ def main():
     p.add_argument("--bin", default=str(ROOT / "build" / "bin"))
     p.add_argument("--json", default=str(ROOT / "bench" / "orchestrator" / "log_flood.json"))
     a = p.parse_args()
-    work = pathlib.Path(tempfile.mkdtemp(prefix="amt-flood-"))
-    try:
-        r = run(a, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    r = run(a)
     r["p99_ratio"] = round(r["flooded"]["p99_ms"] / r["idle"]["p99_ms"], 1)
     r["p50_ratio"] = round(r["flooded"]["p50_ms"] / r["idle"]["p50_ms"], 1)
     print("%-9s %8s %8s %8s %8s" % ("phase", "calls", "p50 ms", "p99 ms", "max ms"))

@@ -22,14 +22,13 @@ import json
 import os
 import pathlib
 import statistics
-import subprocess
-import tempfile
+import sys
 import threading
 import time
 
-import boto3
-
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+import amtd_harness  # noqa: E402
 
 
 def percentile(values, p):
@@ -72,18 +71,22 @@ def main():
     args = p.parse_args()
     window = min(args.window, args.jobs // 2)
 
-    work = pathlib.Path(tempfile.mkdtemp(prefix="amt-scale-"))
-    image_map = (ROOT / "examples" / "image-map.json").read_text().replace(
-        "${IMAGE_MAP_DIR}", str(ROOT / "examples"))
-    (work / "image-map.json").write_text(image_map)
-    amtd = subprocess.Popen(
-        [os.path.join(args.bin_dir, "amtd"), "--port", "0", "--data-dir", str(work / "data"),
-         "--image-map", str(work / "image-map.json"), "--slots", str(args.parallel)] + args.amtd_arg,
-        stdout=subprocess.PIPE, text=True)
-    line = amtd.stdout.readline()
-    url = line[line.index("http://"):].split()[0]
-    sm = boto3.client("sagemaker", region_name="us-east-1", endpoint_url=url,
-                      aws_access_key_id="test", aws_secret_access_key="test")
+    with amtd_harness.Amtd(args.bin_dir, *args.amtd_arg, slots=args.parallel,
+                           image_map=ROOT / "examples" / "image-map.json",
+                           prefix="amt-scale-") as amtd:
+        result = measure(args, window, amtd)
+    print("%d jobs, %d at a time (toy trainer, 1 epoch), through the HTTP gateway with boto3"
+          % (args.jobs, args.parallel))
+    print("| measure | value |\n|---|---|")
+    for key, value in result.items():
+        print("| %s | %s |" % (key, value))
+    pathlib.Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+
+
+def measure(args, window, amtd):
+    """Runs the tuning job through `amtd` (an amtd_harness.Amtd); the figures."""
+    data = pathlib.Path(amtd.data_dir)
+    sm = amtd.client("sagemaker")
 
     job = json.loads((ROOT / "examples" / "random-tuning.json").read_text())
     job["HyperParameterTuningJobName"] = "scale"
@@ -119,7 +122,7 @@ def main():
     def worker_cpu():  # amtd's local amt-worker (its trainers are not counted)
         if not worker_pid:
             try:
-                worker_pid.append(int((work / "data" / "worker.pid").read_text().split()[0]))
+                worker_pid.append(int((data / "worker.pid").read_text().split()[0]))
             except (FileNotFoundError, ValueError, IndexError):
                 return 0.0
         try:
@@ -157,9 +160,8 @@ def main():
     wall = time.monotonic() - started
     peak_kb = status_kb(amtd.pid, "VmHWM")
     rss_kb = status_kb(amtd.pid, "VmRSS")
-    amtd.terminate()
-    amtd.wait(timeout=60)
-    disk = du(work / "data")
+    amtd.stop()
+    disk = du(data)
 
     def at(n):  # (time, amtd CPU seconds, worker CPU seconds) when `n` jobs had first finished
         return next((t, c, w) for t, k, c, w in finished if k >= n)
@@ -198,13 +200,7 @@ def main():
         "data_dir_mb": round(disk / 2**20, 1), "disk_kb_per_job": round(disk / 1024 / args.jobs, 1),
         "calls": len(calls["describe"]),
     }
-    print("%d jobs, %d at a time (toy trainer, 1 epoch), through the HTTP gateway with boto3"
-          % (args.jobs, args.parallel))
-    print("| measure | value |\n|---|---|")
-    for key, value in result.items():
-        print("| %s | %s |" % (key, value))
-    pathlib.Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    subprocess.run(["rm", "-rf", str(work)])
+    return result
 
 
 if __name__ == "__main__":

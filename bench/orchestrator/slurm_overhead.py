@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import pathlib
-import re
 import shutil
 import subprocess
 import sys
@@ -26,18 +25,8 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def start_amtd(binary, data_dir, image_map, extra):
-    process = subprocess.Popen(
-        [str(binary), "--port", "0", "--data-dir", str(data_dir), "--image-map", str(image_map)]
-        + extra, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = process.stdout.readline()
-    match = re.search(r"amtd listening on (\S+)", line)
-    if not match:
-        process.kill()
-        raise SystemExit("amtd did not start: %r" % line)
-    return process, match.group(1)
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+import amtd_harness  # noqa: E402
 
 
 def run_once(bin_dir, work, name, jobs, parallel, extra):
@@ -49,13 +38,10 @@ def run_once(bin_dir, work, name, jobs, parallel, extra):
     job["TrainingJobDefinition"]["StaticHyperParameters"] = {"epochs": "1", "sleep_ms": "0"}
     path = work / "job.json"
     path.write_text(json.dumps(job))
-    image_map = work / "image-map.json"
-    image_map.write_text((ROOT / "examples" / "image-map.json").read_text()
-                         .replace("${IMAGE_MAP_DIR}", str(ROOT / "examples"))
-                         .replace("${AMT_BIN}", str(bin_dir)))
-    amtd, endpoint = start_amtd(bin_dir / "amtd", work / "data", image_map, extra)
-    try:
-        env = dict(os.environ, AMT_ENDPOINT=endpoint)
+    # amtd on free ports, its data dir in this run's folder; its stderr not shown.
+    with amtd_harness.Amtd(bin_dir, *extra, data_dir=work / "data", quiet=True,
+                           image_map=ROOT / "examples" / "image-map.json") as amtd:
+        env = dict(os.environ, AMT_ENDPOINT=amtd.grpc)
         start = time.monotonic()
         subprocess.run([str(bin_dir / "amt"), "create-hyper-parameter-tuning-job",
                         "--cli-input-json", "file://" + str(path)], env=env, check=True,
@@ -67,9 +53,6 @@ def run_once(bin_dir, work, name, jobs, parallel, extra):
             raise SystemExit("the tuning job %s did not complete:\n%s%s" %
                              (name, watch.stdout[-2000:], watch.stderr[-2000:]))
         return elapsed
-    finally:
-        amtd.terminate()
-        amtd.wait()
 
 
 def bare_slurm(bin_dir, work, jobs, parallel):
@@ -120,6 +103,7 @@ def main():
         up = subprocess.run(["bash", str(ROOT / "scripts" / "slurm-up.sh")], env=env,
                             capture_output=True, text=True)
         if up.returncode != 0:
+            shutil.rmtree(work, ignore_errors=True)
             raise SystemExit("slurm-up.sh failed:\n" + up.stderr)
         os.environ["SLURM_CONF"] = str(slurm_root / "slurm.conf")
     try:

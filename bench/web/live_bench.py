@@ -16,22 +16,15 @@ import argparse
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+import amtd_harness  # noqa: E402
 
 
 def post(url, target, body):
@@ -106,25 +99,11 @@ def main():
         # playwright-core, pinned by bench/web/package-lock.json (it drives Debian's chromium).
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE,
                        check=True)
-    port = free_port()
-    url = "http://127.0.0.1:%d" % port
-    with tempfile.TemporaryDirectory() as work:
-        amtd = subprocess.Popen(
-            [os.path.join(args.build, "bin", "amtd"), "--data-dir", os.path.join(work, "amt"),
-             "--image-map", os.path.join(ROOT, "examples", "image-map.json"), "--port", "0",
-             "--http-port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(200):  # amtd's start: up to 10 s
-                try:
-                    urllib.request.urlopen(url + "/", timeout=1).read()
-                    break
-                except OSError:
-                    time.sleep(0.05)
-            rows = [run(url, int(r), args.seconds, os.path.join(work, "chromium"))
-                    for r in args.rates.split(",")]
-        finally:
-            amtd.terminate()
-            amtd.wait()
+    # amtd on free ports (the page's among them) in a temporary folder, its output not shown.
+    with amtd_harness.Amtd(os.path.join(args.build, "bin"), quiet=True, prefix="amt-live-",
+                           image_map=os.path.join(ROOT, "examples", "image-map.json")) as amtd:
+        rows = [run(amtd.url, int(r), args.seconds, os.path.join(amtd.work, "chromium"))
+                for r in args.rates.split(",")]
     print("| emissions/s | emissions | renders | drawn at the end | lag median | lag max | "
           "lag, 1st half | lag, 2nd half |")
     print("|---|---|---|---|---|---|---|---|")
