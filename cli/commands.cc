@@ -99,6 +99,13 @@ absl::StatusOr<v1::CreateTrainingJobRequest> BuildCreateTrainingJobRequest(
   return request;
 }
 
+absl::StatusOr<std::unique_ptr<google::protobuf::Message>> BuildRequest(
+    const Operation& operation, const OperationOptions& options) {
+  std::unique_ptr<google::protobuf::Message> request(operation.request->New());
+  RETURN_IF_ERROR(LoadRequest(options.cli_input_json, options.members, request.get()));
+  return request;
+}
+
 Commands::Commands(v1::TuningService::StubInterface& stub, std::string endpoint, std::ostream& out,
                    std::ostream& err, std::chrono::seconds call_timeout)
     : stub_(stub),
@@ -111,15 +118,25 @@ void Commands::Sign(grpc::ClientContext& context) const {
   if (credential_) context.AddMetadata(auth::kGrpcCredentialMetadata, credential_());
 }
 
+void Commands::Prepare(grpc::ClientContext& context) const {
+  Sign(context);
+  // gRPC deadlines are wall-clock by definition; this is I/O configuration, not logic.
+  context.set_deadline(std::chrono::system_clock::now() + call_timeout_);
+}
+
 template <typename Request, typename Response>
 grpc::Status Commands::Call(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&,
                                                          Response*),
                             const Request& request, Response* response) {
   grpc::ClientContext context;
-  Sign(context);
-  // gRPC deadlines are wall-clock by definition; this is I/O configuration, not logic.
-  context.set_deadline(std::chrono::system_clock::now() + call_timeout_);
+  Prepare(context);
   return (stub_.*method)(&context, request, response);
+}
+
+int Commands::Print(const google::protobuf::Message& response) {
+  out_ << FormatResponse(response);
+  out_.flush();
+  return kExitSuccess;
 }
 
 template <typename Request, typename Response>
@@ -129,9 +146,19 @@ int Commands::Unary(const std::string& operation,
   Response response;
   const grpc::Status status = Call(method, request, &response);
   if (!status.ok()) return Fail(status, operation);
-  out_ << FormatResponse(response);
-  out_.flush();
-  return kExitSuccess;
+  return Print(response);
+}
+
+int Commands::Send(const Operation& operation, const OperationOptions& options) {
+  absl::StatusOr<std::unique_ptr<google::protobuf::Message>> request =
+      BuildRequest(operation, options);
+  if (!request.ok()) return FailUsage(request.status());
+  std::unique_ptr<google::protobuf::Message> response(operation.response->New());
+  grpc::ClientContext context;
+  Prepare(context);
+  const grpc::Status status = operation.call(stub_, &context, **request, response.get());
+  if (!status.ok()) return Fail(status, operation.name);
+  return Print(*response);
 }
 
 template <typename Request, typename Response, typename ListFn>

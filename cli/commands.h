@@ -1,5 +1,6 @@
-// The `amt` client commands, one per SageMaker operation plus `logs` and `watch`, over a
-// TuningService stub. They mirror `aws sagemaker ...`: the response is printed as JSON with
+// The `amt` client commands over a TuningService stub: Send for any unary operation amtd serves
+// (cli/operations.h), the SageMaker operations that have their own flags, and `logs`, `watch`,
+// `explain`. They mirror `aws sagemaker ...`: the response is printed as JSON with
 // SageMaker member names (4-space indentation), list commands follow NextToken like the aws cli's
 // paginators, errors go to stderr in the aws cli's words with its exit codes (cli/errors.h).
 // main.cc maps flags (CLI11) onto the option structs below; nothing here parses argv.
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -17,8 +19,17 @@
 #include "absl/status/statusor.h"
 #include "amt/v1/tuning.grpc.pb.h"
 #include "amt/v1/tuning.pb.h"
+#include "cli/operations.h"
 
 namespace amt::cli {
+
+// Any operation's request, as the aws cli takes it: --cli-input-json (file://path, a bare path,
+// or inline JSON; may be empty) and one flag per top-level member on top (cli/input.h
+// LoadRequest): SageMaker name -> the flag's text.
+struct OperationOptions {
+  std::string cli_input_json;
+  std::map<std::string, std::string> members;
+};
 
 struct CreateHyperParameterTuningJobOptions {
   std::string
@@ -107,6 +118,11 @@ absl::StatusOr<v1::CreateHyperParameterTuningJobRequest> BuildCreateHyperParamet
 absl::StatusOr<v1::CreateTrainingJobRequest> BuildCreateTrainingJobRequest(
     const CreateTrainingJobOptions& options);
 
+// A fresh request of `operation`'s type from `options`. InvalidArgument with the text to print
+// (cli/input.h LoadRequest) when the input cannot be read or parsed.
+absl::StatusOr<std::unique_ptr<google::protobuf::Message>> BuildRequest(
+    const Operation& operation, const OperationOptions& options);
+
 // --- The commands. ---
 
 // Every method returns the process exit code (cli/errors.h): 0, 252 for bad parameters, 254 for
@@ -125,6 +141,11 @@ class Commands {
   void set_credential(std::function<std::string()> credential) {
     credential_ = std::move(credential);
   }
+
+  // Any unary operation: the request from `options` (BuildRequest), one call, the response
+  // printed as JSON (nothing for an empty one). The commands below are the same with their own
+  // flags: the name of the job as a required flag, the aws cli's automatic pagination.
+  int Send(const Operation& operation, const OperationOptions& options);
 
   int CreateHyperParameterTuningJob(const CreateHyperParameterTuningJobOptions& options);
   int DescribeHyperParameterTuningJob(const std::string& hyper_parameter_tuning_job_name);
@@ -170,6 +191,9 @@ class Commands {
   grpc::Status Call(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
                     const Request& request, Response* response);
 
+  // Signs `context` and sets the unary calls' deadline.
+  void Prepare(grpc::ClientContext& context) const;
+  int Print(const google::protobuf::Message& response);
   int Fail(const grpc::Status& status, const std::string& operation);
   int FailUsage(const absl::Status& status);
 

@@ -86,25 +86,27 @@ absl::Status LoadCliInputJson(const std::string& value, google::protobuf::Messag
   return absl::OkStatus();
 }
 
+std::string KebabCase(const std::string& name) {
+  std::string kebab;
+  for (size_t c = 0; c < name.size(); ++c) {
+    const bool upper = std::isupper(static_cast<unsigned char>(name[c])) != 0;
+    const bool after_lower = c > 0 && (std::islower(static_cast<unsigned char>(name[c - 1])) != 0 ||
+                                       std::isdigit(static_cast<unsigned char>(name[c - 1])) != 0);
+    const bool acronym_end = c > 0 && c + 1 < name.size() &&
+                             std::isupper(static_cast<unsigned char>(name[c - 1])) != 0 &&
+                             std::islower(static_cast<unsigned char>(name[c + 1])) != 0;
+    if (upper && (after_lower || acronym_end)) kebab += '-';
+    kebab += static_cast<char>(std::tolower(static_cast<unsigned char>(name[c])));
+  }
+  return kebab;
+}
+
 std::vector<std::pair<std::string, const google::protobuf::FieldDescriptor*>> MemberFlags(
     const google::protobuf::Descriptor* type) {
   std::vector<std::pair<std::string, const google::protobuf::FieldDescriptor*>> flags;
   for (int i = 0; i < type->field_count(); ++i) {
     const auto* field = type->field(i);
-    const std::string& name = field->json_name();
-    std::string flag = "--";
-    for (size_t c = 0; c < name.size(); ++c) {
-      const bool upper = std::isupper(static_cast<unsigned char>(name[c])) != 0;
-      const bool after_lower =
-          c > 0 && (std::islower(static_cast<unsigned char>(name[c - 1])) != 0 ||
-                    std::isdigit(static_cast<unsigned char>(name[c - 1])) != 0);
-      const bool acronym_end = c > 0 && c + 1 < name.size() &&
-                               std::isupper(static_cast<unsigned char>(name[c - 1])) != 0 &&
-                               std::islower(static_cast<unsigned char>(name[c + 1])) != 0;
-      if (upper && (after_lower || acronym_end)) flag += '-';
-      flag += static_cast<char>(std::tolower(static_cast<unsigned char>(name[c])));
-    }
-    flags.emplace_back(flag, field);
+    flags.emplace_back("--" + KebabCase(field->json_name()), field);
   }
   return flags;
 }

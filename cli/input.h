@@ -27,6 +27,11 @@ absl::StatusOr<std::string> ReadCliInputJson(const std::string& value);
 //   "Parameter validation failed:\n<message>" when a member has the wrong type.
 absl::Status LoadCliInputJson(const std::string& value, google::protobuf::Message* message);
 
+// The aws cli's spelling of a SageMaker name on the command line: words in lower case joined by
+// '-', an acronym kept as one word (DescribeTrainingJob -> describe-training-job, S3Uri -> s3-uri,
+// VpcConfig -> vpc-config, ResourceARN -> resource-arn).
+std::string KebabCase(const std::string& name);
+
 // The aws cli's per-member flags: "--kebab-case-name" for every top-level member of `type`, with
 // the member's field, in declaration order (HyperParameterTuningJobConfig ->
 // --hyper-parameter-tuning-job-config).

@@ -48,7 +48,8 @@ The rules, and what each one means:
   worker/     [protocol]   amt-worker speaks only the worker protocol: amt/v1/worker.pb.h and
                            worker.grpc.pb.h, gRPC, common/. Never orchestrator/, cli/, or the
                            API and state messages (tuning.pb.h, state.pb.h).
-  cli/        [client]     The amt client: the public API (amt/v1/tuning*.pb.h), gRPC, common/.
+  cli/        [client]     The amt client: the public API (amt/v1/tuning*.pb.h and the table of
+                           its operations, proto/amt/v1/operations.h), gRPC, common/.
                            Only cli/run.cc (`amt run`: an embedded orchestrator) may include
                            orchestrator/daemon/daemon.h; nothing else from orchestrator/, nor
                            worker/.
@@ -154,9 +155,11 @@ RULES.update({
         "the worker speaks only the protocol: amt/v1/worker*.pb.h, gRPC, common/; no "
         "orchestrator/, cli/, tuning.pb.h or state.pb.h"),
     "cli": (
-        "client", [STD, POSIX, ABSL, own("cli"), r"amt/v1/tuning(\.grpc)?\.pb\.h", COMMON,
-                   r"grpcpp/.*", PROTOBUF, r"nlohmann/.*", r"CLI/CLI\.hpp"],
-        "the client uses the public API (amt/v1/tuning*.pb.h) and gRPC; no orchestrator/ "
+        "client", [STD, POSIX, ABSL, own("cli"), r"amt/v1/tuning(\.grpc)?\.pb\.h",
+                   r"proto/amt/v1/operations\.h", COMMON, r"grpcpp/.*", PROTOBUF, r"nlohmann/.*",
+                   r"CLI/CLI\.hpp"],
+        "the client uses the public API (amt/v1/tuning*.pb.h, proto/amt/v1/operations.h) and "
+        "gRPC; no orchestrator/ "
         "(except orchestrator/daemon/daemon.h in cli/run.cc) and no worker/"),
     "common": (
         "common", [STD, POSIX, ABSL, own("common"), PROTOBUF, r"nlohmann/.*", r"openssl/.*",

@@ -11,8 +11,8 @@
 
 #include "amt/v1/tuning.grpc.pb.h"
 #include "orchestrator/api/grpc_auth.h"
-#include "orchestrator/api/operations.h"
 #include "orchestrator/api/sagemaker_api.h"
+#include "proto/amt/v1/operations.h"
 
 namespace amt::api {
 

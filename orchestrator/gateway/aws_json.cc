@@ -7,13 +7,14 @@
 #include "common/json.h"
 #include "common/utf8.h"
 #include "nlohmann/json.hpp"
-#include "orchestrator/api/operations.h"
+#include "proto/amt/v1/operations.h"
 
 namespace amt::gateway {
 namespace {
 
 constexpr std::string_view kTargetPrefix = "SageMaker.";
-// amt-local's own operations (api/operations.h AMT_EXTENSION_OPERATIONS), for the web page.
+// amt-local's own operations (proto/amt/v1/operations.h AMT_EXTENSION_OPERATIONS), for the web
+// page.
 constexpr std::string_view kExtensionPrefix = "AmtLocal.";
 constexpr char kContentType[] = "application/x-amz-json-1.1";
 

@@ -9,8 +9,8 @@
 // A request is `POST /` with `X-Amz-Target: SageMaker.<Operation>` and a JSON body in the
 // SageMaker shape; the handler parses the body into the operation's request message (the proto
 // json_names are SageMaker's member names), calls the SageMakerApi method of the same name (the
-// table in api/operations.h: same validation, same loop, same persistence as over gRPC), and
-// prints the response message back as JSON. Errors are AWS JSON errors:
+// table in proto/amt/v1/operations.h: same validation, same loop, same persistence as over gRPC),
+// and prints the response message back as JSON. Errors are AWS JSON errors:
 // {"__type": "<SageMaker error name>", "message": "..."} with HTTP 400, 500 for InternalFailure.
 //
 // The transcoding is pure (no sockets): HttpServer (http_server.h) carries the bytes.

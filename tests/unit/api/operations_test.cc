@@ -1,6 +1,6 @@
 // The operation table (operations.h) against the proto: every unary RPC of amt.v1.TuningService
 // is in it, with the request and response types its naming promises.
-#include "orchestrator/api/operations.h"
+#include "proto/amt/v1/operations.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

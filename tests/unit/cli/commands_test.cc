@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -505,6 +506,90 @@ TEST_F(CommandsTest, WatchReportsStreamErrorWithItsOperationName) {
             "\nAn error occurred (ResourceNotFound) when calling the WatchHyperParameterTuningJob "
             "operation: Amazon SageMaker can't find a tuning job called demo. Type another "
             "name.\n");
+}
+
+// --- any operation of the table (Send) ---
+
+const Operation& Op(const std::string& name) {
+  const Operation* operation = FindOperation(name);
+  EXPECT_NE(operation, nullptr) << name;
+  return *operation;
+}
+
+TEST(BuildRequest, MergesMemberFlagsOverTheInputJsonIntoTheOperationsRequestType) {
+  const absl::StatusOr<std::unique_ptr<google::protobuf::Message>> request = BuildRequest(
+      Op("UpdateTrainingJob"), {R"({"TrainingJobName": "from-file", "ResourceConfig": {}})",
+                                {{"ResourceConfig", R"({"KeepAlivePeriodInSeconds": 120})"}}});
+  ASSERT_THAT(request, IsOk());
+  const auto* update = dynamic_cast<const v1::UpdateTrainingJobRequest*>(request->get());
+  ASSERT_NE(update, nullptr);
+  EXPECT_EQ(update->training_job_name(), "from-file");
+  EXPECT_EQ(update->resource_config().keep_alive_period_in_seconds(), 120);
+}
+
+TEST_F(CommandsTest, SendUpdateTrainingJobSendsTheFlagsAndPrintsTheArn) {
+  v1::UpdateTrainingJobResponse response;
+  response.set_training_job_arn("arn:aws:sagemaker:us-east-1:123456789012:training-job/t");
+  stub_.update_training.Reply(response);
+  EXPECT_EQ(commands_.Send(Op("UpdateTrainingJob"),
+                           {"",
+                            {{"TrainingJobName", "t"},
+                             {"ProfilerConfig", R"({"ProfilingIntervalInMilliseconds": 500})"}}}),
+            0);
+  ASSERT_EQ(stub_.update_training.requests.size(), 1u);
+  EXPECT_EQ(stub_.update_training.requests[0].training_job_name(), "t");
+  EXPECT_EQ(
+      stub_.update_training.requests[0].profiler_config().profiling_interval_in_milliseconds(),
+      500);
+  EXPECT_EQ(out_.str(),
+            "{\n    \"TrainingJobArn\": "
+            "\"arn:aws:sagemaker:us-east-1:123456789012:training-job/t\"\n}\n");
+  EXPECT_EQ(err_.str(), "");
+}
+
+TEST_F(CommandsTest, SendAddTagsTakesTheRequestFromCliInputJson) {
+  v1::AddTagsResponse response;
+  auto* tag = response.add_tags();
+  tag->set_key("team");
+  tag->set_value("ml");
+  stub_.add_tags.Reply(response);
+  EXPECT_EQ(
+      commands_.Send(Op("AddTags"),
+                     {R"({"ResourceArn": "arn:x", "Tags": [{"Key": "team", "Value": "ml"}]})", {}}),
+      0);
+  ASSERT_EQ(stub_.add_tags.requests.size(), 1u);
+  EXPECT_EQ(stub_.add_tags.requests[0].resource_arn(), "arn:x");
+  ASSERT_EQ(stub_.add_tags.requests[0].tags_size(), 1);
+  EXPECT_EQ(stub_.add_tags.requests[0].tags(0).key(), "team");
+  EXPECT_EQ(out_.str(),
+            "{\n    \"Tags\": [\n        {\n            \"Key\": \"team\",\n"
+            "            \"Value\": \"ml\"\n        }\n    ]\n}\n");
+}
+
+TEST_F(CommandsTest, SendDeleteTagsPrintsNothing) {
+  stub_.delete_tags.Reply({});
+  EXPECT_EQ(commands_.Send(Op("DeleteTags"),
+                           {"", {{"ResourceArn", "arn:x"}, {"TagKeys", R"(["team", "stage"])"}}}),
+            0);
+  ASSERT_EQ(stub_.delete_tags.requests.size(), 1u);
+  EXPECT_EQ(stub_.delete_tags.requests[0].tag_keys_size(), 2);
+  EXPECT_EQ(out_.str(), "");
+  EXPECT_EQ(err_.str(), "");
+}
+
+TEST_F(CommandsTest, SendWithBadFlagJsonExits252WithoutCalling) {
+  EXPECT_EQ(commands_.Send(Op("AddTags"), {"", {{"Tags", "team=ml"}}}), 252);
+  EXPECT_TRUE(stub_.add_tags.requests.empty());
+  EXPECT_EQ(out_.str(), "");
+  EXPECT_EQ(err_.str(), "\nError parsing parameter 'tags': Invalid JSON: team=ml\n");
+}
+
+TEST_F(CommandsTest, SendServiceErrorNamesTheOperation) {
+  stub_.list_tags.Fail(grpc::StatusCode::NOT_FOUND, "Requested resource not found.");
+  EXPECT_EQ(commands_.Send(Op("ListTags"), {"", {{"ResourceArn", "arn:x"}}}), 254);
+  EXPECT_EQ(err_.str(),
+            "\nAn error occurred (ResourceNotFound) when calling the ListTags operation: "
+            "Requested resource not found.\n");
 }
 
 }  // namespace

@@ -130,6 +130,15 @@ namespace {
 using ::amt::testing::IsOk;
 using ::amt::testing::StatusIs;
 
+TEST(KebabCase, SplitsWordsAndKeepsAcronymsAndDigitsWhole) {
+  EXPECT_EQ(KebabCase("DescribeHyperParameterTuningJob"), "describe-hyper-parameter-tuning-job");
+  EXPECT_EQ(KebabCase("AddTags"), "add-tags");
+  EXPECT_EQ(KebabCase("S3OutputPath"), "s3-output-path");
+  EXPECT_EQ(KebabCase("ResourceARN"), "resource-arn");
+  EXPECT_EQ(KebabCase("VpcConfig"), "vpc-config");
+  EXPECT_EQ(KebabCase("Tags"), "tags");
+}
+
 TEST(MemberFlags, AreTheAwsCliKebabCaseNames) {
   const auto flags = MemberFlags(v1::CreateTrainingJobRequest::descriptor());
   std::vector<std::string> names;

@@ -9,6 +9,9 @@
 #include <sstream>
 #include <string>
 
+#include "cli/input.h"
+#include "proto/amt/v1/operations.h"
+
 namespace {
 
 struct Result {
@@ -60,6 +63,45 @@ TEST(AmtMain, HelpListsEveryCommandAndExits0) {
         "delete-training-job", "logs", "watch", "run", "explain", "env", "--endpoint"}) {
     EXPECT_NE(result.out.find(command), std::string::npos) << command;
   }
+}
+
+// The table amtd's service and gateway are built from: each operation in it must have its
+// subcommand, named as the aws cli names it. CLI11 shows a subcommand's own usage line for
+// `amt COMMAND --help`, and fails on a command it does not know.
+#define AMT_NAME(Op) #Op,
+TEST(AmtMain, EveryServedOperationHasItsCommand) {
+  for (const std::string operation : {AMT_UNARY_OPERATIONS(AMT_NAME)}) {
+    const std::string command = amt::cli::KebabCase(operation);
+    const Result result = RunAmt(command + " --help");
+    EXPECT_EQ(result.exit_code, 0) << operation;
+    EXPECT_NE(result.out.find("amt " + command + " [OPTIONS]"), std::string::npos)
+        << operation << ": " << result.out;
+    EXPECT_NE(result.out.find(operation), std::string::npos) << operation << ": " << result.out;
+  }
+}
+#undef AMT_NAME
+
+// What makes the test above fail for an operation without its command.
+TEST(AmtMain, AnUnknownCommandShowsNoUsageLineOfItsOwn) {
+  const Result result = RunAmt("describe-nothing --help");
+  EXPECT_EQ(result.out.find("amt describe-nothing [OPTIONS]"), std::string::npos) << result.out;
+}
+
+TEST(AmtMain, GenericCommandTakesCliInputJsonAndAFlagPerMember) {
+  const Result result = RunAmt("update-training-job --help");
+  EXPECT_EQ(result.exit_code, 0);
+  for (const char* flag :
+       {"--cli-input-json", "--training-job-name", "--profiler-config",
+        "--profiler-rule-configurations", "--resource-config", "--remote-debug-config"}) {
+    EXPECT_NE(result.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(AmtMain, GenericCommandWithBadJsonFlagExits252WithoutCallingAmtd) {
+  const Result result =
+      RunAmt("--endpoint 127.0.0.1:1 add-tags --resource-arn arn:x --tags team=ml");
+  EXPECT_EQ(result.exit_code, 252);
+  EXPECT_EQ(result.err, "\nError parsing parameter 'tags': Invalid JSON: team=ml\n");
 }
 
 TEST(AmtMain, CommandHelpExplainsEachFlag) {

@@ -1,18 +1,24 @@
-// The unary operations of amt.v1.TuningService, listed once for every transport. The gRPC
-// service (tuning_service.h) expands the lists into its method overrides, the AWS JSON gateway
-// (gateway/aws_json.h) into its X-Amz-Target table; adding an operation is one line here plus its
-// SageMakerApi method, and the compiler then asks for nothing else.
+// The unary operations of amt.v1.TuningService, listed once for every transport and the client.
+// The gRPC service (orchestrator/api/tuning_service.h) expands the lists into its method
+// overrides, the AWS JSON gateway (orchestrator/gateway/aws_json.h) into its X-Amz-Target table,
+// the amt client (cli/operations.h) into one subcommand per operation; adding an operation is one
+// line here plus its SageMakerApi method, and the compiler then asks for nothing else.
 //
 // An entry X(Op) stands for: request v1::OpRequest, response v1::OpResponse, the handler
-// SageMakerApi::Op, the gRPC method /amt.v1.TuningService/Op and, for SageMaker's own
-// operations, the HTTP target "SageMaker.Op" (for amt-local's, "AmtLocal.Op").
+// SageMakerApi::Op, the gRPC method /amt.v1.TuningService/Op, the amt command op-in-kebab-case
+// and, for SageMaker's own operations, the HTTP target "SageMaker.Op" (for amt-local's,
+// "AmtLocal.Op").
+//
+// The table lives beside the proto it lists, not in orchestrator/api/, because the client may
+// include nothing of orchestrator/ (scripts/check-layering.py, rule [client]); it is names only,
+// so it carries no dependency to either side.
 //
 // X-macros (as in LLVM's .def files) rather than a constexpr table because the gRPC side has to
 // override generated virtual functions by name, which no template can do. The streaming RPCs
 // (logs, watch) are not in the lists: each has its own loop around SageMakerApi's reads.
 // tests/unit/api/operations_test.cc checks the lists against the proto's service descriptor.
-#ifndef AMT_ORCHESTRATOR_API_OPERATIONS_H_
-#define AMT_ORCHESTRATOR_API_OPERATIONS_H_
+#ifndef AMT_PROTO_AMT_V1_OPERATIONS_H_
+#define AMT_PROTO_AMT_V1_OPERATIONS_H_
 
 // SageMaker's operations: served over gRPC and over SageMaker's own HTTP API.
 #define AMT_SAGEMAKER_OPERATIONS(X)             \
@@ -43,4 +49,4 @@
   AMT_SAGEMAKER_OPERATIONS(X)   \
   AMT_EXTENSION_OPERATIONS(X)
 
-#endif  // AMT_ORCHESTRATOR_API_OPERATIONS_H_
+#endif  // AMT_PROTO_AMT_V1_OPERATIONS_H_
