@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -276,35 +278,45 @@ int RunTuning(v1::TuningService::Stub& stub, const std::string& endpoint,
   return commands.Watch(watch);
 }
 
-}  // namespace
+// A job file read and parsed: a tuning job's request, or a training job's.
+struct JobFile {
+  bool is_tuning = false;
+  v1::CreateHyperParameterTuningJobRequest tuning;
+  v1::CreateTrainingJobRequest training;
+};
 
-int RunTuningJob(const RunOptions& options) {
+// The job file of `options`, or nullopt once the reason it cannot run is printed.
+std::optional<JobFile> ReadJobFile(const RunOptions& options) {
   auto text = ReadCliInputJson(options.job_file);
   if (!text.ok()) {
     std::cerr << "amt run: " << text.status().message() << "\n";
-    return kExitUsage;
+    return std::nullopt;
   }
   const auto doc = nlohmann::json::parse(*text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
     std::cerr << "amt run: " << options.job_file << " is not a JSON object\n";
-    return kExitUsage;
+    return std::nullopt;
   }
-  const bool is_tuning =
+  JobFile job;
+  job.is_tuning =
       doc.contains("HyperParameterTuningJobName") || doc.contains("HyperParameterTuningJobConfig");
   const bool is_training = doc.contains("TrainingJobName");
-  if (!is_tuning && !is_training) {
+  if (!job.is_tuning && !is_training) {
     std::cerr << "amt run: " << options.job_file
               << " is neither a CreateHyperParameterTuningJob nor a CreateTrainingJob request\n";
-    return kExitUsage;
+    return std::nullopt;
   }
-  v1::CreateHyperParameterTuningJobRequest tuning;
-  v1::CreateTrainingJobRequest training;
-  const auto parsed = is_tuning ? JsonToProto(*text, &tuning) : JsonToProto(*text, &training);
+  const auto parsed =
+      job.is_tuning ? JsonToProto(*text, &job.tuning) : JsonToProto(*text, &job.training);
   if (!parsed.ok()) {
     std::cerr << "amt run: " << options.job_file << ": " << parsed.message() << "\n";
-    return kExitUsage;
+    return std::nullopt;
   }
+  return job;
+}
 
+// The embedded orchestrator's options for running `job` as `options` ask.
+daemon::DaemonOptions DaemonOptionsFor(const RunOptions& options, const JobFile& job) {
   daemon::DaemonOptions d;
   d.port = 0;
   d.data_dir = options.data_dir;
@@ -326,20 +338,20 @@ int RunTuningJob(const RunOptions& options) {
   d.local_worker_slots = options.slots;
   if (d.local_worker_slots <= 0) {
     // A slot per instance: MaxParallelTrainingJobs jobs of the most instances at once.
-    d.local_worker_slots = is_tuning ? std::max(1, tuning.hyper_parameter_tuning_job_config()
-                                                       .resource_limits()
-                                                       .max_parallel_training_jobs()) *
-                                           MostInstances(tuning)
-                                     : std::max(1, training.resource_config().instance_count());
+    d.local_worker_slots = job.is_tuning
+                               ? std::max(1, job.tuning.hyper_parameter_tuning_job_config()
+                                                 .resource_limits()
+                                                 .max_parallel_training_jobs()) *
+                                     MostInstances(job.tuning)
+                               : std::max(1, job.training.resource_config().instance_count());
   }
-  // Block SIGINT before any thread starts, so only InterruptStopper sees it.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGUSR1);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   d.http_port = options.http_port;
   d.ui = options.ui;
+  return d;
+}
+
+// Starts the embedded orchestrator; on a free HTTP port when `d`'s is taken.
+absl::StatusOr<std::unique_ptr<daemon::Daemon>> StartDaemon(daemon::DaemonOptions d) {
   auto daemon = daemon::Daemon::Start(d);
   if (!daemon.ok() && d.http_port > 0 &&
       daemon.status().message().find(":" + std::to_string(d.http_port) + " ") !=
@@ -348,6 +360,22 @@ int RunTuningJob(const RunOptions& options) {
     d.http_port = 0;
     daemon = daemon::Daemon::Start(d);
   }
+  return daemon;
+}
+
+}  // namespace
+
+int RunTuningJob(const RunOptions& options) {
+  std::optional<JobFile> job = ReadJobFile(options);
+  if (!job) return kExitUsage;
+  const daemon::DaemonOptions d = DaemonOptionsFor(options, *job);
+  // Block SIGINT before any thread starts, so only InterruptStopper sees it.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  auto daemon = StartDaemon(d);
   if (!daemon.ok()) {
     std::cerr << "amt run: cannot start the orchestrator: " << daemon.status().message() << "\n";
     return kExitOtherError;
@@ -356,8 +384,9 @@ int RunTuningJob(const RunOptions& options) {
   auto stub =
       v1::TuningService::NewStub(grpc::CreateChannel(endpoint, grpc::InsecureChannelCredentials()));
   const std::string page = d.ui ? (*daemon)->http_endpoint() : "";
-  const int code = is_tuning ? RunTuning(*stub, endpoint, std::move(tuning), options, page)
-                             : RunTrainingJob(*stub, endpoint, std::move(training), options, page);
+  const int code = job->is_tuning
+                       ? RunTuning(*stub, endpoint, std::move(job->tuning), options, page)
+                       : RunTrainingJob(*stub, endpoint, std::move(job->training), options, page);
   if (options.keep_serving && !(*daemon)->http_endpoint().empty()) {
     std::cout << "\nThe page stays at " << (*daemon)->http_endpoint() << "/ until Ctrl-C."
               << std::endl;
