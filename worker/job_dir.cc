@@ -16,15 +16,13 @@
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "worker/host_network.h"
-#include "worker/toolkit.h"
+#include "worker/job_environment.h"
 
 namespace amt::worker {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-constexpr char kGroupName[] = "homogeneousCluster";
 
 // ResourceExhausted for a full disk or quota, Internal for other file-system errors.
 absl::Status FsError(const std::string& what, const fs::path& path, const std::error_code& ec) {
@@ -90,14 +88,6 @@ bool IsValidChannelName(const std::string& name) {
   });
 }
 
-std::string Upper(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return s;
-}
-
-// The training toolkit JSON-decodes each hyperparameter value and keeps the raw string when
-// that fails ("0.01" -> 0.01, "adam" -> "adam").
 struct FileEntry {
   fs::path relative;
   fs::path absolute;
@@ -308,8 +298,12 @@ std::string TruncateFailureReason(const std::string& text, size_t max_chars) {
   return text.substr(0, end);
 }
 
-absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v1::StartJob& job,
-                                      const HostSpec& host) {
+namespace {
+
+// Why a request cannot have a folder: a host index out of range, or a training job or channel
+// name that is not a SageMaker name (each becomes a path). The channels, in the request's order.
+absl::StatusOr<std::vector<const amt::v1::ChannelAssignment*>> ValidateRequest(
+    const amt::v1::StartJob& job, const HostSpec& host) {
   if (host.count < 1 || host.index < 1 || host.index > host.count) {
     return absl::InvalidArgumentError("host " + std::to_string(host.index) + " of " +
                                       std::to_string(host.count));
@@ -329,18 +323,14 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
     }
     channels.push_back(&channel);
   }
+  return channels;
+}
 
-  std::error_code ec;
-  const fs::path work_dir = fs::absolute(options.work_dir, ec);
-  if (ec) return FsError("cannot resolve", options.work_dir, ec);
-
-  JobDir dir;
-  JobPaths& p = dir.paths_;
-  const std::string current_host = HostName(host.index);
+// The folder's paths (job_dir.h's layout) under the absolute `work_dir`; nothing is made.
+JobPaths LayOut(const fs::path& work_dir, const amt::v1::StartJob& job, const HostSpec& host) {
+  JobPaths p;
   p.root = work_dir / (host.index == 1 ? job.training_job_name()
-                                       : job.training_job_name() + "." + current_host);
-  // A retry of a job that failed here: its kept folder is about to be replaced.
-  if (options.failed != nullptr) options.failed->Reused(p.root);
+                                       : job.training_job_name() + "." + HostName(host.index));
   p.input = p.root / "input";
   p.input_config = p.input / "config";
   p.input_data = p.input / "data";
@@ -349,52 +339,45 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   p.output_data = p.output / "data";
   p.output_intermediate = p.output / "intermediate";
   p.failure = p.output / "failure";
-  const bool has_checkpoints =
-      !job.checkpoint_local_sync_dir().empty() || !job.checkpoint_container_path().empty();
-  if (has_checkpoints) p.checkpoints = p.root / "checkpoints";
+  if (!job.checkpoint_local_sync_dir().empty() || !job.checkpoint_container_path().empty()) {
+    p.checkpoints = p.root / "checkpoints";
+  }
   if (!host.hosts_file_text.empty()) p.hosts_file = p.root / "hosts";
+  return p;
+}
 
-  // A file-system failure says which job folder could not be made: a full disk is the usual one.
-  const auto in_folder = [&p](absl::Status status) {
-    if (!absl::IsInternal(status) && !absl::IsResourceExhausted(status)) return status;
-    return absl::Status(status.code(), "cannot prepare the job folder " + p.root.string() + ": " +
-                                           std::string(status.message()));
-  };
+// A file-system failure says which job folder could not be made: a full disk is the usual one.
+absl::Status InFolder(const JobPaths& p, absl::Status status) {
+  if (!absl::IsInternal(status) && !absl::IsResourceExhausted(status)) return status;
+  return absl::Status(status.code(), "cannot prepare the job folder " + p.root.string() + ": " +
+                                         std::string(status.message()));
+}
+
+// Writes `name` in input/config/.
+absl::Status WriteConfig(const JobPaths& p, const char* name, const json& content,
+                         const JobDirOptions& options) {
+  return InFolder(p, WriteFile(p.input_config / name, content.dump(), options.write));
+}
+
+// Replaces what an earlier attempt left at the folder's root with the layout's empty directories
+// (a spare folder's, when the pool has one).
+absl::Status MakeLayout(const JobPaths& p, const JobDirOptions& options) {
+  std::error_code ec;
   fs::remove_all(p.root, ec);
-  if (ec) return in_folder(FsError("cannot remove", p.root, ec));
+  if (ec) return InFolder(p, FsError("cannot remove", p.root, ec));
   if (options.spares != nullptr) options.spares->TakeInto(p.root);
   for (const fs::path* d :
        {&p.input_config, &p.input_data, &p.model, &p.output_data, &p.output_intermediate}) {
-    RETURN_IF_ERROR(in_folder(MakeDirs(*d)));
+    RETURN_IF_ERROR(InFolder(p, MakeDirs(*d)));
   }
+  return absl::OkStatus();
+}
 
-  // hyperparameters.json: the request's map as is, every value a JSON string.
-  json hyperparameters = json::object();
-  for (const auto& [name, value] : job.hyperparameters()) hyperparameters[name] = value;
-  RETURN_IF_ERROR(in_folder(
-      WriteFile(p.input_config / "hyperparameters.json", hyperparameters.dump(), options.write)));
-  if (!p.hosts_file.empty()) {
-    RETURN_IF_ERROR(in_folder(WriteFile(p.hosts_file, host.hosts_file_text, options.write)));
-  }
-
-  const std::string instance_type = job.instance_type().empty() ? "local" : job.instance_type();
-  json hosts = json::array();
-  for (int i = 1; i <= host.count; ++i) hosts.push_back(HostName(i));
-  // The hosts of a multi-instance job reach each other over loopback addresses.
-  const char* interface = host.count > 1 ? "lo" : "eth0";
-  const json resource_config = {
-      {"current_host", current_host},
-      {"hosts", hosts},
-      {"network_interface_name", interface},
-      {"current_instance_type", instance_type},
-      {"current_group_name", kGroupName},
-      {"instance_groups", json::array({{{"instance_group_name", kGroupName},
-                                        {"instance_type", instance_type},
-                                        {"hosts", hosts}}})},
-  };
-  RETURN_IF_ERROR(in_folder(
-      WriteFile(p.input_config / "resourceconfig.json", resource_config.dump(), options.write)));
-
+// input/data/<channel> for each channel (a link to its local path, else an empty directory);
+// inputdataconfig.json's content, which the caller writes.
+absl::StatusOr<json> MakeChannels(const amt::v1::StartJob& job, const JobPaths& p,
+                                  const std::vector<const amt::v1::ChannelAssignment*>& channels) {
+  std::error_code ec;
   json input_data_config = json::object();
   for (const auto* channel : channels) {
     const std::string& name = channel->channel_name();
@@ -414,7 +397,7 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
 
     const fs::path link = p.input_data / name;
     if (channel->local_path().empty()) {
-      RETURN_IF_ERROR(in_folder(MakeDirs(link)));
+      RETURN_IF_ERROR(InFolder(p, MakeDirs(link)));
       continue;
     }
     const fs::path target = fs::absolute(channel->local_path(), ec);
@@ -423,86 +406,67 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
                                  " does not exist");
     }
     fs::create_symlink(target, link, ec);
-    if (ec) return in_folder(FsError("cannot create symlink", link, ec));
+    if (ec) return InFolder(p, FsError("cannot create symlink", link, ec));
   }
-  RETURN_IF_ERROR(in_folder(
-      WriteFile(p.input_config / "inputdataconfig.json", input_data_config.dump(), options.write)));
+  return input_data_config;
+}
 
-  if (has_checkpoints) {
-    RETURN_IF_ERROR(in_folder(MakeDirs(p.checkpoints)));
-    // As SageMaker writes it for a job with a CheckpointConfig (the built-in XGBoost and
-    // framework scripts read LocalPath from it); here LocalPath is where this trainer sees the
-    // folder, and S3Uri is left out: amt-worker syncs the folder itself.
-    const json checkpoint_config = {{"LocalPath", p.checkpoints.string()}};
-    RETURN_IF_ERROR(in_folder(WriteFile(p.input_config / "checkpointconfig.json",
-                                        checkpoint_config.dump(), options.write)));
-    if (!job.checkpoint_local_sync_dir().empty()) {
-      dir.checkpoint_sync_dir_ = fs::absolute(job.checkpoint_local_sync_dir(), ec);
-      if (fs::is_directory(dir.checkpoint_sync_dir_, ec)) {
-        ASSIGN_OR_RETURN(auto files, ListFiles(dir.checkpoint_sync_dir_));
-        for (const auto& file : files) {
-          const fs::path local = p.checkpoints / file.relative;
-          RETURN_IF_ERROR(in_folder(CopyFile(file.absolute, local)));
-          dir.copied_in_[file.relative.string()] =
-              FileStamp{fs::file_size(local, ec), fs::last_write_time(local, ec)};
-        }
-      }
-    }
-  }
+}  // namespace
 
-  // The environment: the request's Environment, then ours on top.
-  auto& env = dir.environment_;
-  for (const auto& [key, value] : job.environment()) env[key] = value;
-  // Numeric libraries (OpenMP in xgboost and torch, MKL, OpenBLAS) start a thread per CPU in
-  // every job: jobs side by side then spin-wait for each other's cores (three XGBoost jobs on two
-  // CPUs took 8x as long). Each job gets its share, unless its Environment says otherwise.
-  if (options.threads_per_job > 0 && !job.environment().contains("OMP_NUM_THREADS") &&
-      !job.environment().contains("MKL_NUM_THREADS") &&
-      !job.environment().contains("OPENBLAS_NUM_THREADS")) {
-    for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"}) {
-      env[name] = std::to_string(options.threads_per_job);
-    }
+// The stages, in order: check the request, lay the folder out, write the config files, make the
+// channels and checkpoints, then the environment. A new kind of input (a device, a container's
+// mounts) gets a stage of its own here and its variables in JobEnvironment (job_environment.h).
+absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v1::StartJob& job,
+                                      const HostSpec& host) {
+  ASSIGN_OR_RETURN(const auto channels, ValidateRequest(job, host));
+  std::error_code ec;
+  const fs::path work_dir = fs::absolute(options.work_dir, ec);
+  if (ec) return FsError("cannot resolve", options.work_dir, ec);
+
+  JobDir dir;
+  dir.paths_ = LayOut(work_dir, job, host);
+  const JobPaths& p = dir.paths_;
+  // A retry of a job that failed here: its kept folder is about to be replaced.
+  if (options.failed != nullptr) options.failed->Reused(p.root);
+  RETURN_IF_ERROR(MakeLayout(p, options));
+
+  // hyperparameters.json: the request's map as is, every value a JSON string.
+  json hyperparameters = json::object();
+  for (const auto& [name, value] : job.hyperparameters()) hyperparameters[name] = value;
+  RETURN_IF_ERROR(WriteConfig(p, "hyperparameters.json", hyperparameters, options));
+  if (!p.hosts_file.empty()) {
+    RETURN_IF_ERROR(InFolder(p, WriteFile(p.hosts_file, host.hosts_file_text, options.write)));
   }
-  env["TRAINING_JOB_NAME"] = job.training_job_name();
-  env["TRAINING_JOB_ARN"] = job.training_job_arn();
-  env["AMT_JOB_DIR"] = p.root.string();
-  if (job.volume_size_gb() > 0) env["AMT_VOLUME_SIZE_GB"] = std::to_string(job.volume_size_gb());
-  env["SM_MODEL_DIR"] = p.model.string();
-  env["SM_INPUT_DIR"] = p.input.string();
-  env["SM_INPUT_CONFIG_DIR"] = p.input_config.string();
-  env["SM_OUTPUT_DIR"] = p.output.string();
-  env["SM_OUTPUT_DATA_DIR"] = p.output_data.string();
-  env["SM_OUTPUT_INTERMEDIATE_DIR"] = p.output_intermediate.string();
-  env["SM_CURRENT_HOST"] = current_host;
-  env["SM_HOSTS"] = hosts.dump();
-  if (!host.addresses.empty()) {
-    json addresses = json::object();
-    for (size_t i = 0; i < host.addresses.size(); ++i) {
-      addresses[HostName(static_cast<int>(i) + 1)] = host.addresses[i];
-    }
-    env["AMT_HOST_ADDRESSES"] = addresses.dump();
-  }
-  env["SM_CURRENT_INSTANCE_TYPE"] = instance_type;
-  env["SM_NETWORK_INTERFACE_NAME"] = interface;
-  env["SM_NUM_CPUS"] = std::to_string(options.num_cpus);
-  env["SM_NUM_GPUS"] = "0";
-  env["SM_RESOURCE_CONFIG"] = resource_config.dump();
-  env["SM_INPUT_DATA_CONFIG"] = input_data_config.dump();
-  env["SM_CHANNELS"] = json(channel_names).dump();  // a std::set: sorted, as the toolkit does
-  for (const auto* channel : channels) {
-    env["SM_CHANNEL_" + Upper(channel->channel_name())] =
-        (p.input_data / channel->channel_name()).string();
-  }
-  json user_hyperparameters = json::object();
-  for (const auto& [name, value] : job.hyperparameters()) {
-    if (toolkit::IsReservedHyperparameter(name)) continue;
-    json decoded = toolkit::DecodeHyperparameter(value);
-    env["SM_HP_" + Upper(name)] = decoded.is_string() ? decoded.get<std::string>() : decoded.dump();
-    user_hyperparameters[name] = std::move(decoded);
-  }
-  env["SM_HPS"] = user_hyperparameters.dump();
-  if (has_checkpoints) env["SM_CHECKPOINT_DIR"] = p.checkpoints.string();
+  const Cluster cluster = ClusterOf(job, host);
+  RETURN_IF_ERROR(WriteConfig(p, "resourceconfig.json", cluster.resource_config, options));
+  ASSIGN_OR_RETURN(const json input_data_config, MakeChannels(job, p, channels));
+  RETURN_IF_ERROR(WriteConfig(p, "inputdataconfig.json", input_data_config, options));
+  if (!p.checkpoints.empty()) RETURN_IF_ERROR(dir.MakeCheckpoints(options, job));
+
+  dir.environment_ = JobEnvironment(job, {options, host, p, cluster, channels, input_data_config});
   return dir;
+}
+
+absl::Status JobDir::MakeCheckpoints(const JobDirOptions& options, const amt::v1::StartJob& job) {
+  const JobPaths& p = paths_;
+  RETURN_IF_ERROR(InFolder(p, MakeDirs(p.checkpoints)));
+  // As SageMaker writes it for a job with a CheckpointConfig (the built-in XGBoost and framework
+  // scripts read LocalPath from it); here LocalPath is where this trainer sees the folder, and
+  // S3Uri is left out: amt-worker syncs the folder itself.
+  const json checkpoint_config = {{"LocalPath", p.checkpoints.string()}};
+  RETURN_IF_ERROR(WriteConfig(p, "checkpointconfig.json", checkpoint_config, options));
+  if (job.checkpoint_local_sync_dir().empty()) return absl::OkStatus();
+  std::error_code ec;
+  checkpoint_sync_dir_ = fs::absolute(job.checkpoint_local_sync_dir(), ec);
+  if (!fs::is_directory(checkpoint_sync_dir_, ec)) return absl::OkStatus();
+  ASSIGN_OR_RETURN(auto files, ListFiles(checkpoint_sync_dir_));
+  for (const auto& file : files) {
+    const fs::path local = p.checkpoints / file.relative;
+    RETURN_IF_ERROR(InFolder(p, CopyFile(file.absolute, local)));
+    copied_in_[file.relative.string()] =
+        FileStamp{fs::file_size(local, ec), fs::last_write_time(local, ec)};
+  }
+  return absl::OkStatus();
 }
 
 absl::Status JobDir::SyncCheckpointsOut() const {

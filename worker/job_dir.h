@@ -182,6 +182,10 @@ class JobDir {
     std::filesystem::file_time_type mtime;
   };
 
+  // checkpoints/, checkpointconfig.json, and the sync dir's files copied in (Create's stage for
+  // a job with a checkpoint config).
+  absl::Status MakeCheckpoints(const JobDirOptions& options, const amt::v1::StartJob& job);
+
   JobPaths paths_;
   std::map<std::string, std::string> environment_;
   std::filesystem::path checkpoint_sync_dir_;
