@@ -197,11 +197,8 @@ bool JobRunner::LaunchHosts(std::vector<JobDir>& dirs, LogShipper& shipper) {
     if (!launched.ok()) {
       AbandonLaunched();
       shipper.Close();
-      amt::v1::JobExited exited;
-      exited.set_launch_failed(true);
-      exited.set_failure_reason((several ? host + ": " : std::string()) +
-                                std::string(launched.status().message()));
-      ReportExit(std::move(exited));
+      ReportLaunchFailed((several ? host + ": " : std::string()) +
+                         std::string(launched.status().message()));
       return false;
     }
     MutexLock lock(&mu_);
@@ -276,100 +273,66 @@ std::vector<ExitStatus> JobRunner::WaitForHosts() {
   return statuses;
 }
 
-void JobRunner::Run() {
+absl::StatusOr<HostSpec> JobRunner::PlanHosts() {
   const int host_count = std::max(1, job_.instance_count());
   HostSpec host;
   host.count = host_count;
   if (host_count > kMaxHostsPerNetwork) {
-    amt::v1::JobExited exited;
-    exited.set_launch_failed(true);
-    exited.set_failure_reason("InstanceCount " + std::to_string(host_count) +
-                              " is more than one worker runs (" +
-                              std::to_string(kMaxHostsPerNetwork) + ")");
-    ReportExit(std::move(exited));
-    return;
+    return absl::InvalidArgumentError("InstanceCount " + std::to_string(host_count) +
+                                      " is more than one worker runs (" +
+                                      std::to_string(kMaxHostsPerNetwork) + ")");
   }
-  if (host_count > 1) {
-    std::string no_addresses;
-    if (options_.host_addresses) {
-      auto addresses = options_.host_addresses(host_count);
-      if (!addresses.ok()) {
-        no_addresses = "cannot find the job's hosts: " + std::string(addresses.status().message());
-      } else if (static_cast<int>(addresses->size()) != host_count) {
-        no_addresses = "the job has " + std::to_string(host_count) + " hosts but " +
-                       std::to_string(addresses->size()) + " node(s)";
-      } else {
-        host.addresses = std::move(*addresses);
-      }
-    } else if (network_ = networks_->Take(); network_ != nullptr) {
-      for (int i = 1; i <= host_count; ++i) host.addresses.push_back(network_->Address(i));
-    } else {
-      no_addresses = "no free loopback network for the job's hosts";
+  if (host_count == 1) return host;
+  if (options_.host_addresses) {
+    auto addresses = options_.host_addresses(host_count);
+    if (!addresses.ok()) {
+      return absl::UnavailableError("cannot find the job's hosts: " +
+                                    std::string(addresses.status().message()));
     }
-    if (!no_addresses.empty()) {
-      amt::v1::JobExited exited;
-      exited.set_launch_failed(true);
-      exited.set_failure_reason(no_addresses);
-      ReportExit(std::move(exited));
-      return;
+    if (static_cast<int>(addresses->size()) != host_count) {
+      return absl::UnavailableError("the job has " + std::to_string(host_count) + " hosts but " +
+                                    std::to_string(addresses->size()) + " node(s)");
     }
+    host.addresses = std::move(*addresses);
+  } else if (network_ = networks_->Take(); network_ != nullptr) {
+    for (int i = 1; i <= host_count; ++i) host.addresses.push_back(network_->Address(i));
+  } else {
+    return absl::UnavailableError("no free loopback network for the job's hosts");
+  }
+  if (options_.private_hosts) {
     std::vector<std::string> names;
     for (int i = 1; i <= host_count; ++i) names.push_back(HostName(i));
-    if (options_.private_hosts) {
-      host.hosts_file_text =
-          HostsFileText(ReadWholeFile(options_.etc_hosts), names, host.addresses);
-    }
+    host.hosts_file_text = HostsFileText(ReadWholeFile(options_.etc_hosts), names, host.addresses);
   }
-  std::vector<JobDir> dirs;
-  for (int i = 1; i <= host_count; ++i) {
-    host.index = i;
-    auto dir = JobDir::Create(options_.job_dir, job_, host);
-    if (!dir.ok()) {
-      amt::v1::JobExited exited;
-      exited.set_launch_failed(true);
-      exited.set_failure_reason(std::string(dir.status().message()));
-      ReportExit(std::move(exited));
-      return;
-    }
-    dirs.push_back(std::move(*dir));
-  }
+  return host;
+}
 
-  auto shipper = std::make_unique<LogShipper>(job_.training_job_name(), job_.attempt(), clock_,
-                                              options_.logs, [this](amt::v1::LogBatch batch) {
-                                                amt::v1::WorkerMessage message;
-                                                *message.mutable_logs() = std::move(batch);
-                                                report_(std::move(message));
-                                              });
-  if (!LaunchHosts(dirs, *shipper)) return;
+void JobRunner::ReportLaunchFailed(const std::string& reason) {
+  amt::v1::JobExited exited;
+  exited.set_launch_failed(true);
+  exited.set_failure_reason(reason);
+  ReportExit(std::move(exited));
+}
 
+void JobRunner::ReportStarted(const JobDir& first) {
   amt::v1::WorkerMessage started;
   started.mutable_started()->set_training_job_name(job_.training_job_name());
   started.mutable_started()->set_attempt(job_.attempt());
-  started.mutable_started()->set_job_dir(dirs.front().paths().root.string());
+  started.mutable_started()->set_job_dir(first.paths().root.string());
   report_(std::move(started));
-  shipper->Start();
+}
 
-  const std::vector<ExitStatus> statuses = WaitForHosts();
-  shipper->Close();  // every line is out before JobExited
-
-  // The job's exit: the first host that failed on its own, else the first that did not exit 0
-  // (after a stop), else algo-1's.
-  size_t chosen = 0;
-  {
-    MutexLock lock(&mu_);
-    if (failed_host_.has_value()) {
-      chosen = *failed_host_;
-    } else {
-      for (size_t i = 0; i < statuses.size(); ++i) {
-        if (Failed(statuses[i])) {
-          chosen = i;
-          break;
-        }
-      }
-    }
+size_t JobRunner::ChooseExitHost(const std::vector<ExitStatus>& statuses) {
+  MutexLock lock(&mu_);
+  if (failed_host_.has_value()) return *failed_host_;
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    if (Failed(statuses[i])) return i;
   }
-  const ExitStatus& status = statuses[chosen];
+  return 0;
+}
 
+amt::v1::JobExited JobRunner::CollectOutputs(const std::vector<JobDir>& dirs,
+                                             const ExitStatus& status) {
   for (const JobDir& dir : dirs) {
     if (absl::Status synced = dir.SyncCheckpointsOut(); !synced.ok()) {
       Diagnose("checkpoint sync failed: " + std::string(synced.message()));
@@ -399,29 +362,40 @@ void JobRunner::Run() {
       if (exited.upload_failure().empty()) exited.set_upload_failure(std::string(tarred.message()));
     }
   }
+  return exited;
+}
+
+JobRunner::Failure JobRunner::ReadFailure(const std::vector<JobDir>& dirs, size_t chosen,
+                                          const ExitStatus& status) const {
   // The chosen host's output/failure, else the first host's that wrote one.
-  std::string failure = dirs[chosen].ReadFailureReason();
-  for (size_t i = 0; i < dirs.size() && failure.empty(); ++i) failure = dirs[i].ReadFailureReason();
+  Failure failure;
+  failure.reason = dirs[chosen].ReadFailureReason();
+  for (size_t i = 0; i < dirs.size() && failure.reason.empty(); ++i) {
+    failure.reason = dirs[i].ReadFailureReason();
+  }
   // Whether the job ran out of disk: its trainer said so, or the disk is full as it exits.
-  bool out_of_space = SaysDiskFull(failure);
-  if (failure.empty() && status.exit_code != 0) {
+  failure.out_of_space = SaysDiskFull(failure.reason);
+  if (failure.reason.empty() && status.exit_code != 0) {
     // A trainer (or amt-script-runner) that ran out of disk could not write output/failure
     // either: say so rather than leave amtd a bare exit code.
     const fs::path& root = dirs[chosen].paths().root;
     const std::optional<uint64_t> free =
         options_.free_bytes ? options_.free_bytes(root) : StatvfsFreeBytes(root);
     if (free.has_value() && *free < kFullDiskBytes) {
-      out_of_space = true;
-      failure = "No space left on device in the job folder " + root.string() + " (" +
-                std::to_string(*free) + " bytes free when the training process exited with code " +
-                std::to_string(status.exit_code) +
-                ", without an output/failure). Give the job a larger VolumeSizeInGB, or free "
-                "disk space where amt-worker keeps job folders (--work-dir)";
+      failure.out_of_space = true;
+      failure.reason =
+          "No space left on device in the job folder " + root.string() + " (" +
+          std::to_string(*free) + " bytes free when the training process exited with code " +
+          std::to_string(status.exit_code) +
+          ", without an output/failure). Give the job a larger VolumeSizeInGB, or free "
+          "disk space where amt-worker keeps job folders (--work-dir)";
     }
   }
-  exited.set_failure_reason(failure);
-  const bool succeeded =
-      !Failed(status) && exited.upload_failure().empty() && exited.failure_reason().empty();
+  return failure;
+}
+
+void JobRunner::ReleaseJobDirs(const std::vector<JobDir>& dirs, bool succeeded,
+                               bool out_of_space) const {
   if (!succeeded && out_of_space) {
     // What filled the disk goes now, even with --keep-job-dirs: kept, it would keep the disk
     // full, and every later job (and amtd's state store, on the same disk by default) would
@@ -454,6 +428,48 @@ void JobRunner::Run() {
       }
     }
   }
+}
+
+// The job's stages, in order: its hosts (addresses, /etc/hosts), a folder per host, the launch,
+// the wait, then its outputs, its failure and its folders. Each stage's additions (a device per
+// host, a container's image and mounts) belong in the stage's own function.
+void JobRunner::Run() {
+  absl::StatusOr<HostSpec> host = PlanHosts();
+  if (!host.ok()) {
+    ReportLaunchFailed(std::string(host.status().message()));
+    return;
+  }
+  std::vector<JobDir> dirs;
+  for (int i = 1; i <= host->count; ++i) {
+    host->index = i;
+    auto dir = JobDir::Create(options_.job_dir, job_, *host);
+    if (!dir.ok()) {
+      ReportLaunchFailed(std::string(dir.status().message()));
+      return;
+    }
+    dirs.push_back(std::move(*dir));
+  }
+
+  auto shipper = std::make_unique<LogShipper>(job_.training_job_name(), job_.attempt(), clock_,
+                                              options_.logs, [this](amt::v1::LogBatch batch) {
+                                                amt::v1::WorkerMessage message;
+                                                *message.mutable_logs() = std::move(batch);
+                                                report_(std::move(message));
+                                              });
+  if (!LaunchHosts(dirs, *shipper)) return;
+  ReportStarted(dirs.front());
+  shipper->Start();
+  const std::vector<ExitStatus> statuses = WaitForHosts();
+  shipper->Close();  // every line is out before JobExited
+
+  const size_t chosen = ChooseExitHost(statuses);
+  const ExitStatus& status = statuses[chosen];
+  amt::v1::JobExited exited = CollectOutputs(dirs, status);
+  const Failure failure = ReadFailure(dirs, chosen, status);
+  exited.set_failure_reason(failure.reason);
+  const bool succeeded =
+      !Failed(status) && exited.upload_failure().empty() && exited.failure_reason().empty();
+  ReleaseJobDirs(dirs, succeeded, failure.out_of_space);
   network_.reset();
   ReportExit(std::move(exited));
 }

@@ -121,7 +121,16 @@ class JobRunner {
   int instance_count() const { return job_.instance_count(); }
 
  private:
+  // What the job thread does, stage by stage (job_runner.cc says which).
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
+  // The job's hosts: their count and, for several, their addresses (takes network_ when they
+  // are on a loopback network of this worker's) and /etc/hosts text. An error's message is the
+  // job's failure reason (too many hosts, no addresses for them).
+  absl::StatusOr<HostSpec> PlanHosts();
+  // Reports a JobExited with launch_failed and `reason`.
+  void ReportLaunchFailed(const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
+  // Reports JobStarted, with algo-1's folder.
+  void ReportStarted(const JobDir& first);
   // Launches every host; false (after reporting JobExited) when one could not be launched.
   bool LaunchHosts(std::vector<JobDir>& dirs, LogShipper& shipper) ABSL_LOCKS_EXCLUDED(mu_);
   // Waits for every host's process; the exit statuses by host.
@@ -130,6 +139,24 @@ class JobRunner {
   void OnHostExited(size_t index, const ExitStatus& status) ABSL_LOCKS_EXCLUDED(mu_);
   // Kills the hosts launched so far and waits for them (a later host failed to launch).
   void AbandonLaunched() ABSL_LOCKS_EXCLUDED(mu_);
+  // The host (0-based) whose exit is the job's: the first that failed on its own, else the
+  // first that did not exit 0 (after a stop), else algo-1.
+  size_t ChooseExitHost(const std::vector<ExitStatus>& statuses) ABSL_LOCKS_EXCLUDED(mu_);
+  // Syncs every host's checkpoints out and tars their model/ and output/data/; the JobExited
+  // with `status`, model_uploaded and upload_failure set (a failure is also diagnosed).
+  amt::v1::JobExited CollectOutputs(const std::vector<JobDir>& dirs, const ExitStatus& status);
+  struct Failure {
+    std::string reason;         // the job's FailureReason; empty when none
+    bool out_of_space = false;  // the job ran out of disk space
+  };
+  // The job's failure: host `chosen`'s output/failure, else the first host's that wrote one,
+  // else (exited non-zero on a full disk) one that says the disk is full.
+  Failure ReadFailure(const std::vector<JobDir>& dirs, size_t chosen,
+                      const ExitStatus& status) const;
+  // What becomes of the hosts' folders once the job is over: trimmed when it ran out of disk,
+  // kept within the cap when it failed, recycled or removed when it succeeded (unless
+  // keep_job_dirs).
+  void ReleaseJobDirs(const std::vector<JobDir>& dirs, bool succeeded, bool out_of_space) const;
   void ReportExit(amt::v1::JobExited exited) ABSL_LOCKS_EXCLUDED(mu_);
   void SignalAndArmKillTimerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void KillTimer() ABSL_LOCKS_EXCLUDED(mu_);
