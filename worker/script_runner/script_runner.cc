@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "nlohmann/json.hpp"
 #include "worker/script_runner/requirements.h"
+#include "worker/script_runner/toolkit_environment.h"
 #include "worker/tar_gz.h"
 #include "worker/toolkit.h"
 
@@ -35,7 +36,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr size_t kMaxKeptStderr = 1 << 20;  // ErrorMessage comes from the last 1 MiB
-constexpr char kHost[] = "algo-1";
 
 std::string Get(const std::map<std::string, std::string>& map, const std::string& key,
                 const std::string& fallback = "") {
@@ -344,219 +344,101 @@ bool FindsExecutable(const std::string& program, const std::string& path) {
   return false;
 }
 
-std::string ModuleName(const std::string& program) {
-  return program.ends_with(".py") ? program.substr(0, program.size() - 3) : program;
-}
-
-}  // namespace
-
-std::map<std::string, std::string> ToolkitEnvironment(
-    const std::map<std::string, std::string>& environment,
-    const std::map<std::string, std::string>& hyperparameters, const std::string& code_dir,
-    const std::vector<std::string>& user_args) {
-  std::map<std::string, std::string> env = environment;
-  const auto decoded = [&](const std::string& name) -> json {
-    const auto it = hyperparameters.find(name);
-    return it == hyperparameters.end() ? json() : toolkit::DecodeHyperparameter(it->second);
-  };
-  const auto text = [](const json& value) {
-    return value.is_string() ? value.get<std::string>() : (value.is_null() ? "" : value.dump());
-  };
-  const std::string program = text(decoded("sagemaker_program"));
-  const std::string module_dir = text(decoded("sagemaker_submit_directory"));
-  json framework_params = json::object();
-  static const std::set<std::string> kReserved = {
-      "sagemaker_program",  "sagemaker_submit_directory",    "sagemaker_enable_cloudwatch_metrics",
-      "sagemaker_region",   "sagemaker_container_log_level", "sagemaker_job_name",
-      "sagemaker_s3_output"};
-  for (const auto& [name, value] : hyperparameters) {
-    if (name.rfind("sagemaker_", 0) == 0 && kReserved.count(name) == 0) {
-      framework_params[name] = toolkit::DecodeHyperparameter(value);
-    }
-  }
-  const json log_level = decoded("sagemaker_container_log_level");
-  const json user = toolkit::UserHyperparameters(hyperparameters);
-
-  env["SM_USER_ENTRY_POINT"] = program;
-  env["SM_MODULE_NAME"] = ModuleName(program);
-  env["SM_MODULE_DIR"] = module_dir.empty() ? code_dir : module_dir;
-  env["SM_FRAMEWORK_PARAMS"] = framework_params.dump();
-  env["SM_LOG_LEVEL"] = log_level.is_null() ? "20" : text(log_level);
-  env["SM_FRAMEWORK_MODULE"] = Get(environment, "SAGEMAKER_TRAINING_MODULE");
-  env["SM_USER_ARGS"] = json(user_args).dump();
-  env["SM_HPS"] = user.dump();
-  env["SM_CURRENT_INSTANCE_GROUP"] = "homogeneousCluster";
-  env["SM_CURRENT_INSTANCE_GROUP_HOSTS"] = json::array({kHost}).dump();
-  env["SM_INSTANCE_GROUPS"] = json::array({"homogeneousCluster"}).dump();
-  env["SM_INSTANCE_GROUPS_DICT"] = json{
-      {"homogeneousCluster",
-       {{"instance_group_name", "homogeneousCluster"},
-        {"instance_type", Get(environment, "SM_CURRENT_INSTANCE_TYPE", "local")},
-        {"hosts",
-         json::array({kHost})}}}}.dump();
-  env["SM_DISTRIBUTION_INSTANCE_GROUPS"] = "[]";
-  env["SM_IS_HETERO"] = "false";
-  env["SM_NUM_NEURONS"] = "0";
-  env["SAGEMAKER_JOB_NAME"] = text(decoded("sagemaker_job_name"));
-  env["CURRENT_HOST"] = Get(environment, "SM_CURRENT_HOST", kHost);
-  env["SAGEMAKER_REGION"] = text(decoded("sagemaker_region"));
-  const std::string pythonpath = Get(environment, "PYTHONPATH");
-  env["PYTHONPATH"] = pythonpath.empty() ? code_dir : code_dir + ":" + pythonpath;
-
-  // SM_TRAINING_ENV: the toolkit's Environment properties, from what is set above.
-  const auto parsed = [&](const std::string& name, json fallback) {
-    const json value = json::parse(Get(env, name), nullptr, /*allow_exceptions=*/false);
-    return value.is_discarded() ? fallback : value;
-  };
-  json channel_dirs = json::object();
-  for (const auto& [key, value] : env) {
-    if (key.rfind("SM_CHANNEL_", 0) == 0 && key != "SM_CHANNELS") {
-      std::string name = key.substr(11);
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      channel_dirs[name] = value;
-    }
-  }
-  const json hosts = parsed("SM_HOSTS", json::array({kHost}));
-  json training_env = {{"additional_framework_parameters", framework_params},
-                       {"channel_input_dirs", channel_dirs},
-                       {"current_host", env["CURRENT_HOST"]},
-                       {"current_instance_group", "homogeneousCluster"},
-                       {"current_instance_group_hosts", json::array({kHost})},
-                       {"current_instance_type", Get(env, "SM_CURRENT_INSTANCE_TYPE", "local")},
-                       {"distribution_hosts", json::array()},
-                       {"distribution_instance_groups", json::array()},
-                       {"framework_module", env["SM_FRAMEWORK_MODULE"]},
-                       {"hosts", hosts},
-                       {"hyperparameters", user},
-                       {"input_config_dir", Get(env, "SM_INPUT_CONFIG_DIR")},
-                       {"input_data_config", parsed("SM_INPUT_DATA_CONFIG", json::object())},
-                       {"input_dir", Get(env, "SM_INPUT_DIR")},
-                       {"instance_groups", json::array({"homogeneousCluster"})},
-                       {"instance_groups_dict", parsed("SM_INSTANCE_GROUPS_DICT", json::object())},
-                       {"is_hetero", false},
-                       {"is_master", hosts.empty() || hosts[0] == env["CURRENT_HOST"]},
-                       {"is_modelparallel_enabled", nullptr},
-                       {"is_smddpmprun_installed", false},
-                       {"is_smddprun_installed", false},
-                       {"job_name", Get(env, "TRAINING_JOB_NAME")},
-                       {"log_level", parsed("SM_LOG_LEVEL", 20)},
-                       {"master_hostname", hosts.empty() ? json(kHost) : hosts[0]},
-                       {"model_dir", Get(env, "SM_MODEL_DIR")},
-                       {"module_dir", env["SM_MODULE_DIR"]},
-                       {"module_name", env["SM_MODULE_NAME"]},
-                       {"network_interface_name", Get(env, "SM_NETWORK_INTERFACE_NAME", "eth0")},
-                       {"num_cpus", parsed("SM_NUM_CPUS", 1)},
-                       {"num_gpus", parsed("SM_NUM_GPUS", 0)},
-                       {"num_neurons", 0},
-                       {"output_data_dir", Get(env, "SM_OUTPUT_DATA_DIR")},
-                       {"output_dir", Get(env, "SM_OUTPUT_DIR")},
-                       {"output_intermediate_dir", Get(env, "SM_OUTPUT_INTERMEDIATE_DIR")},
-                       {"resource_config", parsed("SM_RESOURCE_CONFIG", json::object())},
-                       {"user_entry_point", program}};
-  env["SM_TRAINING_ENV"] = training_env.dump();
-  return env;
-}
-
-int RunScriptMode(const ScriptRunnerOptions& options,
-                  const std::map<std::string, std::string>& environment) {
-  // The worker stops a job with SIGTERM to its process group: the script gets it and decides;
-  // the runner waits for it and reports what it did.
+// The worker stops a job with SIGTERM to its process group: the script gets it and decides; the
+// runner waits for it and reports what it did.
+void InstallStopHandlers() {
   struct sigaction action {};
   action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGTERM, &action, nullptr);
   ::sigaction(SIGINT, &action, nullptr);
+}
 
-  const auto fail = [&](const std::string& text) {
-    Say(text);
-    WriteFailure(environment, text);
-    return 1;
-  };
-  if (!FindsExecutable(options.python, Get(environment, "PATH"))) {
-    const std::string framework = options.framework.empty() ? "FRAMEWORK" : options.framework;
-    return fail("ClientError: the Python interpreter for " + framework + " images, " +
-                options.python +
-                ", is not an executable file (nor found in PATH): give amtd --python " + framework +
-                "=/path/to/bin/python");
-  }
-  const fs::path config_dir = Get(environment, "SM_INPUT_CONFIG_DIR");
-  const std::string job_dir = Get(environment, "AMT_JOB_DIR", fs::current_path().string());
+// A step failed: says so and writes output/failure; the runner's exit code.
+int Fail(const std::map<std::string, std::string>& environment, const std::string& text) {
+  Say(text);
+  WriteFailure(environment, text);
+  return 1;
+}
+
+// Step 1: input/config/hyperparameters.json, every value as its raw text.
+std::variant<std::map<std::string, std::string>, Failure> ReadHyperparameters(
+    const fs::path& config_dir) {
   const std::optional<std::string> hps_text = ReadText(config_dir / "hyperparameters.json");
   const json hps_json =
       hps_text.has_value() ? json::parse(*hps_text, nullptr, /*allow_exceptions=*/false) : json();
   if (!hps_json.is_object()) {
-    return fail("ClientError: cannot read the hyperparameters of the job from " +
-                (config_dir / "hyperparameters.json").string());
+    return Failure{"ClientError: cannot read the hyperparameters of the job from " +
+                   (config_dir / "hyperparameters.json").string()};
   }
   std::map<std::string, std::string> hyperparameters;
   for (const auto& [name, value] : hps_json.items()) {
     hyperparameters[name] = value.is_string() ? value.get<std::string>() : value.dump();
   }
-  const json program_json =
-      toolkit::DecodeHyperparameter(Get(hyperparameters, "sagemaker_program"));
-  const std::string program = program_json.is_string() ? program_json.get<std::string>() : "";
-  if (hyperparameters.count("sagemaker_program") == 0 || program.empty()) {
-    if (options.framework == "xgboost") {
-      // The built-in algorithm: its own program, in the job folder, with the job's variables.
-      const std::vector<std::string> command = {options.python, options.xgboost_algorithm};
-      Say("amt-script-runner: the built-in XGBoost algorithm: " + command[0] + " " + command[1]);
-      const Outcome ran = RunProcess(command, job_dir, environment);
-      if (ran.exit_code == 0) return 0;
-      return fail(toolkit::ProcessErrorMessage("ExecuteUserScriptError", ran.exit_code,
-                                               toolkit::ErrorMessageFromOutput(ran.stderr_tail),
-                                               command));
-    }
-    return fail("ClientError: the job has no sagemaker_program hyperparameter: amt-local runs " +
-                (options.framework.empty() ? std::string("framework") : options.framework) +
-                " images in script mode only (an estimator with entry_point), or map the image "
-                "to a trainer of your own (amtd --image-map)");
-  }
-  const json submit_json =
-      toolkit::DecodeHyperparameter(Get(hyperparameters, "sagemaker_submit_directory"));
-  const std::string submit = submit_json.is_string() ? submit_json.get<std::string>() : "";
-  const fs::path code_dir = fs::path(job_dir) / "code";
-  if (submit.empty()) {
-    return fail(
-        "ClientError: the job has no sagemaker_submit_directory hyperparameter: where "
-        "its code is");
-  }
-  ExtractOptions limits = UnpackLimits(environment);
-  limits.write = options.unpack_write;
-  if (auto failure = FetchCode(submit, options.s3_root, code_dir, job_dir, std::move(limits))) {
-    return fail(failure->text);
-  }
-  std::error_code ec;
-  std::variant<UniqueFd, Failure> entry_point = OpenEntryPoint(code_dir, program, submit);
-  if (const auto* failure = std::get_if<Failure>(&entry_point)) return fail(failure->text);
+  return hyperparameters;
+}
 
-  const EntryType type = EntryTypeOf(program, code_dir);
-  const std::vector<std::string> user_args =
-      toolkit::ToCmdArgs(toolkit::UserHyperparameters(hyperparameters));
-  std::map<std::string, std::string> env =
-      ToolkitEnvironment(environment, hyperparameters, code_dir.string(), user_args);
+// A hyperparameter that names a string (sagemaker_program, sagemaker_submit_directory): its
+// decoded value, "" when it is missing or not a string.
+std::string StringHyperparameter(const std::map<std::string, std::string>& hyperparameters,
+                                 const std::string& name) {
+  const json decoded = toolkit::DecodeHyperparameter(Get(hyperparameters, name));
+  return decoded.is_string() ? decoded.get<std::string>() : "";
+}
 
-  // Step 3: dependencies, into a virtual environment of the job (requirements.h).
-  std::string python = options.python;
+// A job without an entry point: the XGBoost image's built-in algorithm (its own program, in the
+// job folder, with the job's variables), else a failure. The runner's exit code.
+int RunWithoutEntryPoint(const ScriptRunnerOptions& options,
+                         const std::map<std::string, std::string>& environment,
+                         const std::string& job_dir) {
+  if (options.framework == "xgboost") {
+    const std::vector<std::string> command = {options.python, options.xgboost_algorithm};
+    Say("amt-script-runner: the built-in XGBoost algorithm: " + command[0] + " " + command[1]);
+    const Outcome ran = RunProcess(command, job_dir, environment);
+    if (ran.exit_code == 0) return 0;
+    return Fail(environment, toolkit::ProcessErrorMessage(
+                                 "ExecuteUserScriptError", ran.exit_code,
+                                 toolkit::ErrorMessageFromOutput(ran.stderr_tail), command));
+  }
+  return Fail(environment,
+              "ClientError: the job has no sagemaker_program hyperparameter: amt-local runs " +
+                  (options.framework.empty() ? std::string("framework") : options.framework) +
+                  " images in script mode only (an estimator with entry_point), or map the image "
+                  "to a trainer of your own (amtd --image-map)");
+}
+
+// Step 3: makes a command entry point executable (on the descriptor OpenEntryPoint checked: a
+// path could be swapped for a link meanwhile), or installs the dependencies into a virtual
+// environment of the job (requirements.h), which may change `python` and `env`.
+std::optional<std::string> PrepareEntryPoint(const ScriptRunnerOptions& options, EntryType type,
+                                             const UniqueFd& entry_point, const fs::path& code_dir,
+                                             const std::string& job_dir, std::string& python,
+                                             std::map<std::string, std::string>& env) {
   if (type == EntryType::kCommand) {
-    // On the descriptor OpenEntryPoint checked: a path could be swapped for a link meanwhile.
-    (void)::fchmod(std::get<UniqueFd>(entry_point).get(), 0777);
-  } else if (options.install_requirements) {
-    DependencyPlan plan;
-    plan.python = options.python;
-    plan.code_dir = code_dir;
-    plan.venv_dir = fs::path(job_dir) / "venv";
-    plan.package = type == EntryType::kPackage;
-    plan.requirements = fs::exists(code_dir / "requirements.txt", ec);
-    const RunFn run = [](const std::vector<std::string>& argv, const std::string& cwd,
-                         const std::map<std::string, std::string>& run_env) {
-      Outcome outcome = RunProcess(argv, cwd, run_env);
-      return ProcessResult{outcome.exit_code, std::move(outcome.stderr_tail),
-                           std::move(outcome.launch_error)};
-    };
-    if (auto failure = InstallDependencies(plan, run, python, env)) return fail(*failure);
+    (void)::fchmod(entry_point.get(), 0777);
+    return std::nullopt;
   }
+  if (!options.install_requirements) return std::nullopt;
+  std::error_code ec;
+  DependencyPlan plan;
+  plan.python = options.python;
+  plan.code_dir = code_dir;
+  plan.venv_dir = fs::path(job_dir) / "venv";
+  plan.package = type == EntryType::kPackage;
+  plan.requirements = fs::exists(code_dir / "requirements.txt", ec);
+  const RunFn run = [](const std::vector<std::string>& argv, const std::string& cwd,
+                       const std::map<std::string, std::string>& run_env) {
+    Outcome outcome = RunProcess(argv, cwd, run_env);
+    return ProcessResult{outcome.exit_code, std::move(outcome.stderr_tail),
+                         std::move(outcome.launch_error)};
+  };
+  return InstallDependencies(plan, run, python, env);
+}
 
-  // Step 4: the script.
+// The command that runs the entry point with the user's arguments.
+std::vector<std::string> ScriptCommand(EntryType type, const std::string& python,
+                                       const std::string& program,
+                                       const std::vector<std::string>& user_args) {
   std::vector<std::string> command;
   if (type == EntryType::kProgram) {
     command = {python, program};
@@ -569,19 +451,80 @@ int RunScriptMode(const ScriptRunnerOptions& options,
     for (const std::string& arg : user_args) line += " " + ShellQuote(arg);
     command = {"/bin/sh", "-c", line};
   }
+  return command;
+}
+
+// Step 4: the script, in the code folder; output/success when it exits 0. The exit code.
+int RunScript(const ScriptRunnerOptions& options,
+              const std::map<std::string, std::string>& environment,
+              const std::vector<std::string>& command, const fs::path& code_dir,
+              const std::map<std::string, std::string>& env) {
   std::string shown;
   for (const std::string& part : command) shown += (shown.empty() ? "" : " ") + part;
   Say("amt-script-runner: invoking the user script (" + options.framework +
       " script mode): " + shown);
   const Outcome ran = RunProcess(command, code_dir.string(), env);
-  if (!ran.launch_error.empty()) return fail("ClientError: " + ran.launch_error);
+  if (!ran.launch_error.empty()) return Fail(environment, "ClientError: " + ran.launch_error);
   if (ran.exit_code != 0) {
-    return fail(toolkit::ProcessErrorMessage("ExecuteUserScriptError", ran.exit_code,
-                                             toolkit::ErrorMessageFromOutput(ran.stderr_tail),
-                                             command));
+    return Fail(environment, toolkit::ProcessErrorMessage(
+                                 "ExecuteUserScriptError", ran.exit_code,
+                                 toolkit::ErrorMessageFromOutput(ran.stderr_tail), command));
   }
   std::ofstream(fs::path(Get(environment, "SM_OUTPUT_DIR", ".")) / "success");
   return 0;
+}
+
+}  // namespace
+
+int RunScriptMode(const ScriptRunnerOptions& options,
+                  const std::map<std::string, std::string>& environment) {
+  InstallStopHandlers();
+  const auto fail = [&](const std::string& text) { return Fail(environment, text); };
+  if (!FindsExecutable(options.python, Get(environment, "PATH"))) {
+    const std::string framework = options.framework.empty() ? "FRAMEWORK" : options.framework;
+    return fail("ClientError: the Python interpreter for " + framework + " images, " +
+                options.python +
+                ", is not an executable file (nor found in PATH): give amtd --python " + framework +
+                "=/path/to/bin/python");
+  }
+  const fs::path config_dir = Get(environment, "SM_INPUT_CONFIG_DIR");
+  const std::string job_dir = Get(environment, "AMT_JOB_DIR", fs::current_path().string());
+  auto read = ReadHyperparameters(config_dir);
+  if (const auto* failure = std::get_if<Failure>(&read)) return fail(failure->text);
+  const auto& hyperparameters = std::get<std::map<std::string, std::string>>(read);
+  const std::string program = StringHyperparameter(hyperparameters, "sagemaker_program");
+  if (hyperparameters.count("sagemaker_program") == 0 || program.empty()) {
+    return RunWithoutEntryPoint(options, environment, job_dir);
+  }
+
+  // Step 2: the code.
+  const std::string submit = StringHyperparameter(hyperparameters, "sagemaker_submit_directory");
+  const fs::path code_dir = fs::path(job_dir) / "code";
+  if (submit.empty()) {
+    return fail(
+        "ClientError: the job has no sagemaker_submit_directory hyperparameter: where "
+        "its code is");
+  }
+  ExtractOptions limits = UnpackLimits(environment);
+  limits.write = options.unpack_write;
+  if (auto failure = FetchCode(submit, options.s3_root, code_dir, job_dir, std::move(limits))) {
+    return fail(failure->text);
+  }
+  std::variant<UniqueFd, Failure> entry_point = OpenEntryPoint(code_dir, program, submit);
+  if (const auto* failure = std::get_if<Failure>(&entry_point)) return fail(failure->text);
+
+  const EntryType type = EntryTypeOf(program, code_dir);
+  const std::vector<std::string> user_args =
+      toolkit::ToCmdArgs(toolkit::UserHyperparameters(hyperparameters));
+  std::map<std::string, std::string> env =
+      ToolkitEnvironment(environment, hyperparameters, code_dir.string(), user_args);
+  std::string python = options.python;
+  if (auto failure = PrepareEntryPoint(options, type, std::get<UniqueFd>(entry_point), code_dir,
+                                       job_dir, python, env)) {
+    return fail(*failure);
+  }
+  return RunScript(options, environment, ScriptCommand(type, python, program, user_args), code_dir,
+                   env);
 }
 
 }  // namespace amt::worker::script

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "worker/script_runner/toolkit_environment.h"  // ToolkitEnvironment
 #include "worker/tar_gz.h"
 
 namespace amt::worker::script {
@@ -62,13 +63,6 @@ struct ScriptRunnerOptions {
 // says why).
 int RunScriptMode(const ScriptRunnerOptions& options,
                   const std::map<std::string, std::string>& environment);
-
-// The environment of the user's process: `environment` plus the toolkit's variables for
-// `hyperparameters` (raw, as in hyperparameters.json), the code folder and the arguments.
-std::map<std::string, std::string> ToolkitEnvironment(
-    const std::map<std::string, std::string>& environment,
-    const std::map<std::string, std::string>& hyperparameters, const std::string& code_dir,
-    const std::vector<std::string>& user_args);
 
 }  // namespace amt::worker::script
 
