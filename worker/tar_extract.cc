@@ -367,6 +367,108 @@ class Extractor {
   std::vector<char> buffer_ = std::vector<char>(1 << 16);
 };
 
+// Makes `dest` (with its parents) and opens it. `dest` itself is the caller's: it may be reached
+// through links. Everything below it is not.
+absl::StatusOr<UniqueFd> OpenDestination(const fs::path& dest) {
+  std::error_code ec;
+  fs::create_directories(dest, ec);
+  if (ec) {
+    if (ec.value() == ENOSPC || ec.value() == EDQUOT) {
+      return SystemError("create", dest, ec.value());
+    }
+    return Error("create", dest, ec.message());
+  }
+  UniqueFd dest_fd(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dest_fd.get() < 0) return SystemError("open", dest, errno);
+  return dest_fd;
+}
+
+// What the extended headers before a member say about it.
+struct PendingHeaders {
+  std::map<std::string, std::string> pax;  // pax 'x'
+  std::string long_name;                   // GNU 'L'
+  std::string long_link;                   // GNU 'K'
+};
+
+bool IsExtendedHeader(char type) {
+  return type == 'x' || type == 'g' || type == 'L' || type == 'K';
+}
+
+// Reads the `size` bytes of an extended header into `pending` ('g': global headers carry nothing
+// we use).
+absl::Status ReadExtendedHeader(char type, uint64_t size, Reader& reader,
+                                const Extractor& extractor, PendingHeaders& pending) {
+  if (size > (64u << 20)) return extractor.Refuse("an extended header over 64 MiB");
+  std::string data(size, '\0');
+  if (!reader.Read(data.data(), size) || !reader.Skip(Padding(size))) {
+    return extractor.Refuse("the archive ends in the middle of a member");
+  }
+  if (type == 'x') pending.pax = ParsePax(data);
+  if (type == 'L') pending.long_name = data.substr(0, strnlen(data.c_str(), data.size()));
+  if (type == 'K') pending.long_link = data.substr(0, strnlen(data.c_str(), data.size()));
+  return absl::OkStatus();
+}
+
+struct Member {
+  std::string name;
+  std::string link;
+  mode_t mode = 0;
+};
+
+// A member's name, link and mode from its header and the extended headers before it, which it
+// uses up (a pax record wins over a GNU one, which wins over the header's ustar fields).
+Member ReadMember(const Header& header, PendingHeaders& pending) {
+  Member member;
+  member.name = GetString(header.data(), 100);
+  const std::string prefix = GetString(header.data() + 345, 155);
+  if (!prefix.empty() && std::memcmp(header.data() + 257, "ustar", 5) == 0) {
+    member.name = prefix + "/" + member.name;
+  }
+  if (!pending.long_name.empty()) member.name = pending.long_name;
+  if (pending.pax.count("path") > 0) member.name = pending.pax["path"];
+  member.link = GetString(header.data() + 157, 100);
+  if (!pending.long_link.empty()) member.link = pending.long_link;
+  if (pending.pax.count("linkpath") > 0) member.link = pending.pax["linkpath"];
+  pending = PendingHeaders();
+  member.mode = static_cast<mode_t>(GetNumber(header.data() + 100, 8).value_or(0644));
+  return member;
+}
+
+// Makes `member` (of `type`, with `size` bytes of data) beneath the destination `dest`, and reads
+// past its data.
+absl::Status UnpackMember(const Member& member, char type, uint64_t size,
+                          const ExtractOptions& options, const fs::path& dest, Extractor& extractor,
+                          Reader& reader) {
+  const std::string& name = member.name;
+  if (name.size() > options.max_member_path_bytes ||
+      member.link.size() > options.max_member_path_bytes) {
+    return extractor.Refuse("member \"" + name.substr(0, 200) + "...\" has a path of more than " +
+                            std::to_string(options.max_member_path_bytes) + " bytes");
+  }
+  const std::optional<std::vector<std::string>> segments = SafeSegments(name);
+  if (!segments.has_value()) {
+    return extractor.Refuse("member \"" + name + "\" would land outside " + dest.string());
+  }
+  const auto skip = [&](uint64_t bytes) {
+    if (!reader.Skip(bytes)) return extractor.Refuse("the archive ends in the middle");
+    return absl::OkStatus();
+  };
+  if (segments->empty()) return skip(size + Padding(size));  // "./" itself
+  if (type == '0' || type == '7') {
+    RETURN_IF_ERROR(extractor.MakeFile(name, *segments, member.mode, size, reader));
+    return skip(Padding(size));
+  }
+  if (type == '5') {
+    RETURN_IF_ERROR(extractor.MakeFolder(name, *segments, member.mode));
+  } else if (type == '2') {
+    RETURN_IF_ERROR(extractor.MakeSymlink(name, *segments, member.link));
+  } else if (type == '1') {
+    RETURN_IF_ERROR(extractor.MakeHardLink(name, *segments, member.link));
+  }
+  // Other types (devices, FIFOs): skipped with their data, if any.
+  return skip(size + Padding(size));
+}
+
 }  // namespace
 
 absl::Status ExtractTarGz(const fs::path& archive, const fs::path& dest,
@@ -377,24 +479,12 @@ absl::Status ExtractTarGz(const fs::path& archive, const fs::path& dest,
     gzFile file;
     ~Closer() { gzclose(file); }
   } closer{file};
-  std::error_code ec;
-  fs::create_directories(dest, ec);
-  if (ec) {
-    if (ec.value() == ENOSPC || ec.value() == EDQUOT) {
-      return SystemError("create", dest, ec.value());
-    }
-    return Error("create", dest, ec.message());
-  }
-  // `dest` itself is the caller's: it may be reached through links. Everything below it is not.
-  UniqueFd dest_fd(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dest_fd.get() < 0) return SystemError("open", dest, errno);
+  ASSIGN_OR_RETURN(UniqueFd dest_fd, OpenDestination(dest));
   Extractor extractor(std::move(dest_fd), dest, archive, options);
   const auto refuse = [&](const std::string& why) { return extractor.Refuse(why); };
 
   Reader reader(file);
-  std::map<std::string, std::string> pax;  // the next member's extended header
-  std::string long_name;
-  std::string long_link;
+  PendingHeaders pending;  // for the next member
   bool saw_member = false;
   for (;;) {
     Header header{};
@@ -407,64 +497,15 @@ absl::Status ExtractTarGz(const fs::path& archive, const fs::path& dest,
     saw_member = true;
     const char type = header[156] == '\0' ? '0' : header[156];
     uint64_t size = GetNumber(header.data() + 124, 12).value_or(0);
-    if (pax.count("size") > 0) size = std::strtoull(pax["size"].c_str(), nullptr, 10);
-
-    if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
-      if (size > (64u << 20)) return refuse("an extended header over 64 MiB");
-      std::string data(size, '\0');
-      if (!reader.Read(data.data(), size) || !reader.Skip(Padding(size))) {
-        return refuse("the archive ends in the middle of a member");
-      }
-      if (type == 'x') pax = ParsePax(data);
-      if (type == 'L') long_name = data.substr(0, strnlen(data.c_str(), data.size()));
-      if (type == 'K') long_link = data.substr(0, strnlen(data.c_str(), data.size()));
-      continue;  // 'g': global headers carry nothing we use
+    if (pending.pax.count("size") > 0)
+      size = std::strtoull(pending.pax["size"].c_str(), nullptr, 10);
+    if (IsExtendedHeader(type)) {
+      RETURN_IF_ERROR(ReadExtendedHeader(type, size, reader, extractor, pending));
+      continue;
     }
     RETURN_IF_ERROR(extractor.CountMember());
-
-    std::string name = GetString(header.data(), 100);
-    const std::string prefix = GetString(header.data() + 345, 155);
-    if (!prefix.empty() && std::memcmp(header.data() + 257, "ustar", 5) == 0) {
-      name = prefix + "/" + name;
-    }
-    if (!long_name.empty()) name = long_name;
-    if (pax.count("path") > 0) name = pax["path"];
-    std::string link = GetString(header.data() + 157, 100);
-    if (!long_link.empty()) link = long_link;
-    if (pax.count("linkpath") > 0) link = pax["linkpath"];
-    pax.clear();
-    long_name.clear();
-    long_link.clear();
-    const mode_t mode = static_cast<mode_t>(GetNumber(header.data() + 100, 8).value_or(0644));
-
-    if (name.size() > options.max_member_path_bytes ||
-        link.size() > options.max_member_path_bytes) {
-      return refuse("member \"" + name.substr(0, 200) + "...\" has a path of more than " +
-                    std::to_string(options.max_member_path_bytes) + " bytes");
-    }
-    const std::optional<std::vector<std::string>> segments = SafeSegments(name);
-    if (!segments.has_value()) {
-      return refuse("member \"" + name + "\" would land outside " + dest.string());
-    }
-    if (segments->empty()) {  // "./" itself
-      if (!reader.Skip(size + Padding(size))) return refuse("the archive ends in the middle");
-      continue;
-    }
-
-    if (type == '0' || type == '7') {
-      RETURN_IF_ERROR(extractor.MakeFile(name, *segments, mode, size, reader));
-      if (!reader.Skip(Padding(size))) return refuse("the archive ends in the middle");
-      continue;
-    }
-    if (type == '5') {
-      RETURN_IF_ERROR(extractor.MakeFolder(name, *segments, mode));
-    } else if (type == '2') {
-      RETURN_IF_ERROR(extractor.MakeSymlink(name, *segments, link));
-    } else if (type == '1') {
-      RETURN_IF_ERROR(extractor.MakeHardLink(name, *segments, link));
-    }
-    // Other types (devices, FIFOs): skipped with their data, if any.
-    if (!reader.Skip(size + Padding(size))) return refuse("the archive ends in the middle");
+    const Member member = ReadMember(header, pending);
+    RETURN_IF_ERROR(UnpackMember(member, type, size, options, dest, extractor, reader));
   }
   return absl::OkStatus();
 }

@@ -68,6 +68,23 @@ class Writer {
     if (size == 0) return true;
     return gzwrite(file_, data, static_cast<unsigned>(size)) == static_cast<int>(size);
   }
+  // `size` bytes of `in` (a file's content, as much as its header promised): a file grown
+  // meanwhile is cut there, one shrunk is padded with zeros.
+  bool Content(std::istream& in, uint64_t size, std::vector<char>& buffer) {
+    uint64_t left = size;
+    while (left > 0) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(left, buffer.size()));
+      in.read(buffer.data(), static_cast<std::streamsize>(want));
+      const size_t got = static_cast<size_t>(in.gcount());
+      if (got == 0) {
+        std::fill(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(want), 0);
+      }
+      const size_t n = got == 0 ? want : got;
+      if (!Write(buffer.data(), n)) return false;
+      left -= n;
+    }
+    return true;
+  }
   bool Pad(uint64_t size) {
     static const char zeros[kBlock] = {};
     const size_t rest = size % kBlock;
@@ -142,14 +159,42 @@ std::string GzWriteError(gzFile file, int saved_errno) {
   return "compression failed";
 }
 
-}  // namespace
-
-absl::Status WriteTarGz(const fs::path& dir, const fs::path& out) {
-  return WriteTarGz(std::vector<fs::path>{dir}, out);
+// Adds `dir`'s files, folders and links to `members`, by path relative to `dir` (replacing an
+// earlier folder's entry of the same name).
+absl::Status AddMembers(const fs::path& dir, std::map<fs::path, Entry>& members) {
+  std::error_code ec;
+  std::vector<fs::path> paths;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    paths.push_back(it->path());
+  }
+  if (ec) return Error("list", dir, ec.message());
+  for (const fs::path& path : paths) {
+    Entry e;
+    e.path = path;
+    const fs::path relative = path.lexically_relative(dir);
+    e.name = "./" + relative.generic_string();
+    if (::lstat(path.c_str(), &e.st) != 0) return Error("read", path, std::strerror(errno));
+    if (S_ISDIR(e.st.st_mode)) {
+      e.type = '5';
+      e.name += '/';
+    } else if (S_ISLNK(e.st.st_mode)) {
+      e.type = '2';
+      e.link = fs::read_symlink(path, ec).string();
+      if (ec) return Error("read the link", path, ec.message());
+    } else if (S_ISREG(e.st.st_mode)) {
+      e.size = static_cast<uint64_t>(e.st.st_size);
+    } else {
+      continue;  // sockets, FIFOs, devices: not archived
+    }
+    members.insert_or_assign(relative, std::move(e));
+  }
+  return absl::OkStatus();
 }
 
-absl::Status WriteTarGz(const std::vector<fs::path>& dirs, const fs::path& out) {
-  if (dirs.empty()) return absl::InvalidArgumentError("no folder to archive");
+// The archive's entries: "./" (the first folder's attributes), then every folder's members by
+// relative path, in fs::path order (a folder's entries right after it).
+absl::StatusOr<std::vector<Entry>> CollectEntries(const std::vector<fs::path>& dirs) {
   Entry root;
   root.name = "./";
   root.type = '5';
@@ -157,85 +202,43 @@ absl::Status WriteTarGz(const std::vector<fs::path>& dirs, const fs::path& out) 
   if (::lstat(root.path.c_str(), &root.st) != 0) {
     return Error("read", root.path, std::strerror(errno));
   }
-  // By relative path, in fs::path order (a folder's entries right after it); a later folder's
-  // entry replaces an earlier one of the same name.
   std::map<fs::path, Entry> members;
-  std::error_code ec;
-  for (const fs::path& dir : dirs) {
-    std::vector<fs::path> paths;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-         it.increment(ec)) {
-      paths.push_back(it->path());
-    }
-    if (ec) return Error("list", dir, ec.message());
-    for (const fs::path& path : paths) {
-      Entry e;
-      e.path = path;
-      const fs::path relative = path.lexically_relative(dir);
-      e.name = "./" + relative.generic_string();
-      if (::lstat(path.c_str(), &e.st) != 0) return Error("read", path, std::strerror(errno));
-      if (S_ISDIR(e.st.st_mode)) {
-        e.type = '5';
-        e.name += '/';
-      } else if (S_ISLNK(e.st.st_mode)) {
-        e.type = '2';
-        e.link = fs::read_symlink(path, ec).string();
-        if (ec) return Error("read the link", path, ec.message());
-      } else if (S_ISREG(e.st.st_mode)) {
-        e.size = static_cast<uint64_t>(e.st.st_size);
-      } else {
-        continue;  // sockets, FIFOs, devices: not archived
-      }
-      members.insert_or_assign(relative, std::move(e));
-    }
-  }
+  for (const fs::path& dir : dirs) RETURN_IF_ERROR(AddMembers(dir, members));
   std::vector<Entry> entries;
   entries.reserve(members.size() + 1);
   entries.push_back(std::move(root));
   for (auto& [relative, e] : members) entries.push_back(std::move(e));
+  return entries;
+}
 
-  gzFile file = gzopen(out.c_str(), "wb6");
-  if (file == nullptr) return Error("write", out, std::strerror(errno));
+// Writes each entry's header and a file's content into `file` (the archive `out`); closes `file`
+// when it fails.
+absl::Status WriteEntries(gzFile file, const fs::path& out, const std::vector<Entry>& entries) {
   Writer writer(file);
   std::vector<char> buffer(1 << 16);
+  const auto write_failed = [&] {
+    const std::string why = GzWriteError(file, errno);
+    gzclose(file);
+    return Error("write", out, why);
+  };
   for (const Entry& e : entries) {
-    if (!writer.EntryHeader(e)) {
-      const std::string why = GzWriteError(file, errno);
-      gzclose(file);
-      return Error("write", out, why);
-    }
+    if (!writer.EntryHeader(e)) return write_failed();
     if (e.type != '0') continue;
     std::ifstream in(e.path, std::ios::binary);
     if (!in) {
       gzclose(file);
       return Error("read", e.path, std::strerror(errno));
     }
-    uint64_t left = e.size;  // the size in the header: a file growing meanwhile is cut there
-    while (left > 0) {
-      const size_t want = static_cast<size_t>(std::min<uint64_t>(left, buffer.size()));
-      in.read(buffer.data(), static_cast<std::streamsize>(want));
-      const size_t got = static_cast<size_t>(in.gcount());
-      if (got == 0) {
-        // Shrunk meanwhile: pad with zeros to the size promised in the header.
-        std::fill(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(want), 0);
-      }
-      const size_t n = got == 0 ? want : got;
-      if (!writer.Write(buffer.data(), n)) {
-        const std::string why = GzWriteError(file, errno);
-        gzclose(file);
-        return Error("write", out, why);
-      }
-      left -= n;
-    }
-    if (!writer.Pad(e.size)) {
-      const std::string why = GzWriteError(file, errno);
-      gzclose(file);
-      return Error("write", out, why);
-    }
+    if (!writer.Content(in, e.size, buffer) || !writer.Pad(e.size)) return write_failed();
   }
+  return absl::OkStatus();
+}
+
+// The two zero blocks that end an archive, then closes `file`.
+absl::Status EndArchive(gzFile file, const fs::path& out) {
   static const char end[2 * kBlock] = {};
   errno = 0;
-  const bool ended = writer.Write(end, sizeof(end));
+  const bool ended = Writer(file).Write(end, sizeof(end));
   const std::string why = ended ? std::string() : GzWriteError(file, errno);
   errno = 0;
   if (const int closed = gzclose(file); closed != Z_OK || !ended) {
@@ -246,6 +249,21 @@ absl::Status WriteTarGz(const std::vector<fs::path>& dirs, const fs::path& out) 
         closed == Z_ERRNO && errno != 0 ? std::strerror(errno) : std::string("compression failed"));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteTarGz(const fs::path& dir, const fs::path& out) {
+  return WriteTarGz(std::vector<fs::path>{dir}, out);
+}
+
+absl::Status WriteTarGz(const std::vector<fs::path>& dirs, const fs::path& out) {
+  if (dirs.empty()) return absl::InvalidArgumentError("no folder to archive");
+  ASSIGN_OR_RETURN(const std::vector<Entry> entries, CollectEntries(dirs));
+  gzFile file = gzopen(out.c_str(), "wb6");
+  if (file == nullptr) return Error("write", out, std::strerror(errno));
+  RETURN_IF_ERROR(WriteEntries(file, out, entries));
+  return EndArchive(file, out);
 }
 
 }  // namespace amt::worker
