@@ -333,6 +333,91 @@ pid_t StartChild(ChildArgs* args) {
 #endif
 }
 
+// The pipes of one launch (-1: closed): the child's standard output and error, the wake-up pipe
+// of the process's reader, and the error pipe (the child's errno when exec fails; EOF when it
+// succeeds).
+struct LaunchPipes {
+  int out[2] = {-1, -1};
+  int err[2] = {-1, -1};
+  int wake[2] = {-1, -1};
+  int error[2] = {-1, -1};
+
+  void CloseAll() {
+    for (int* p : {out, err, wake, error}) {
+      CloseFd(p[0]);
+      CloseFd(p[1]);
+    }
+  }
+};
+
+// Opens every pipe of `pipes`; none stays open on failure.
+absl::Status OpenPipes(LaunchPipes& pipes) {
+  for (int* p : {pipes.out, pipes.err, pipes.wake, pipes.error}) {
+    if (::pipe2(p, O_CLOEXEC) != 0) {
+      const int err = errno;
+      pipes.CloseAll();
+      return absl::InternalError("pipe2: " + ErrnoText(err));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The child's command line and environment as exec takes them, built before it starts (it may
+// not allocate): the strings, and the pointer arrays into them.
+struct ChildCommand {
+  std::string tree_marker;  // the process tree's AMT_PROCESS_TREE value
+  std::vector<std::string> env_strings;
+  std::vector<char*> envp;
+  std::vector<std::string> argv_strings;
+  std::vector<char*> argv;
+  bool search_path = false;  // a bare name: exec searches PATH
+  int parent_death = 0;      // the shim's parent-death signal; 0: no shim
+};
+
+// `spec`'s command, run by amt-job-shim when `shim` is set (amt-job-shim <error fd> <signal> --
+// <argv>, and the shim runs argv), with the process tree's marker in its environment.
+// `error_fd`: the child's end of the error pipe.
+ChildCommand BuildChildCommand(const LaunchSpec& spec, const std::string& shim, int error_fd) {
+  ChildCommand command;
+  command.tree_marker = NewProcessTreeMarker();
+  command.env_strings.reserve(spec.env.size() + 1);
+  for (const auto& [key, value] : spec.env) {
+    if (key != kProcessTreeVariable) command.env_strings.push_back(key + "=" + value);
+  }
+  command.env_strings.push_back(std::string(kProcessTreeVariable) + "=" + command.tree_marker);
+  for (auto& s : command.env_strings) command.envp.push_back(s.data());
+  command.envp.push_back(nullptr);
+  command.parent_death = shim.empty() ? 0 : ShimParentDeathSignal();
+  if (!shim.empty()) {
+    command.argv_strings = {shim, std::to_string(error_fd), std::to_string(command.parent_death),
+                            "--"};
+  }
+  command.argv_strings.insert(command.argv_strings.end(), spec.argv.begin(), spec.argv.end());
+  for (auto& s : command.argv_strings) command.argv.push_back(s.data());
+  command.argv.push_back(nullptr);
+  command.search_path = command.argv_strings[0].find('/') == std::string::npos;
+  return command;
+}
+
+// The parent's side once the child `pid` started: waits on the error pipe (closing its read end,
+// `error_fd`) until the child has exec'd; when it could not, reaps it and returns why
+// (SpawnError's codes, `program` naming it).
+absl::Status AwaitExec(pid_t pid, int& error_fd, const std::string& program) {
+  int report[2] = {kExec, 0};  // stage, errno
+  ssize_t n;
+  while ((n = ::read(error_fd, report, sizeof report)) < 0 && errno == EINTR) {
+  }
+  CloseFd(error_fd);
+  if (n <= 0) return absl::OkStatus();
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (report[0] == kPrivateHosts) {
+    return SpawnError(program + ": cannot give the process its own /etc/hosts", report[1]);
+  }
+  return SpawnError(program, report[1]);
+}
+
 class PosixProcessLauncher final : public ProcessLauncher {
  public:
   explicit PosixProcessLauncher(std::string shim) : shim_(std::move(shim)) {}
@@ -346,90 +431,36 @@ class PosixProcessLauncher final : public ProcessLauncher {
     if (!spec.cwd.empty() && !std::filesystem::is_directory(spec.cwd, ec)) {
       return absl::NotFoundError("working directory " + spec.cwd + ": " + ErrnoText(ENOENT));
     }
-    int out_pipe[2] = {-1, -1};
-    int err_pipe[2] = {-1, -1};
-    int wake_pipe[2] = {-1, -1};
-    auto close_all = [&] {
-      for (int* p : {out_pipe, err_pipe, wake_pipe}) {
-        CloseFd(p[0]);
-        CloseFd(p[1]);
-      }
-    };
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
-        ::pipe2(wake_pipe, O_CLOEXEC) != 0) {
-      const int err = errno;
-      close_all();
-      return absl::InternalError("pipe2: " + ErrnoText(err));
-    }
-
-    int error_pipe[2] = {-1, -1};  // the child's errno when exec fails; EOF when it succeeds
-    if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
-      const int err = errno;
-      close_all();
-      return absl::InternalError("pipe2: " + ErrnoText(err));
-    }
-
+    LaunchPipes pipes;
+    if (absl::Status opened = OpenPipes(pipes); !opened.ok()) return opened;
     // Everything the child needs is built before it starts: it may not allocate.
-    std::string tree_marker = NewProcessTreeMarker();
-    std::vector<std::string> env_strings;
-    env_strings.reserve(spec.env.size() + 1);
-    for (const auto& [key, value] : spec.env) {
-      if (key != kProcessTreeVariable) env_strings.push_back(key + "=" + value);
-    }
-    env_strings.push_back(std::string(kProcessTreeVariable) + "=" + tree_marker);
-    std::vector<char*> envp;
-    for (auto& s : env_strings) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    // With the shim: amt-job-shim <error fd> <signal> -- <argv>, and the shim runs argv.
-    const int parent_death = shim_.empty() ? 0 : ShimParentDeathSignal();
-    std::vector<std::string> argv_strings;
-    if (!shim_.empty()) {
-      argv_strings = {shim_, std::to_string(error_pipe[1]), std::to_string(parent_death), "--"};
-    }
-    argv_strings.insert(argv_strings.end(), spec.argv.begin(), spec.argv.end());
-    std::vector<char*> argv;
-    for (auto& s : argv_strings) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    const bool search_path = argv_strings[0].find('/') == std::string::npos;
+    ChildCommand command = BuildChildCommand(spec, shim_, pipes.error[1]);
     const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
-
     const char* hosts_file = spec.hosts_file.empty() ? nullptr : spec.hosts_file.c_str();
     const char* hostname =
         spec.hosts_file.empty() || spec.hostname.empty() ? nullptr : spec.hostname.c_str();
-    ChildArgs child{::getpid(),  argv[0],     argv.data(), envp.data(),
-                    cwd,         out_pipe[1], err_pipe[1], error_pipe[1],
-                    search_path, hosts_file,  hostname,    spec.ignored_signal,
-                    parent_death};
+    ChildArgs child{
+        ::getpid(),   command.argv[0],     command.argv.data(), command.envp.data(), cwd,
+        pipes.out[1], pipes.err[1],        pipes.error[1],      command.search_path, hosts_file,
+        hostname,     spec.ignored_signal, command.parent_death};
     const pid_t pid = StartChild(&child);
     const int fork_errno = errno;
-    CloseFd(out_pipe[1]);
-    CloseFd(err_pipe[1]);
-    CloseFd(error_pipe[1]);
+    CloseFd(pipes.out[1]);
+    CloseFd(pipes.err[1]);
+    CloseFd(pipes.error[1]);
     if (pid < 0) {
-      CloseFd(error_pipe[0]);
-      close_all();
+      pipes.CloseAll();
       return absl::InternalError("clone: " + ErrnoText(fork_errno));
     }
     // Also a group of its own as seen from here, before any signal is sent to it.
     ::setpgid(pid, pid);
-    int report[2] = {kExec, 0};  // stage, errno
-    ssize_t n;
-    while ((n = ::read(error_pipe[0], report, sizeof report)) < 0 && errno == EINTR) {
+    if (absl::Status exec = AwaitExec(pid, pipes.error[0], spec.argv[0]); !exec.ok()) {
+      pipes.CloseAll();
+      return exec;
     }
-    CloseFd(error_pipe[0]);
-    if (n > 0) {
-      int status = 0;
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      close_all();
-      if (report[0] == kPrivateHosts) {
-        return SpawnError(spec.argv[0] + ": cannot give the process its own /etc/hosts", report[1]);
-      }
-      return SpawnError(spec.argv[0], report[1]);
-    }
-    return std::unique_ptr<Process>(
-        std::make_unique<PosixProcess>(pid, std::move(tree_marker), out_pipe[0], err_pipe[0],
-                                       wake_pipe[0], wake_pipe[1], std::move(on_line)));
+    return std::unique_ptr<Process>(std::make_unique<PosixProcess>(
+        pid, std::move(command.tree_marker), pipes.out[0], pipes.err[0], pipes.wake[0],
+        pipes.wake[1], std::move(on_line)));
   }
 
  private:
