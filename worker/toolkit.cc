@@ -184,83 +184,95 @@ std::string ProcessErrorMessage(const std::string& error_type, int exit_code,
   return out.str();
 }
 
-std::string ErrorMessageFromOutput(const std::string& output) {
-  // Python's built-in exception classes and what else TK's _PYTHON_ERRORS_ lists.
-  static const char* const kErrors[] = {"BaseException",
-                                        "Exception",
-                                        "ArithmeticError",
-                                        "AssertionError",
-                                        "AttributeError",
-                                        "BlockingIOError",
-                                        "BrokenPipeError",
-                                        "BufferError",
-                                        "ChildProcessError",
-                                        "ConnectionAbortedError",
-                                        "ConnectionError",
-                                        "ConnectionRefusedError",
-                                        "ConnectionResetError",
-                                        "EOFError",
-                                        "EnvironmentError",
-                                        "FileExistsError",
-                                        "FileNotFoundError",
-                                        "FloatingPointError",
-                                        "GeneratorExit",
-                                        "IOError",
-                                        "ImportError",
-                                        "IndentationError",
-                                        "IndexError",
-                                        "InterruptedError",
-                                        "IsADirectoryError",
-                                        "KeyError",
-                                        "KeyboardInterrupt",
-                                        "LookupError",
-                                        "MemoryError",
-                                        "ModuleNotFoundError",
-                                        "NameError",
-                                        "NotADirectoryError",
-                                        "NotImplementedError",
-                                        "OSError",
-                                        "OverflowError",
-                                        "PermissionError",
-                                        "ProcessLookupError",
-                                        "RecursionError",
-                                        "ReferenceError",
-                                        "RuntimeError",
-                                        "StopIteration",
-                                        "SyntaxError",
-                                        "SystemError",
-                                        "SystemExit",
-                                        "TabError",
-                                        "TimeoutError",
-                                        "TypeError",
-                                        "UnboundLocalError",
-                                        "UnicodeDecodeError",
-                                        "UnicodeEncodeError",
-                                        "UnicodeError",
-                                        "UnicodeTranslateError",
-                                        "ValueError",
-                                        "ZeroDivisionError",
-                                        "Invalid requirement",
-                                        "ResourceExhaustedError",
-                                        "OutOfRangeError",
-                                        "InvalidArgumentError"};
+namespace {
+
+// Python's built-in exception classes and what else TK's _PYTHON_ERRORS_ lists.
+constexpr const char* kPythonErrors[] = {"BaseException",
+                                         "Exception",
+                                         "ArithmeticError",
+                                         "AssertionError",
+                                         "AttributeError",
+                                         "BlockingIOError",
+                                         "BrokenPipeError",
+                                         "BufferError",
+                                         "ChildProcessError",
+                                         "ConnectionAbortedError",
+                                         "ConnectionError",
+                                         "ConnectionRefusedError",
+                                         "ConnectionResetError",
+                                         "EOFError",
+                                         "EnvironmentError",
+                                         "FileExistsError",
+                                         "FileNotFoundError",
+                                         "FloatingPointError",
+                                         "GeneratorExit",
+                                         "IOError",
+                                         "ImportError",
+                                         "IndentationError",
+                                         "IndexError",
+                                         "InterruptedError",
+                                         "IsADirectoryError",
+                                         "KeyError",
+                                         "KeyboardInterrupt",
+                                         "LookupError",
+                                         "MemoryError",
+                                         "ModuleNotFoundError",
+                                         "NameError",
+                                         "NotADirectoryError",
+                                         "NotImplementedError",
+                                         "OSError",
+                                         "OverflowError",
+                                         "PermissionError",
+                                         "ProcessLookupError",
+                                         "RecursionError",
+                                         "ReferenceError",
+                                         "RuntimeError",
+                                         "StopIteration",
+                                         "SyntaxError",
+                                         "SystemError",
+                                         "SystemExit",
+                                         "TabError",
+                                         "TimeoutError",
+                                         "TypeError",
+                                         "UnboundLocalError",
+                                         "UnicodeDecodeError",
+                                         "UnicodeEncodeError",
+                                         "UnicodeError",
+                                         "UnicodeTranslateError",
+                                         "ValueError",
+                                         "ZeroDivisionError",
+                                         "Invalid requirement",
+                                         "ResourceExhaustedError",
+                                         "OutOfRangeError",
+                                         "InvalidArgumentError"};
+
+bool NamesPythonError(const std::string& line) {
+  for (const char* name : kPythonErrors) {
+    if (line.find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The lines from the first that names an error to the end, each stripped of spaces and colons
+// (and a carriage return) at both ends.
+std::vector<std::string> LinesFromFirstError(const std::string& output) {
   std::vector<std::string> kept;
   std::istringstream in(output);
   bool capturing = false;
   for (std::string line; std::getline(in, line);) {
-    if (!capturing) {
-      for (const char* name : kErrors) {
-        if (line.find(name) != std::string::npos) {
-          capturing = true;
-          break;
-        }
-      }
-    }
+    if (!capturing) capturing = NamesPythonError(line);
     if (!capturing) continue;
     const size_t first = line.find_first_not_of(" :\r");
     const size_t last = line.find_last_not_of(" :\r");
     kept.push_back(first == std::string::npos ? "" : line.substr(first, last - first + 1));
   }
+  return kept;
+}
+
+}  // namespace
+
+std::string ErrorMessageFromOutput(const std::string& output) {
+  const std::vector<std::string> kept = LinesFromFirstError(output);
   // " ".join(line + "\n") then split on "\n": every line after the first starts with a space.
   std::vector<std::string> lines;
   for (size_t i = 0; i < kept.size(); ++i) lines.push_back(i == 0 ? kept[i] : " " + kept[i]);
