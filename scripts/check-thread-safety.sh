@@ -17,9 +17,29 @@ if [ ! -f "$build_dir/proto/amt/v1/worker.pb.h" ]; then
   echo "check-thread-safety: no generated headers under $build_dir/proto; build first" >&2
   exit 1
 fi
-# worker/: the agent, job runners, log shippers and process readers run on their own threads.
-# orchestrator/executor/: the Slurm executor's thread runs sbatch/squeue/scancel beside the loop.
-files=(worker/*.cc orchestrator/executor/*.cc)
+# Every .cc of the code whose threads share state, in amt-worker and amtd (a folder is listed
+# whole, so a new file in it is checked too):
+files=(
+  # amt-worker: the agent, job runners, log shippers and process readers run on their own threads.
+  worker/*.cc
+  # The Slurm executor's thread runs sbatch/squeue/scancel beside the loop.
+  orchestrator/executor/*.cc
+  # amtd's loop thread (loop.cc) and the gRPC handler threads that Call onto it: a worker
+  # stream's writer thread (worker_service.cc), the change flags that the loop sets and a
+  # Subscribe stream's thread waits on (sagemaker_api.cc).
+  orchestrator/api/*.cc
+  # The HTTP gateway's thread pool and disk pool: the sessions' shared state (request ids, open
+  # event streams), the event sinks that producers call from other threads, the CA's cache of
+  # issued certificates; its service folders (s3/, logs/, cloudwatch/) answer on those threads.
+  orchestrator/gateway/*.cc orchestrator/gateway/*/*.cc
+  # The S3 object store, called by the disk pool's threads at once (beneath.cc's atomic flag).
+  orchestrator/s3/*.cc
+  # amtd's assembly: starts and stops the loop, the gRPC server and the HTTP server's threads.
+  orchestrator/daemon/*.cc
+  # Called from every thread of both programs: the clock (thread-safe), the command runner (the
+  # Slurm executor's thread, the agent's srun hosts), log lines, JSON, credentials.
+  common/*.cc
+)
 failed=0
 for f in "${files[@]}"; do
   if ! "$clangxx" -std=c++20 -fsyntax-only -Wthread-safety -Werror=thread-safety \

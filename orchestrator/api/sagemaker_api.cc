@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cassert>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "common/mutex.h"
 #include "common/status_macros.h"
 #include "orchestrator/core/orchestrator.h"
 #include "orchestrator/validation/algorithms.h"
@@ -45,25 +44,25 @@ bool IsTerminalStatus(std::string_view status) {
 
 // Shared between a stream's thread and the listener the orchestrator calls on the loop.
 struct ChangeFeed::Flag {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool changed = true;  // the first Wait returns at once
+  Mutex mu;
+  CondVar cv;
+  bool changed ABSL_GUARDED_BY(mu) = true;  // the first Wait returns at once
   // For SubscribeTuningJob: the training jobs that changed since the last take, unless
   // `everything` (also true at first: the first read is a whole snapshot).
-  std::set<std::string> training_jobs;
-  bool everything = true;
+  std::set<std::string> training_jobs ABSL_GUARDED_BY(mu);
+  bool everything ABSL_GUARDED_BY(mu) = true;
 
   void Set() {
-    std::lock_guard lock(mu);
+    MutexLock lock(&mu);
     changed = true;
     everything = true;
-    cv.notify_one();
+    cv.Signal();
   }
   void SetTrainingJob(const std::string& name) {
-    std::lock_guard lock(mu);
+    MutexLock lock(&mu);
     changed = true;
     if (!everything) training_jobs.insert(name);
-    cv.notify_one();
+    cv.Signal();
   }
 };
 
@@ -80,15 +79,18 @@ ChangeFeed::~ChangeFeed() {
 }
 
 bool ChangeFeed::Wait(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(flag_->mu);
-  flag_->cv.wait_for(lock, timeout, [this] { return flag_->changed; });
+  MutexLock lock(&flag_->mu);
+  flag_->cv.AwaitFor(&flag_->mu, timeout, [this] {
+    flag_->mu.AssertHeld();
+    return flag_->changed;
+  });
   const bool was = flag_->changed;
   flag_->changed = false;
   return was;
 }
 
 std::optional<std::vector<std::string>> ChangeFeed::TakeChangedTrainingJobs() {
-  std::lock_guard lock(flag_->mu);
+  MutexLock lock(&flag_->mu);
   flag_->changed = false;  // what changed since Wait returned is taken now, not read again
   if (flag_->everything) {
     flag_->everything = false;

@@ -1,16 +1,17 @@
 #include "orchestrator/api/worker_service.h"
 
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <semaphore>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
+#include "orchestrator/core/log_ingest.h"
 #include "orchestrator/core/orchestrator.h"
+#include "orchestrator/metrics/metric_parser.h"
 
 namespace amt::api {
 namespace {
@@ -35,23 +36,23 @@ class StreamLink final : public core::WorkerLink {
   ~StreamLink() override { Close(); }
 
   void Send(const v1::OrchestratorMessage& message) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return;
     queue_.push_back(message);
-    cv_.notify_one();
+    cv_.Signal();
   }
 
   // Starts writing what was queued.
   void Release() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     held_ = false;
-    cv_.notify_one();
+    cv_.Signal();
   }
 
   // Cancels the call: the handler's Read fails, the handler ends and the worker reconnects. The
   // context is only touched while the handler has not closed the link (it outlives the call).
   void Drop() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!closed_) context_->TryCancel();
   }
 
@@ -59,9 +60,9 @@ class StreamLink final : public core::WorkerLink {
   // called by the handler thread before the stream goes away.
   void Close() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       closed_ = true;
-      cv_.notify_one();
+      cv_.Signal();
     }
     if (writer_.joinable()) writer_.join();
   }
@@ -71,8 +72,8 @@ class StreamLink final : public core::WorkerLink {
     while (true) {
       v1::OrchestratorMessage message;
       {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [this] { return closed_ || (!held_ && !queue_.empty()); });
+        MutexLock lock(&mu_);
+        while (!closed_ && (held_ || queue_.empty())) cv_.Wait(&mu_);
         if (closed_) return;
         message = std::move(queue_.front());
         queue_.pop_front();
@@ -81,13 +82,13 @@ class StreamLink final : public core::WorkerLink {
     }
   }
 
-  grpc::ServerContext* context_;
+  grpc::ServerContext* context_ ABSL_PT_GUARDED_BY(mu_);
   grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<v1::OrchestratorMessage> queue_;
-  bool closed_ = false;
-  bool held_ = true;  // until Release()
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<v1::OrchestratorMessage> queue_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  bool held_ ABSL_GUARDED_BY(mu_) = true;  // until Release()
   std::thread writer_;
 };
 

@@ -10,7 +10,7 @@
 namespace amt::gateway::internal {
 
 void StreamSink::Send(std::string chunk) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (!open_) return;
   asio::post(executor_, [session = session_, chunk = std::move(chunk)]() mutable {
     if (auto s = session.lock()) s->QueueChunk(std::move(chunk));
@@ -18,7 +18,7 @@ void StreamSink::Send(std::string chunk) {
 }
 
 void StreamSink::End() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (!open_) return;
   asio::post(executor_, [session = session_] {
     if (auto s = session.lock()) s->EndAfterWrites();
@@ -72,7 +72,7 @@ template <class Stream>
 void Session<Stream>::OpenSink() {
   sink_ = std::make_shared<StreamSink>(stream_.get_executor(), this->weak_from_this());
   {
-    std::lock_guard lock(shared_->sinks_mu);
+    MutexLock lock(&shared_->sinks_mu);
     std::erase_if(shared_->sinks, [](const auto& w) { return w.expired(); });
     shared_->sinks.push_back(sink_);
   }

@@ -125,7 +125,7 @@ class HttpServerImpl final : public HttpServer {
     // end callback runs now, while what it unsubscribes from still runs).
     std::vector<std::weak_ptr<StreamSink>> sinks;
     {
-      std::lock_guard lock(shared_->sinks_mu);
+      MutexLock lock(&shared_->sinks_mu);
       sinks.swap(shared_->sinks);
     }
     for (const auto& weak : sinks) {

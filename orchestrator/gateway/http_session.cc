@@ -85,7 +85,7 @@ std::optional<std::string> Sha256OfFile(const std::string& path) {
 }  // namespace
 
 std::string Shared::NewRequestId() {
-  std::lock_guard lock(rng_mu);
+  MutexLock lock(&rng_mu);
   return RequestId(rng);
 }
 

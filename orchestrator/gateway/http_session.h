@@ -23,7 +23,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -31,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "orchestrator/gateway/certificate_authority.h"
 #include "orchestrator/gateway/host_check.h"
 #include "orchestrator/gateway/http_server.h"
@@ -57,12 +57,12 @@ struct Shared {
   HostCheck host_check;
   std::atomic<int> open_connections{0};
   std::atomic<int> event_streams{0};
-  std::mutex rng_mu;
-  std::mt19937_64 rng{std::random_device{}()};  // guarded by rng_mu
+  Mutex rng_mu;
+  std::mt19937_64 rng ABSL_GUARDED_BY(rng_mu){std::random_device{}()};
   // The sinks of open event streams, for Stop (which runs on another thread once the server's
   // thread has ended).
-  std::mutex sinks_mu;
-  std::vector<std::weak_ptr<StreamSink>> sinks;
+  Mutex sinks_mu;
+  std::vector<std::weak_ptr<StreamSink>> sinks ABSL_GUARDED_BY(sinks_mu);
   // Whether the server listens on loopback only: CONNECT tunnels to other hosts then
   // (RouteConnect).
   bool loopback_only = false;
@@ -109,7 +109,7 @@ class StreamSink final : public EventSink {
   void SetOnEnd(std::function<void()> on_end) {
     std::function<void()> now;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       if (open_) {
         on_end_ = std::move(on_end);
         return;
@@ -125,7 +125,7 @@ class StreamSink final : public EventSink {
   void Close() {
     std::function<void()> on_end;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       if (!open_) return;
       open_ = false;
       on_end = std::move(on_end_);
@@ -137,10 +137,10 @@ class StreamSink final : public EventSink {
   }
 
  private:
-  std::mutex mu_;
-  bool open_ = true;
-  std::function<void()> on_end_;
-  asio::any_io_executor executor_;
+  Mutex mu_;
+  bool open_ ABSL_GUARDED_BY(mu_) = true;
+  std::function<void()> on_end_ ABSL_GUARDED_BY(mu_);
+  asio::any_io_executor executor_ ABSL_GUARDED_BY(mu_);
   std::weak_ptr<EventStreamOwner> session_;
 };
 
