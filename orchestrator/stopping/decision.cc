@@ -1,14 +1,16 @@
 #include "orchestrator/stopping/decision.h"
 
-#include <cstdio>
+#include <charconv>
 
 namespace amt::stopping {
 namespace {
 
+// As printf's "%.*g" in the C locale (std::to_chars is specified so), without <cstdio>: the
+// pure libraries include no I/O header (scripts/check-layering.py).
 std::string WithPrecision(double v, int digits) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*g", digits, v);
-  return buf;
+  const auto end = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, digits);
+  return std::string(buf, end.ptr);
 }
 
 }  // namespace
