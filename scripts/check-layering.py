@@ -41,12 +41,14 @@ The rules, and what each one means:
                            common/, core/. Never gRPC, Asio/Beast, api/, gateway/, daemon/.
   api/        [api]        The transport-neutral service and its gRPC handlers, on the loop
                            (Boost.Asio): standard library, Abseil, gRPC, messages and services
-                           (amt/v1/), common/, and of orchestrator/ only core/, validation/ and
+                           (amt/v1/, proto/amt/v1/operations.h), common/, and of orchestrator/
+                           only core/, validation/ and
                            metrics/ (a worker stream parses its log lines). Not gateway/,
                            daemon/, worker/, cli/, nor store/, search/ & co. (through core/).
   gateway/    [gateway]    The HTTP edge wraps api/: standard library, POSIX, Abseil, Boost
                            (Asio, Beast, System), OpenSSL, zlib, expat, nlohmann-json, protobuf
-                           messages, common/, web/web_assets.h, and of orchestrator/ only api/,
+                           messages, the operation table, common/, web/web_assets.h, and of
+                           orchestrator/ only api/,
                            auth/ and s3/: it reaches orchestrator state only through api/, never
                            core/, store/, search/, stopping/, daemon/, nor worker/, cli/, gRPC.
                            Its service folders (gateway/s3/, logs/, cloudwatch/) are under the
@@ -89,6 +91,7 @@ PROTOBUF = r"google/protobuf/.*"
 COMMON = r"common/.*"
 GRPC = r"grpcpp/.*"
 SERVICES = r"amt/v1/[a-z_]+\.grpc\.pb\.h"
+OPERATIONS = r"proto/amt/v1/operations\.h"  # the public API's operation table (names only)
 ASIO = r"boost/asio/.*|boost/asio\.hpp"
 
 # The C++ standard headers a pure library may include: computation only. Not the I/O headers
@@ -167,18 +170,19 @@ RULES = {
 
 RULES.update({
     "orchestrator/api": (
-        "api", [STD, ABSL, own("orchestrator/api"), PROTO_MESSAGES, SERVICES, GRPC, ASIO, COMMON,
-                lib("core"), lib("validation"), lib("metrics")],
+        "api", [STD, ABSL, own("orchestrator/api"), PROTO_MESSAGES, SERVICES, OPERATIONS, GRPC,
+                ASIO, COMMON, lib("core"), lib("validation"), lib("metrics")],
         "api/ is the transport-neutral service and its gRPC handlers: standard library, Abseil, "
-        "gRPC, Boost.Asio, amt/v1/, common/, and of orchestrator/ only core/, validation/, "
-        "metrics/"),
+        "gRPC, Boost.Asio, amt/v1/ (and the operation table), common/, and of orchestrator/ only "
+        "core/, validation/, metrics/"),
     "orchestrator/gateway": (
         "gateway", [STD, POSIX, ABSL, own("orchestrator/gateway"), COMMON, PROTO_MESSAGES,
                     PROTOBUF, r"boost/(asio|beast|system)/.*", r"openssl/.*", r"nlohmann/.*",
-                    r"web/web_assets\.h", lib("api"), lib("auth"), lib("s3")],
+                    r"web/web_assets\.h", OPERATIONS, lib("api"), lib("auth"), lib("s3")],
         "gateway/ wraps api/: it reaches orchestrator state only through api/ (of orchestrator/ "
         "only api/, auth/, s3/); standard library, POSIX, Abseil, Boost, OpenSSL, "
-        "nlohmann-json, protobuf messages, common/, web/web_assets.h; no gRPC"),
+        "nlohmann-json, protobuf messages and the operation table, common/, web/web_assets.h; "
+        "no gRPC"),
     "orchestrator/daemon": (
         "assembly", [STD, POSIX, ABSL, own("orchestrator/daemon"), PROTO_MESSAGES, SERVICES, GRPC,
                      ASIO, COMMON, lib("api"), lib("gateway"), lib("executor"), lib("core"),
@@ -200,7 +204,7 @@ RULES.update({
         "orchestrator/, cli/, tuning.pb.h or state.pb.h"),
     "cli": (
         "client", [STD, POSIX, ABSL, own("cli"), r"amt/v1/tuning(\.grpc)?\.pb\.h",
-                   r"proto/amt/v1/operations\.h", COMMON, r"grpcpp/.*", PROTOBUF, r"nlohmann/.*",
+                   OPERATIONS, COMMON, r"grpcpp/.*", PROTOBUF, r"nlohmann/.*",
                    r"CLI/CLI\.hpp"],
         "the client uses the public API (amt/v1/tuning*.pb.h, proto/amt/v1/operations.h) and "
         "gRPC; no orchestrator/ "
