@@ -2,7 +2,8 @@
 // Improvement, seeded and pure like every strategy (a suggestion is a function of the space,
 // the seed, the options, the history and the trial index; see strategy.h).
 //
-// How a suggestion is made (details in bayesian.cc and the gp_*.h headers):
+// How a suggestion is made (details in the files bayesian_internal.h lists and the gp_*.h
+// headers):
 // - The first trials (initial_design_size(), fewer when prior observations are given) follow a
 //   space-filling design: the most spread-out of several seeded Latin hypercubes.
 // - Afterwards a GP (gp_model.h: Matern-5/2, one length scale per parameter, noise, MAP
