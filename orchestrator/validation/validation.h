@@ -7,7 +7,7 @@
 //  2. Only when stage 1 passed, AMT's own rules (ranges, strategies, limits, Hyperband, managed
 //     spot), one ValidationException each, the first failure winning. SageMaker's real texts are
 //     used where the spec has them; every other text is amt-local's and is marked "ours" in
-//     validation.cc.
+//     the files of stage 2 (validation_internal.h lists them).
 //
 // Every function is pure (no I/O, no clock, thread-safe) and returns OK or an absl::Status whose
 // code maps to the SageMaker error name through common/errors.h; all failures here are
