@@ -253,90 +253,95 @@ void SlurmExecutor::RunCancel(const std::string& slurm_id) {
 }
 
 void SlurmExecutor::Poll() {
-  {
-    MutexLock lock(&mu_);
-    bool any = false;
-    for (const auto& [id, t] : tracked_) any = any || !t.slurm_id.empty();
-    if (!any) return;
-  }
+  if (!AnySubmitted()) return;
+  const std::optional<std::map<std::string, SlurmJobState>> by_id = ListJobs();
+  if (!by_id.has_value()) return;
+  std::vector<TooBig> too_big;
+  std::vector<Never> never_starts;
+  ReviewJobs(*by_id, &too_big, &never_starts);
+  CheckSizes(too_big, &never_starts);
+  if (never_starts.empty()) return;
+  EndNeverStarting(never_starts);
+}
+
+bool SlurmExecutor::AnySubmitted() const {
+  MutexLock lock(&mu_);
+  bool any = false;
+  for (const auto& [id, t] : tracked_) any = any || !t.slurm_id.empty();
+  return any;
+}
+
+std::optional<std::map<std::string, SlurmJobState>> SlurmExecutor::ListJobs() const {
   const auto listed = runner_.Run({options_.squeue, "-h", "-t", "all", "-o", kSqueueFormat});
   if (!listed.ok() || listed->exit_code != 0) {
     Log("squeue failed: " + (listed.ok() ? Said(*listed) : std::string(listed.status().message())));
-    return;
+    return std::nullopt;
   }
   std::map<std::string, SlurmJobState> by_id;
   for (SlurmJobState& job : ParseSqueue(listed->out)) by_id[job.job_id] = std::move(job);
-  // Pending jobs whose size is to be set against the partition's, outside the lock (scontrol).
-  struct TooBig {
-    std::string worker_id;
-    std::string slurm_id;
-    std::string reason;
-    SlurmRequest request;
-    bool never;  // Slurm said it never starts; else it waits for Resources, maybe for ever
-  };
-  std::vector<TooBig> too_big;
-  // Jobs that never start: cancelled first, then reported, so that a training job that ended
-  // for this leaves no Slurm job behind.
-  struct Never {
-    std::string worker_id;
-    std::string slurm_id;
-    core::ProvisionedEnd end;
-  };
-  std::vector<Never> never_starts;
-  {
-    MutexLock lock(&mu_);
-    std::vector<std::pair<std::string, core::ProvisionedEnd>> ends;
-    for (auto& [worker_id, t] : tracked_) {
-      if (t.slurm_id.empty()) continue;
-      const auto found = by_id.find(t.slurm_id);
-      if (found == by_id.end()) {
-        // Forgotten by slurmctld (past MinJobAge) or never listed: lost after two polls.
-        if (++missing_[t.slurm_id] < 2) continue;
-        ends.push_back({worker_id, ClassifyEnd(t.slurm_id, "", "")});
-        continue;
-      }
-      missing_.erase(t.slurm_id);
-      const SlurmJobState& job = found->second;
-      if (job.state == "PENDING") {
-        if (const auto never = NeverStartsReason(job.reason); never.has_value()) {
-          if (t.request.has_value() && IsSizeReason(*never)) {
-            too_big.push_back({worker_id, t.slurm_id, *never, *t.request, true});
-            continue;
-          }
-          never_starts.push_back({worker_id,
-                                  t.slurm_id,
-                                  {core::ProvisionedEnd::Kind::kRefused,
-                                   "Slurm job " + t.slurm_id + " can never start (" + *never +
-                                       "): the request exceeds what the partition offers"}});
-        } else if (job.reason == "Resources" && t.request.has_value() && !t.fit_checked) {
-          // Slurm queues some requests no node can meet as if they only waited for room (a
-          // GPU count above every node's, with EnforcePartLimits off): check once.
-          t.fit_checked = true;
-          too_big.push_back({worker_id, t.slurm_id, job.reason, *t.request, false});
-        }
-        continue;
-      }
-      if (!IsFinalState(job.state)) continue;
-      ends.push_back({worker_id, ClassifyEnd(t.slurm_id, job.state, job.reason)});
+  return by_id;
+}
+
+void SlurmExecutor::ReviewJobs(const std::map<std::string, SlurmJobState>& by_id,
+                               std::vector<TooBig>* too_big, std::vector<Never>* never_starts) {
+  MutexLock lock(&mu_);
+  std::vector<std::pair<std::string, core::ProvisionedEnd>> ends;
+  for (auto& [worker_id, t] : tracked_) {
+    if (t.slurm_id.empty()) continue;
+    const auto found = by_id.find(t.slurm_id);
+    if (found == by_id.end()) {
+      // Forgotten by slurmctld (past MinJobAge) or never listed: lost after two polls.
+      if (++missing_[t.slurm_id] < 2) continue;
+      ends.push_back({worker_id, ClassifyEnd(t.slurm_id, "", "")});
+      continue;
     }
-    for (const auto& [worker_id, end] : ends) EndLocked(worker_id, end);
+    missing_.erase(t.slurm_id);
+    const SlurmJobState& job = found->second;
+    if (job.state == "PENDING") {
+      if (const auto never = NeverStartsReason(job.reason); never.has_value()) {
+        if (t.request.has_value() && IsSizeReason(*never)) {
+          too_big->push_back({worker_id, t.slurm_id, *never, *t.request, true});
+          continue;
+        }
+        never_starts->push_back({worker_id,
+                                 t.slurm_id,
+                                 {core::ProvisionedEnd::Kind::kRefused,
+                                  "Slurm job " + t.slurm_id + " can never start (" + *never +
+                                      "): the request exceeds what the partition offers"}});
+      } else if (job.reason == "Resources" && t.request.has_value() && !t.fit_checked) {
+        // Slurm queues some requests no node can meet as if they only waited for room (a
+        // GPU count above every node's, with EnforcePartLimits off): check once.
+        t.fit_checked = true;
+        too_big->push_back({worker_id, t.slurm_id, job.reason, *t.request, false});
+      }
+      continue;
+    }
+    if (!IsFinalState(job.state)) continue;
+    ends.push_back({worker_id, ClassifyEnd(t.slurm_id, job.state, job.reason)});
   }
+  for (const auto& [worker_id, end] : ends) EndLocked(worker_id, end);
+}
+
+void SlurmExecutor::CheckSizes(const std::vector<TooBig>& too_big,
+                               std::vector<Never>* never_starts) const {
   // One read of the partition serves every job that needs it (jobs of one amtd share one).
   std::map<std::string, absl::StatusOr<SlurmOffer>> offers;
-  for (TooBig& job : too_big) {
+  for (const TooBig& job : too_big) {
     auto offer = offers.find(job.request.partition);
     if (offer == offers.end()) {
       offer = offers.emplace(job.request.partition, ReadOffer(job.request.partition)).first;
     }
     if (!job.never && !(offer->second.ok() && Exceeds(job.request, *offer->second))) continue;
-    never_starts.push_back(
+    never_starts->push_back(
         {job.worker_id, job.slurm_id,
          core::ProvisionedEnd{
              core::ProvisionedEnd::Kind::kRefused,
              TooBigMessage("Slurm job " + job.slurm_id + " can never start (" + job.reason + ")",
                            job.request, offer->second, options_)}});
   }
-  if (never_starts.empty()) return;
+}
+
+void SlurmExecutor::EndNeverStarting(const std::vector<Never>& never_starts) {
   for (const Never& job : never_starts) RunCancel(job.slurm_id);
   MutexLock lock(&mu_);
   for (const Never& job : never_starts) {

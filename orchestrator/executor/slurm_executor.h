@@ -112,7 +112,38 @@ class SlurmExecutor final : public core::Provisioner {
   // What the partition `partition` (empty: the default one) offers, from scontrol; runs on the
   // executor's thread. Unavailable saying what scontrol said when it fails.
   absl::StatusOr<SlurmOffer> ReadOffer(const std::string& partition) const;
+  // A pending job whose size is to be set against its partition's, outside the lock (scontrol).
+  struct TooBig {
+    std::string worker_id;
+    std::string slurm_id;
+    std::string reason;
+    SlurmRequest request;
+    bool never;  // Slurm said it never starts; else it waits for Resources, maybe for ever
+  };
+  // A job that never starts: cancelled first, then reported, so that a training job that ended
+  // for this leaves no Slurm job behind.
+  struct Never {
+    std::string worker_id;
+    std::string slurm_id;
+    core::ProvisionedEnd end;
+  };
+  // One look at the submitted jobs: squeue (ListJobs), then the ends it shows (ReviewJobs), the
+  // sizes to check against the partition (CheckSizes) and the jobs that never start
+  // (EndNeverStarting).
   void Poll() ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether some tracked job has a Slurm id (else there is nothing to poll).
+  bool AnySubmitted() const ABSL_LOCKS_EXCLUDED(mu_);
+  // squeue's jobs by Slurm job id; nullopt, logged, when squeue fails.
+  std::optional<std::map<std::string, SlurmJobState>> ListJobs() const;
+  // Ends the jobs that finished or that squeue lost (missing from two polls in a row), and
+  // collects the pending jobs whose size is to be checked and those that never start.
+  void ReviewJobs(const std::map<std::string, SlurmJobState>& by_id, std::vector<TooBig>* too_big,
+                  std::vector<Never>* never_starts) ABSL_LOCKS_EXCLUDED(mu_);
+  // Adds to `never_starts` the jobs of `too_big` that Slurm said never start or that ask more
+  // than their partition offers (each partition read once).
+  void CheckSizes(const std::vector<TooBig>& too_big, std::vector<Never>* never_starts) const;
+  // Cancels `never_starts`, then ends each one still tracked as the same Slurm job.
+  void EndNeverStarting(const std::vector<Never>& never_starts) ABSL_LOCKS_EXCLUDED(mu_);
   // Posts `end` for `worker_id` and forgets it.
   void EndLocked(const std::string& worker_id, const core::ProvisionedEnd& end)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
