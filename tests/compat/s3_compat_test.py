@@ -102,6 +102,43 @@ class S3CompatTest(unittest.TestCase):
         self.assertEqual(self.code_of(s3.get_bucket_acl, Bucket="objects"), "NotImplemented")
         self.assertEqual(self.code_of(s3.create_bucket, Bucket="Not_Valid"), "InvalidBucketName")
 
+    def test_keys_that_name_a_way_out_stay_inside_the_s3_folder(self):
+        """Raw HTTP (boto3 would encode the '%' again): an encoded ".." or a NUL byte in a key is
+        refused with S3's InvalidArgument; a double-encoded ".." or a backslash is a plain name,
+        stored and read back inside the bucket's folder. Nothing appears beside the S3 folder."""
+        import http.client
+        import urllib.parse
+        self.s3.create_bucket(Bucket="paths")
+        s3_root = os.path.join(self.amtd.data_dir, "s3")
+        outside_before = sorted(os.listdir(self.amtd.data_dir))
+        url = urllib.parse.urlsplit(self.amtd.url)
+
+        def call(method, path, body=b""):
+            conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+            try:
+                conn.request(method, path, body=body, headers={"Content-Length": str(len(body))})
+                reply = conn.getresponse()
+                return reply.status, reply.read().decode("utf-8", "replace")
+            finally:
+                conn.close()
+
+        for key in ("%2e%2e/%2e%2e/escape", "a/%2E%2E/%2e%2e/%2e%2e/escape", "a%00b"):
+            status, body = call("PUT", "/paths/" + key, b"x")
+            self.assertEqual(status, 400, key)
+            self.assertIn("<Code>InvalidArgument</Code>", body, key)
+        for key, name in (("%252e%252e/%252e%252e/kept", "%2e%2e/%2e%2e/kept"),
+                          ("..%5Cback", "..\\back")):
+            status, _ = call("PUT", "/paths/" + key, b"inside")
+            self.assertEqual(status, 200, key)
+            self.assertEqual(self.s3.get_object(Bucket="paths", Key=name)["Body"].read(),
+                             b"inside")
+            self.assertTrue(os.path.isfile(os.path.join(s3_root, "paths", name)), name)
+        keys = [o["Key"] for o in self.s3.list_objects_v2(Bucket="paths")["Contents"]]
+        self.assertEqual(sorted(keys), sorted(["%2e%2e/%2e%2e/kept", "..\\back"]))
+        self.assertEqual(sorted(os.listdir(self.amtd.data_dir)), outside_before)
+        self.assertFalse(os.path.exists(os.path.join(self.amtd.data_dir, "escape")))
+        self.assertFalse(os.path.exists(os.path.join(s3_root, "escape")))
+
     def test_multipart_transfer_both_ways(self):
         s3 = self.s3
         s3.create_bucket(Bucket="transfer")
