@@ -139,6 +139,38 @@ class S3CompatTest(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.amtd.data_dir, "escape")))
         self.assertFalse(os.path.exists(os.path.join(s3_root, "escape")))
 
+    def test_concurrent_puts_of_one_key_leave_one_whole_object(self):
+        """200 clients PUT different bodies to one key at once: each is answered 200, the object
+        is then exactly one of the bodies, whole, and no partial upload is left in the bucket's
+        folder."""
+        import concurrent.futures
+        import http.client
+        import urllib.parse
+        self.s3.create_bucket(Bucket="race")
+        url = urllib.parse.urlsplit(self.amtd.url)
+        bodies = [(b"%03d" % i) * 20000 for i in range(200)]  # 60 KB each, all different
+
+        def put(body):
+            conn = http.client.HTTPConnection(url.hostname, url.port, timeout=120)
+            try:
+                conn.request("PUT", "/race/one-key", body=body,
+                             headers={"Content-Length": str(len(body))})
+                reply = conn.getresponse()
+                reply.read()
+                return reply.status
+            finally:
+                conn.close()
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(bodies)) as pool:
+            statuses = list(pool.map(put, bodies))
+        self.assertEqual(statuses, [200] * len(bodies))
+        stored = self.s3.get_object(Bucket="race", Key="one-key")["Body"].read()
+        self.assertIn(stored, bodies)
+        listed = self.s3.list_objects_v2(Bucket="race")
+        self.assertEqual([(o["Key"], o["Size"]) for o in listed["Contents"]],
+                         [("one-key", len(stored))])
+        self.assertEqual(os.listdir(os.path.join(self.amtd.data_dir, "s3", "race")), ["one-key"])
+
     def test_multipart_transfer_both_ways(self):
         s3 = self.s3
         s3.create_bucket(Bucket="transfer")
