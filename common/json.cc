@@ -214,7 +214,15 @@ std::string ProtoToJson(const google::protobuf::Message& message, bool pretty) {
   options.always_print_primitive_fields = true;
   options.preserve_proto_field_names = false;
   std::string out;
-  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  const auto status = google::protobuf::util::MessageToJsonString(message, &out, options);
+  if (!status.ok()) {
+    // Only well-known types out of JSON's range (a Duration or Timestamp past year 9999) fail to
+    // print, and SageMaker's messages hold none: a failure is a bug, answered as one, not as "".
+    return Json{{"__type", "InternalFailure"},
+                {"message", "cannot print " + message.GetTypeName() +
+                                " as JSON: " + std::string(status.message())}}
+        .dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+  }
   return out;
 }
 

@@ -18,7 +18,9 @@ namespace amt {
 absl::Status JsonToProto(std::string_view json, google::protobuf::Message* message);
 
 // Prints `message` as SageMaker does: PascalCase members, zero counters included, unset optional
-// members left out. `pretty` indents by 4 spaces, like the aws cli.
+// members left out. `pretty` indents by 4 spaces, like the aws cli. A message that cannot be
+// printed (a well-known type out of JSON's range; SageMaker's messages have none) gives an
+// InternalFailure error body that names it, never "".
 std::string ProtoToJson(const google::protobuf::Message& message, bool pretty = false);
 
 // ProtoToJson as SageMaker's AWS JSON carries it, compact: empty lists and maps left out unless

@@ -1,6 +1,7 @@
 #include "common/json.h"
 
 #include <gmock/gmock.h>
+#include <google/protobuf/duration.pb.h>
 #include <gtest/gtest.h>
 
 #include "amt/v1/tuning.pb.h"
@@ -41,6 +42,14 @@ TEST(Json, ParsesSageMakerRequestBodyWithPascalCaseMembers) {
             "Logarithmic");
   EXPECT_EQ(req.training_job_definition().static_hyper_parameters().at("epochs"), "10");
   EXPECT_EQ(req.training_job_definition().resource_config().volume_size_in_gb(), 10);
+}
+
+TEST(Json, AMessageThatCannotBePrintedGivesAnErrorBodyNotNothing) {
+  google::protobuf::Duration too_long;  // JSON's Duration ends at 315,576,000,000 s
+  too_long.set_seconds(400'000'000'000);
+  const std::string json = ProtoToJson(too_long);
+  EXPECT_THAT(json, HasSubstr(R"("__type":"InternalFailure")"));
+  EXPECT_THAT(json, HasSubstr("cannot print google.protobuf.Duration as JSON: "));
 }
 
 TEST(Json, RejectsWrongTypeWithInvalidArgument) {
