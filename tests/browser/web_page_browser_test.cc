@@ -11,11 +11,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <string>
 
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 
 namespace amt::testing {
 namespace {
@@ -81,30 +83,31 @@ size_t Count(const std::string& text, const std::string& what) {
   return count;
 }
 
-// A tuning job of the toy trainer minimising val_loss: `config` holds the members of
-// HyperParameterTuningJobConfig besides the objective, `statics` the static hyperparameters.
+// The Random example (examples/random-tuning.json) as `name`, minimising val_loss: `config` (a
+// JSON object) replaces the members of its HyperParameterTuningJobConfig besides the objective,
+// `statics` its static hyperparameters, and `more` (a JSON object) is merged over it.
 std::string ToyTuningJob(const std::string& name, const std::string& config,
-                         const std::string& statics, const std::string& more_members = "") {
-  return R"j({"HyperParameterTuningJobName": ")j" + name + "\", " + more_members +
-         R"j("HyperParameterTuningJobConfig": {
-        "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"}, )j" +
-         config + R"j(},
-      "TrainingJobDefinition": {"StaticHyperParameters": )j" +
-         statics + R"j(,
-        "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
-          "TrainingInputMode": "File",
+                         const std::string& statics, const std::string& more = "{}") {
+  nlohmann::json job = ExampleWith("random-tuning.json", R"j({
+      "TrainingJobDefinition": {
+        "AlgorithmSpecification": {
           "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-        "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
         "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-        "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
-                           "VolumeSizeInGB": 10},
-        "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j";
+        "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
+  job["HyperParameterTuningJobName"] = name;
+  nlohmann::json& tuning = job["HyperParameterTuningJobConfig"];
+  tuning = {{"HyperParameterTuningJobObjective", tuning["HyperParameterTuningJobObjective"]}};
+  tuning.update(nlohmann::json::parse(config));
+  job["TrainingJobDefinition"]["StaticHyperParameters"] = nlohmann::json::parse(statics);
+  job.merge_patch(nlohmann::json::parse(more));
+  return job.dump();
 }
 
 class WebPageBrowserTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(MakeTempDir("amt-web"));
+    temp_ = new TempDir("amt-web");
+    dir_ = new std::string(temp_->str());
     // The examples' images, and one whose trainer prints HTML.
     const std::string map = WriteImageMap(*dir_);
     std::ifstream in(map);
@@ -116,51 +119,48 @@ class WebPageBrowserTest : public ::testing::Test {
     // Spot attempts are interrupted 0.3 training seconds in (examples/spot-training.json, faster).
     amtd_ = new Amtd(*dir_ + "/data", {"--image-map", map, "--spot-interrupt-after", "0.3"});
 
-    CreateTuningJob(*amtd_, ToyTuningJob("web-tuning", R"j("Strategy": "Random",
+    CreateTuningJob(*amtd_, ToyTuningJob("web-tuning", R"j({"Strategy": "Random",
           "ResourceLimits": {"MaxNumberOfTrainingJobs": 3, "MaxParallelTrainingJobs": 3},
           "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
             "MinValue": "0.001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]},
-          "RandomSeed": 7)j",
+          "RandomSeed": 7})j",
                                          R"j({"epochs": "3"})j",
-                                         R"j("Tags": [{"Key": "note",
-                                   "Value": "<script>document.title='pwned'</script>"}], )j"));
+                                         R"j({"Tags": [{"Key": "note",
+                                   "Value": "<script>document.title='pwned'</script>"}]})j"));
     // AUTO early stopping over a fixed Grid order, one job at a time (as in
     // early_stopping_integration_test): learning_rate 0.01 runs its 6 epochs, 1 (a high, slow
     // curve) is stopped at epoch 3, the first epoch past the grace period, and 0.02 runs to its
     // end.
     CreateTuningJob(*amtd_,
-                    ToyTuningJob("web-auto", R"j("Strategy": "Grid",
+                    ToyTuningJob("web-auto", R"j({"Strategy": "Grid",
           "TrainingJobEarlyStoppingType": "Auto",
           "ResourceLimits": {"MaxNumberOfTrainingJobs": 3, "MaxParallelTrainingJobs": 1},
           "ParameterRanges": {"CategoricalParameterRanges": [{"Name": "learning_rate",
-            "Values": ["0.01", "1", "0.02"]}]})j",
+            "Values": ["0.01", "1", "0.02"]}]}})j",
                                  R"j({"epochs": "6", "num_layers": "2", "sleep_ms": "40"})j"));
     // Hyperband (MinResource 1, MaxResource 9, eta 3): every job is stopped at a rung or at 9.
-    CreateTuningJob(*amtd_, ToyTuningJob("web-hyperband", R"j("Strategy": "Hyperband",
+    CreateTuningJob(*amtd_, ToyTuningJob("web-hyperband", R"j({"Strategy": "Hyperband",
           "StrategyConfig": {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": 9}},
           "ResourceLimits": {"MaxNumberOfTrainingJobs": 6, "MaxParallelTrainingJobs": 1},
           "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
             "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}]},
-          "RandomSeed": 11)j",
+          "RandomSeed": 11})j",
                                          R"j({"epochs": "50", "sleep_ms": "20"})j"));
 
-    CreateTrainingJob(*amtd_, R"j({"TrainingJobName": "hostile",
-      "HyperParameters": {"note": "<img src=x onerror=alert(1)>"},
+    CreateTrainingJob(*amtd_, ExampleText("training-job.json", R"j({"TrainingJobName": "hostile",
+      "HyperParameters": {"note": "<img src=x onerror=alert(1)>", "learning_rate": null,
+                          "num_layers": null, "optimizer": null, "epochs": null},
       "AlgorithmSpecification": {"TrainingImage": "test/hostile:latest",
-        "TrainingInputMode": "File"},
-      "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+                                 "MetricDefinitions": null},
       "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
-                         "VolumeSizeInGB": 10},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 600}})j");
+      "StoppingCondition": {"MaxRuntimeInSeconds": 600},
+      "CheckpointConfig": null, "Environment": null})j"));
     // The examples/README.md walkthroughs' own job files, for their screenshots.
     for (const char* example : {"auto-early-stopping", "hyperband", "bayesian-tuning"}) {
-      CreateTuningJob(*amtd_, ReadFile(SourceDir() + "/examples/" + example + ".json"));
+      CreateTuningJob(*amtd_, ExampleText(std::string(example) + ".json"));
     }
-    std::string spot = ReadFile(SourceDir() + "/examples/spot-training.json");
-    const size_t sleep = spot.find("\"sleep_ms\": \"150\"");
-    ASSERT_NE(sleep, std::string::npos);
-    spot.replace(sleep, std::string("\"sleep_ms\": \"150\"").size(), "\"sleep_ms\": \"40\"");
+    const std::string spot =
+        ExampleText("spot-training.json", R"({"HyperParameters": {"sleep_ms": "40"}})");
     CreateTrainingJob(*amtd_, spot);
     WaitForTuningJob(amtd_->stub(), "web-tuning");
     WaitForTuningJob(amtd_->stub(), "web-auto");
@@ -169,7 +169,7 @@ class WebPageBrowserTest : public ::testing::Test {
     WaitForTuningJob(amtd_->stub(), "toy-hyperband");
     // Warm start from the finished Bayesian example (examples/warm-start.json names it).
     WaitForTuningJob(amtd_->stub(), "toy-bayesian");
-    CreateTuningJob(*amtd_, ReadFile(SourceDir() + "/examples/warm-start.json"));
+    CreateTuningJob(*amtd_, ExampleText("warm-start.json"));
     WaitForTuningJob(amtd_->stub(), "toy-warm-start");
     WaitForTrainingJob(amtd_->stub(), "hostile", Terminal);
     WaitForTrainingJob(amtd_->stub(), "toy-spot", Terminal);
@@ -180,16 +180,20 @@ class WebPageBrowserTest : public ::testing::Test {
     amtd_ = nullptr;
     delete dir_;
     dir_ = nullptr;
+    delete temp_;  // after amtd_ ends
+    temp_ = nullptr;
   }
 
   std::string Page(const std::string& fragment) {
     return DumpDom(amtd_->http_endpoint() + "/#" + fragment, *dir_ + "/chromium");
   }
 
+  static TempDir* temp_;
   static std::string* dir_;
   static Amtd* amtd_;
 };
 
+TempDir* WebPageBrowserTest::temp_ = nullptr;
 std::string* WebPageBrowserTest::dir_ = nullptr;
 Amtd* WebPageBrowserTest::amtd_ = nullptr;
 
@@ -367,11 +371,11 @@ TEST_F(WebPageBrowserTest, DrawsASpotJobsTimeline) {
 // reload, a re-read on each change, until the job has ended. Chromium's --dump-dom waits for the
 // feed to close, which amtd does once the job has ended, so the DOM it prints is the last one.
 TEST_F(WebPageBrowserTest, FollowsARunningTuningJobLiveUntilItEnds) {
-  CreateTuningJob(*amtd_, ToyTuningJob("web-live", R"j("Strategy": "Random",
+  CreateTuningJob(*amtd_, ToyTuningJob("web-live", R"j({"Strategy": "Random",
         "ResourceLimits": {"MaxNumberOfTrainingJobs": 8, "MaxParallelTrainingJobs": 2},
         "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "learning_rate",
           "MinValue": "0.001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]},
-        "RandomSeed": 3)j",
+        "RandomSeed": 3})j",
                                        R"j({"epochs": "10", "sleep_ms": "250"})j"));
   // About 10 s of training (8 jobs of 2.5 s, 2 at a time): Chromium loads the page meanwhile,
   // even on a loaded machine.

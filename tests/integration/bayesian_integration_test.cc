@@ -2,39 +2,34 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 
 namespace amt::testing {
 namespace {
 
 TEST(BayesianIntegrationTest, RunsToCompletionWithDistinctInRangeSuggestions) {
-  const std::string dir = MakeTempDir("amt-bayes");
+  const TempDir temp("amt-bayes");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", {"--image-map", WriteImageMap(dir), "--slots", "2"});
-  const std::string json = R"j({
+  // The Bayesian example (examples/bayesian-tuning.json): 10 jobs, num_layers' scaling left to
+  // Auto.
+  const std::string json = ExampleText("bayesian-tuning.json", R"j({
     "HyperParameterTuningJobName": "bayes",
     "HyperParameterTuningJobConfig": {
-      "Strategy": "Bayesian",
-      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
-      "ResourceLimits": {"MaxNumberOfTrainingJobs": 10, "MaxParallelTrainingJobs": 2},
+      "ResourceLimits": {"MaxNumberOfTrainingJobs": 10},
       "ParameterRanges": {
-        "ContinuousParameterRanges": [{"Name": "learning_rate", "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}],
-        "IntegerParameterRanges": [{"Name": "num_layers", "MinValue": "1", "MaxValue": "8"}],
-        "CategoricalParameterRanges": [{"Name": "optimizer", "Values": ["sgd", "adam", "rmsprop"]}]
-      },
-      "RandomSeed": 5
-    },
+        "IntegerParameterRanges": [{"Name": "num_layers", "MinValue": "1", "MaxValue": "8"}]},
+      "TrainingJobEarlyStoppingType": null, "RandomSeed": 5},
     "TrainingJobDefinition": {
-      "StaticHyperParameters": {"epochs": "4"},
-      "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest", "TrainingInputMode": "File",
+      "StaticHyperParameters": {"epochs": "4", "sleep_ms": null},
+      "AlgorithmSpecification": {
         "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
       "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 600}
-    }
-  })j";
+      "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
   grpc::ClientContext ctx;
   v1::CreateHyperParameterTuningJobResponse response;
   auto status =

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 
 namespace amt::testing {
 namespace {
@@ -26,22 +27,23 @@ struct Result {
   std::string err;
 };
 
-constexpr char kTrainingJob[] = R"({
-  "TrainingJobName": "tagged",
-  "AlgorithmSpecification": {"TrainingImage": "shell", "TrainingInputMode": "File",
-                             "ContainerEntrypoint": ["/bin/true"]},
-  "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-  "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-  "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
-  "StoppingCondition": {"MaxRuntimeInSeconds": 3600}
-})";
+// The training-job example (examples/training-job.json) as "tagged", running /bin/true.
+std::string TrainingJob() {
+  return ExampleText("training-job.json", R"({
+    "TrainingJobName": "tagged",
+    "HyperParameters": null, "CheckpointConfig": null, "Environment": null,
+    "AlgorithmSpecification": {"TrainingImage": "shell", "MetricDefinitions": null,
+                               "ContainerEntrypoint": ["/bin/true"]},
+    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+    "ResourceConfig": {"VolumeSizeInGB": 1}})");
+}
 
 class CliIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("amt-cli");
+    dir_ = temp_.str();
     amtd_ = std::make_unique<Amtd>(dir_ + "/data", std::vector<std::string>{"--no-local-worker"});
-    WriteFile(dir_ + "/job.json", kTrainingJob);
+    WriteFile(dir_ + "/job.json", TrainingJob());
     const Result created = Amt("create-training-job --cli-input-json file://" + dir_ + "/job.json");
     ASSERT_EQ(created.exit_code, 0) << created.err;
     arn_ = nlohmann::json::parse(created.out).at("TrainingJobArn").get<std::string>();
@@ -70,6 +72,7 @@ class CliIntegrationTest : public ::testing::Test {
     return tags;
   }
 
+  TempDir temp_{"amt-cli"};  // removed after amtd_ ends
   std::string dir_;
   std::unique_ptr<Amtd> amtd_;
   std::string arn_;

@@ -2,39 +2,34 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 
 namespace amt::testing {
 namespace {
 
-std::string JobJson(const std::string& name, const std::string& strategy_part,
-                    const std::string& ranges, const std::string& statics, int max_jobs,
-                    int parallel) {
-  return R"j({
-    "HyperParameterTuningJobName": ")j" +
-         name + R"j(",
-    "HyperParameterTuningJobConfig": {
-      )j" +
-         strategy_part + R"j(,
-      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val_loss"},
-      "ResourceLimits": {"MaxNumberOfTrainingJobs": )j" +
-         std::to_string(max_jobs) + R"j(, "MaxParallelTrainingJobs": )j" +
-         std::to_string(parallel) + R"j(},
-      "ParameterRanges": )j" +
-         ranges + R"j(,
-      "RandomSeed": 11
-    },
+// The Random example (examples/random-tuning.json) as `name`, minimising val_loss, seed 11:
+// `strategy` (a JSON object of Strategy, TrainingJobEarlyStoppingType, StrategyConfig) merged into
+// its config, and these ranges, static hyperparameters and limits.
+std::string JobJson(const std::string& name, const std::string& strategy, const std::string& ranges,
+                    const std::string& statics, int max_jobs, int parallel) {
+  nlohmann::json job = ExampleWith("random-tuning.json", R"j({
+    "HyperParameterTuningJobConfig": {"TrainingJobEarlyStoppingType": null, "RandomSeed": 11},
     "TrainingJobDefinition": {
-      "StaticHyperParameters": )j" +
-         statics + R"j(,
-      "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest", "TrainingInputMode": "File",
+      "AlgorithmSpecification": {
         "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
       "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 600}
-    }
-  })j";
+      "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
+  job["HyperParameterTuningJobName"] = name;
+  auto& config = job["HyperParameterTuningJobConfig"];
+  config.merge_patch(nlohmann::json::parse(strategy));
+  config["ResourceLimits"] = {{"MaxNumberOfTrainingJobs", max_jobs},
+                              {"MaxParallelTrainingJobs", parallel}};
+  config["ParameterRanges"] = nlohmann::json::parse(ranges);
+  job["TrainingJobDefinition"]["StaticHyperParameters"] = nlohmann::json::parse(statics);
+  return job.dump();
 }
 
 v1::ExplainTrainingJobResponse Explain(Amtd& amtd, const std::string& job) {
@@ -49,7 +44,7 @@ v1::ExplainTrainingJobResponse Explain(Amtd& amtd, const std::string& job) {
 class EarlyStoppingIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("amt-es");
+    dir_ = temp_.str();
     amtd_ = std::make_unique<Amtd>(
         dir_ + "/data", std::vector<std::string>{"--image-map", WriteImageMap(dir_), "--slots", "4",
                                                  "--stop-grace", "5"});
@@ -61,6 +56,7 @@ class EarlyStoppingIntegrationTest : public ::testing::Test {
         amtd_->stub().CreateHyperParameterTuningJob(&ctx, TuningRequestFromJson(json), &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
+  TempDir temp_{"amt-es"};  // removed after amtd_ ends
   std::string dir_;
   std::unique_ptr<Amtd> amtd_;
 };
@@ -71,7 +67,7 @@ class EarlyStoppingIntegrationTest : public ::testing::Test {
 // under the median and runs to its end.
 TEST_F(EarlyStoppingIntegrationTest, AutoStopsThePoorConfigurationAndNotTheGoodOne) {
   Create(JobJson(
-      "auto", R"j("Strategy": "Grid", "TrainingJobEarlyStoppingType": "Auto")j",
+      "auto", R"j({"Strategy": "Grid", "TrainingJobEarlyStoppingType": "Auto"})j",
       R"j({"CategoricalParameterRanges": [{"Name": "learning_rate", "Values": ["0.01", "1", "0.02"]}]})j",
       R"j({"epochs": "6", "num_layers": "2", "sleep_ms": "40"})j", 3, 1));
   auto last = WaitForTuningJob(amtd_->stub(), "auto");
@@ -104,7 +100,7 @@ TEST_F(EarlyStoppingIntegrationTest, AutoStopsThePoorConfigurationAndNotTheGoodO
 TEST_F(EarlyStoppingIntegrationTest, HyperbandStopsJobsAtRungsOrMaxResource) {
   Create(JobJson(
       "hband",
-      R"j("Strategy": "Hyperband", "StrategyConfig": {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": 9}})j",
+      R"j({"Strategy": "Hyperband", "StrategyConfig": {"HyperbandStrategyConfig": {"MinResource": 1, "MaxResource": 9}}})j",
       R"j({"ContinuousParameterRanges": [{"Name": "learning_rate", "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}],
                       "IntegerParameterRanges": [{"Name": "num_layers", "MinValue": "1", "MaxValue": "8"}]})j",
       R"j({"epochs": "50", "sleep_ms": "20"})j", 6, 1));

@@ -37,6 +37,7 @@
 #include "common/json.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 #include "tests/unit/worker/tar_builder.h"
 
 namespace amt::testing {
@@ -212,17 +213,18 @@ std::string Executable(const std::string& path, const std::string& script) {
   return path;
 }
 
-// A training job of `image` in SageMaker's JSON, with `extra` members merged over it.
+// The training-job example (examples/training-job.json) as `name` on `image`, with `extra` members
+// put over it (replacing those it has).
 std::string TrainingJob(const std::string& name, const std::string& image,
                         const nlohmann::json& extra) {
-  nlohmann::json job = {
-      {"TrainingJobName", name},
-      {"AlgorithmSpecification", {{"TrainingImage", image}, {"TrainingInputMode", "File"}}},
-      {"RoleArn", "arn:aws:iam::123456789012:role/SageMakerRole"},
-      {"OutputDataConfig", {{"S3OutputPath", "s3://edge-out/output"}}},
-      {"ResourceConfig",
-       {{"InstanceType", "ml.m5.large"}, {"InstanceCount", 1}, {"VolumeSizeInGB", 1}}},
-      {"StoppingCondition", {{"MaxRuntimeInSeconds", 600}}}};
+  nlohmann::json job = ExampleWith("training-job.json", R"({
+      "HyperParameters": null, "CheckpointConfig": null, "Environment": null,
+      "AlgorithmSpecification": {"MetricDefinitions": null},
+      "OutputDataConfig": {"S3OutputPath": "s3://edge-out/output"},
+      "ResourceConfig": {"VolumeSizeInGB": 1},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 600}})");
+  job["TrainingJobName"] = name;
+  job["AlgorithmSpecification"]["TrainingImage"] = image;
   if (extra.is_object()) job.update(extra);
   return job.dump();
 }
@@ -236,7 +238,8 @@ v1::DescribeTrainingJobResponse RunToEnd(Amtd& amtd, const std::string& json) {
 // ---------------------------------------------------------------- links planted by a job
 
 TEST(EdgeIntegrationTest, LinksAJobPlantsInTheS3FolderAreObjectsThatAreNotThere) {
-  const std::string dir = MakeTempDir("amt-edge-links");
+  const TempDir temp("amt-edge-links");
+  const std::string dir = temp.str();
   const std::string outside = dir + "/outside";
   fs::create_directories(outside);
   WriteFile(outside + "/secret", "outside the S3 folder\n");
@@ -312,7 +315,7 @@ class SmallDiskIntegrationTest : public ::testing::Test {
   static constexpr uint64_t kDiskBytes = uint64_t{64} << 20;
 
   void SetUp() override {
-    dir_ = MakeTempDir("amt-edge-disk");
+    dir_ = temp_.str();
     data_ = dir_ + "/data";
     fs::create_directories(data_);
     if (::geteuid() != 0)
@@ -358,6 +361,7 @@ class SmallDiskIntegrationTest : public ::testing::Test {
     }
   }
 
+  TempDir temp_{"amt-edge-disk"};  // removed after amtd_ ends
   std::string dir_;
   std::string data_;
   bool mounted_ = false;
@@ -436,8 +440,7 @@ TEST_F(SmallDiskIntegrationTest, AJobThatFillsTheDiskFailsAndAmtdCarriesOnByItse
 
   // Nobody deletes anything: the next job is accepted (once amtd's store, if it failed on the
   // full disk, is written again) and completes.
-  nlohmann::json next =
-      nlohmann::json::parse(ReadFile(SourceDir() + "/examples/training-job.json"));
+  nlohmann::json next = ExampleJson("training-job.json");
   next["TrainingJobName"] = "after-the-fill";
   next["HyperParameters"]["epochs"] = "2";
   CreateWhenWritable(next.dump());

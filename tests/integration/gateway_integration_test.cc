@@ -11,6 +11,7 @@
 
 #include "nlohmann/json.hpp"
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 
 namespace amt::testing {
 namespace {
@@ -73,8 +74,7 @@ class Client {
 
 // examples/random-tuning.json renamed, with a small budget.
 std::string SmallTuningJob(const std::string& name) {
-  nlohmann::json job =
-      nlohmann::json::parse(ReadFile(SourceDir() + "/examples/random-tuning.json"));
+  nlohmann::json job = ExampleJson("random-tuning.json");
   job["HyperParameterTuningJobName"] = name;
   job["HyperParameterTuningJobConfig"]["ResourceLimits"] = {{"MaxNumberOfTrainingJobs", 3},
                                                             {"MaxParallelTrainingJobs", 3}};
@@ -85,13 +85,14 @@ std::string SmallTuningJob(const std::string& name) {
 class GatewayIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("amt-gw");
+    dir_ = temp_.str();
     amtd_ = std::make_unique<Amtd>(
         dir_ + "/data",
         std::vector<std::string>{"--image-map", WriteImageMap(dir_), "--slots", "3"});
     ASSERT_THAT(amtd_->http_endpoint(), StartsWith("http://127.0.0.1:"));
     client_ = std::make_unique<Client>(amtd_->http_endpoint());
   }
+  TempDir temp_{"amt-gw"};  // removed after amtd_ ends
   std::string dir_;
   std::unique_ptr<Amtd> amtd_;
   std::unique_ptr<Client> client_;
@@ -187,7 +188,7 @@ TEST_F(GatewayIntegrationTest, AnswersErrorsWithSageMakersNamesAndTexts) {
 }
 
 TEST_F(GatewayIntegrationTest, PrintsLongMembersAsNumbers) {
-  nlohmann::json job = nlohmann::json::parse(ReadFile(SourceDir() + "/examples/training-job.json"));
+  nlohmann::json job = ExampleJson("training-job.json");
   job["TrainingJobName"] = "with-seed";
   job["InputDataConfig"] = {
       {{"ChannelName", "train"},
@@ -240,7 +241,8 @@ TEST_F(GatewayIntegrationTest, SurvivesARequestThatIsNotUtf8) {
 }
 
 TEST(GatewayLimitsIntegrationTest, RefusesABodyOverTheCapAndClosesIdleConnections) {
-  const std::string dir = MakeTempDir("amt-gw-limits");
+  const TempDir temp("amt-gw-limits");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data",
             {"--no-local-worker", "--http-max-body-bytes", "2048", "--http-idle-timeout", "0.2"});
   Client client(amtd.http_endpoint());

@@ -8,11 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <tuple>
 #include <utility>
 
@@ -26,27 +23,6 @@ namespace fs = std::filesystem;
 
 std::string BinDir() { return AMT_BIN_DIR; }
 std::string SourceDir() { return AMT_SOURCE_DIR; }
-
-std::string MakeTempDir(const std::string& prefix) {
-  static std::atomic<int> counter{0};
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  if (info != nullptr) name += std::string("-") + info->name();
-  const fs::path dir = fs::path(::testing::TempDir()) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 std::string WriteImageMap(const std::string& dir) {
   const std::string path = dir + "/image-map.json";

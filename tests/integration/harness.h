@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "amt/v1/tuning.grpc.pb.h"
+#include "tests/support/temp_dir.h"
 
 namespace amt::testing {
 
@@ -20,13 +21,7 @@ namespace amt::testing {
 std::string BinDir();
 std::string SourceDir();
 
-// A fresh folder under the test temp dir.
-std::string MakeTempDir(const std::string& prefix);
-
-// Writes `text` to `path`.
-void WriteFile(const std::string& path, const std::string& text);
-// The contents of `path` ("" when it cannot be read).
-std::string ReadFile(const std::string& path);
+// Temp folders, ReadFile and WriteFile: tests/support/temp_dir.h.
 
 // The examples' image map with real paths, written to <dir>/image-map.json; returns its path.
 std::string WriteImageMap(const std::string& dir);

@@ -10,12 +10,14 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
 #include <set>
 
 #include "common/json.h"
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 
 namespace amt::testing {
 namespace {
@@ -24,31 +26,25 @@ constexpr int kJobs = 50;
 constexpr int kKills = 20;
 constexpr int kEpochs = 4;
 
+// The Random example (examples/random-tuning.json) with kJobs jobs of kEpochs slow epochs, 4 at a
+// time, over learning_rate, minimising validation:loss.
 std::string TortureJson() {
-  return R"j({
+  nlohmann::json job = ExampleWith("random-tuning.json", R"j({
     "HyperParameterTuningJobName": "torture",
     "HyperParameterTuningJobConfig": {
-      "Strategy": "Random",
-      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "validation:loss"},
-      "ResourceLimits": {"MaxNumberOfTrainingJobs": )j" +
-         std::to_string(kJobs) + R"j(, "MaxParallelTrainingJobs": 4},
-      "ParameterRanges": {
-        "ContinuousParameterRanges": [{"Name": "learning_rate", "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}]
-      },
-      "RandomSeed": 11
-    },
+      "HyperParameterTuningJobObjective": {"MetricName": "validation:loss"},
+      "ResourceLimits": {"MaxParallelTrainingJobs": 4},
+      "ParameterRanges": {"IntegerParameterRanges": null, "CategoricalParameterRanges": null},
+      "TrainingJobEarlyStoppingType": null, "RandomSeed": 11},
     "TrainingJobDefinition": {
-      "StaticHyperParameters": {"epochs": ")j" +
-         std::to_string(kEpochs) + R"j(", "sleep_ms": "250"},
-      "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
-        "TrainingInputMode": "File",
-        "MetricDefinitions": [{"Name": "validation:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+      "StaticHyperParameters": {"sleep_ms": "250"},
+      "AlgorithmSpecification": {"MetricDefinitions": [
+        {"Name": "validation:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
       "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 600}
-    }
-  })j";
+      "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
+  job["HyperParameterTuningJobConfig"]["ResourceLimits"]["MaxNumberOfTrainingJobs"] = kJobs;
+  job["TrainingJobDefinition"]["StaticHyperParameters"]["epochs"] = std::to_string(kEpochs);
+  return job.dump();
 }
 
 enum class WorkerKind { kLocal, kRemote };
@@ -66,7 +62,7 @@ std::string CaseName(const ::testing::TestParamInfo<KillCase>& info) {
 class KillIntegrationTest : public ::testing::TestWithParam<KillCase> {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("amt-kill");
+    dir_ = temp_.str();
     image_map_ = WriteImageMap(dir_);
   }
   bool local() const { return GetParam().worker == WorkerKind::kLocal; }
@@ -76,6 +72,7 @@ class KillIntegrationTest : public ::testing::TestWithParam<KillCase> {
     if (!local()) flags.push_back("--no-local-worker");
     return std::make_unique<Amtd>(dir_ + "/data", flags);
   }
+  TempDir temp_{"amt-kill"};  // removed after amtd_ ends
   std::string dir_;
   std::string image_map_;
 };
@@ -166,24 +163,22 @@ INSTANTIATE_TEST_SUITE_P(
 // pid of the process to check into PID_FILE), kills the worker with SIGKILL, and says whether
 // that process then ended (within 30 s).
 bool EndsWithItsKilledWorker(const std::string& name, std::string script) {
-  const std::string dir = MakeTempDir("amt-worker-death");
+  const TempDir temp("amt-worker-death");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", {"--no-local-worker"});
   EXPECT_FALSE(amtd.worker_socket().empty());
   AmtWorker worker(amtd.worker_socket(), dir + "/remote/jobs", "doomed", 1);
   const std::string pid_file = dir + "/checked.pid";
   script.replace(script.find("PID_FILE"), 8, pid_file);
-  v1::CreateTrainingJobRequest request;
-  EXPECT_TRUE(JsonToProto(R"j({"TrainingJobName": ")j" + name + R"j(",
-      "AlgorithmSpecification": {"TrainingImage": "shell", "TrainingInputMode": "File",
-        "ContainerEntrypoint": ["/bin/sh", "-c", ")j" +
-                              script + R"j("],
+  v1::CreateTrainingJobRequest request = TrainingRequest("training-job.json", R"j({
+      "HyperParameters": null, "CheckpointConfig": null, "Environment": null,
+      "AlgorithmSpecification": {"TrainingImage": "shell",
         "MetricDefinitions": [{"Name": "ready", "Regex": "ready=([0-9]+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/R",
-      "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 3600}})j",
-                          &request)
-                  .ok());
+      "ResourceConfig": {"VolumeSizeInGB": 1}})j");
+  request.set_training_job_name(name);
+  for (const std::string& arg : {std::string("/bin/sh"), std::string("-c"), script}) {
+    request.mutable_algorithm_specification()->add_container_entrypoint(arg);
+  }
   {
     grpc::ClientContext ctx;
     v1::CreateTrainingJobResponse response;

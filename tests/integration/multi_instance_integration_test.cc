@@ -10,12 +10,14 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/json.h"
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 #include "worker/tar_gz.h"
 
 namespace amt::testing {
@@ -25,31 +27,34 @@ namespace fs = std::filesystem;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
-std::string JobJson(const std::string& name, const std::string& hyperparameters) {
-  return R"j({
-    "TrainingJobName": ")j" +
-         name + R"j(",
-    "HyperParameters": )j" +
-         hyperparameters + R"j(,
+// The training-job example (examples/training-job.json) as `name` on two hosts of
+// examples/distributed_trainer, with these hyperparameters (a JSON object) and `extra` (a JSON
+// merge patch) merged over it.
+std::string JobJson(const std::string& name, const std::string& hyperparameters,
+                    const std::string& extra = "{}") {
+  nlohmann::json job = ExampleWith("training-job.json", R"j({
     "AlgorithmSpecification": {"TrainingImage": "amt-local/distributed-trainer:latest",
-      "TrainingInputMode": "File",
       "MetricDefinitions": [{"Name": "loss", "Regex": "^epoch=[0-9]+ loss=([0-9.eE+-]+)"}]},
-    "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
     "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 2, "VolumeSizeInGB": 10},
-    "StoppingCondition": {"MaxRuntimeInSeconds": 600}
-  })j";
+    "ResourceConfig": {"InstanceCount": 2},
+    "StoppingCondition": {"MaxRuntimeInSeconds": 600},
+    "CheckpointConfig": null, "Environment": null})j");
+  job["TrainingJobName"] = name;
+  job["HyperParameters"] = nlohmann::json::parse(hyperparameters);
+  job.merge_patch(nlohmann::json::parse(extra));
+  return job.dump();
 }
 
 class MultiInstanceIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("amt-multi");
+    dir_ = temp_.str();
     amtd_ = std::make_unique<Amtd>(
         dir_ + "/data",
         std::vector<std::string>{"--image-map", WriteImageMap(dir_), "--slots", "4"});
   }
 
+  TempDir temp_{"amt-multi"};  // removed after amtd_ ends
   std::string dir_;
   std::unique_ptr<Amtd> amtd_;
 };
@@ -122,12 +127,9 @@ TEST_F(MultiInstanceIntegrationTest, AStopReachesEveryHost) {
 }
 
 TEST_F(MultiInstanceIntegrationTest, PyTorchDdpTrainsOneModelOverTwoHosts) {
-  std::string json = JobJson("ddp", R"({"epochs": "3", "lr": "0.1"})");
-  json.replace(json.find("amt-local/distributed-trainer:latest"),
-               std::string("amt-local/distributed-trainer:latest").size(),
-               "amt-local/pytorch-ddp:latest");
-  const std::string regex = R"re("^epoch=[0-9]+ loss=([0-9.eE+-]+)")re";
-  json.replace(json.find(regex), regex.size(), R"re("val_loss=([0-9.eE+-]+)")re");
+  const std::string json = JobJson("ddp", R"({"epochs": "3", "lr": "0.1"})", R"j({
+      "AlgorithmSpecification": {"TrainingImage": "amt-local/pytorch-ddp:latest",
+        "MetricDefinitions": [{"Name": "loss", "Regex": "val_loss=([0-9.eE+-]+)"}]}})j");
   CreateTrainingJob(*amtd_, json);
   const auto job = WaitForTrainingJob(amtd_->stub(), "ddp", Terminal);
   ASSERT_EQ(job.training_job_status(), "Completed") << job.failure_reason();
@@ -144,17 +146,14 @@ TEST_F(MultiInstanceIntegrationTest, PyTorchDdpTrainsOneModelOverTwoHosts) {
 }
 
 TEST(MultiInstanceSpotIntegrationTest, ASpotInterruptionReachesEveryHostAndTheJobRunsAgain) {
-  const std::string dir = MakeTempDir("amt-multi-spot");
+  const TempDir temp("amt-multi-spot");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", {"--image-map", WriteImageMap(dir), "--slots", "2",
                             "--spot-interrupt-after", "1", "--spot-max-interruptions", "1"});
-  std::string json = JobJson("spot-hosts", R"({"epochs": "40", "sleep_ms": "50"})");
-  json.replace(json.rfind('}'), 1,
-               R"(, "EnableManagedSpotTraining": true,
-                  "CheckpointConfig": {"S3Uri": "s3://bucket/checkpoints/spot-hosts"}})");
-  json.replace(
-      json.find(R"("StoppingCondition": {"MaxRuntimeInSeconds": 600})"),
-      std::string(R"("StoppingCondition": {"MaxRuntimeInSeconds": 600})").size(),
-      R"("StoppingCondition": {"MaxRuntimeInSeconds": 600, "MaxWaitTimeInSeconds": 1200})");
+  const std::string json = JobJson("spot-hosts", R"({"epochs": "40", "sleep_ms": "50"})", R"({
+          "EnableManagedSpotTraining": true,
+          "CheckpointConfig": {"S3Uri": "s3://bucket/checkpoints/spot-hosts"},
+          "StoppingCondition": {"MaxRuntimeInSeconds": 600, "MaxWaitTimeInSeconds": 1200}})");
   CreateTrainingJob(amtd, json);
   const auto job = WaitForTrainingJob(amtd.stub(), "spot-hosts", Terminal);
   ASSERT_EQ(job.training_job_status(), "Completed") << job.failure_reason();

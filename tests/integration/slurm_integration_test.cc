@@ -22,6 +22,7 @@
 
 #include "common/json.h"
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 
 namespace amt::testing {
 namespace {
@@ -73,27 +74,26 @@ std::vector<std::string> SlurmFlags(const std::string& dir, std::vector<std::str
   return flags;
 }
 
-// A toy training job; `extra` (spot settings) also gets a MaxWaitTimeInSeconds.
+// The training-job example (examples/training-job.json) as `name` with these hyperparameters (a
+// JSON object) and `extra` (a JSON merge patch) merged over it.
 std::string TrainingJobJson(const std::string& name, const std::string& hyperparameters,
-                            const std::string& extra = "") {
-  return R"j({"TrainingJobName": ")j" + name + R"j(", "HyperParameters": )j" + hyperparameters +
-         R"j(, "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
-         "TrainingInputMode": "File",
-         "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-         "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-         "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-         "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
-                            "VolumeSizeInGB": 10},
-         "StoppingCondition": {"MaxRuntimeInSeconds": 3600)j" +
-         (extra.empty() ? std::string("}") : R"j(, "MaxWaitTimeInSeconds": 7200})j") + extra + "}";
+                            const std::string& extra = "{}") {
+  nlohmann::json job = ExampleWith("training-job.json", R"j({
+      "CheckpointConfig": null, "Environment": null,
+      "AlgorithmSpecification": {
+        "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"}})j");
+  job["TrainingJobName"] = name;
+  job["HyperParameters"] = nlohmann::json::parse(hyperparameters);
+  job.merge_patch(nlohmann::json::parse(extra));
+  return job.dump();
 }
 
 TEST(SlurmIntegrationTest, ARandomTuningJobWithAutoEarlyStoppingRunsThroughSlurm) {
-  const std::string dir = MakeTempDir("amt-slurm-tuning");
+  const TempDir temp("amt-slurm-tuning");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", SlurmFlags(dir));
-  std::ifstream file(SourceDir() + "/examples/random-tuning.json");
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  auto request = TuningRequestFromJson(text);
+  auto request = TuningRequest("random-tuning.json");
   request.set_hyper_parameter_tuning_job_name("slurm-random");
   auto* config = request.mutable_hyper_parameter_tuning_job_config();
   config->mutable_resource_limits()->set_max_number_of_training_jobs(8);
@@ -123,7 +123,8 @@ TEST(SlurmIntegrationTest, ARandomTuningJobWithAutoEarlyStoppingRunsThroughSlurm
 }
 
 TEST(SlurmIntegrationTest, AStopReachesTheTrainerThroughItsSlurmJob) {
-  const std::string dir = MakeTempDir("amt-slurm-stop");
+  const TempDir temp("amt-slurm-stop");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", SlurmFlags(dir));
   CreateTrainingJob(amtd, TrainingJobJson("slurm-stop", R"({"epochs": "100000",
                                                             "sleep_ms": "20"})"));
@@ -140,12 +141,14 @@ TEST(SlurmIntegrationTest, AStopReachesTheTrainerThroughItsSlurmJob) {
 }
 
 TEST(SlurmIntegrationTest, ASpotInterruptionResubmitsTheJobWhichResumesFromItsCheckpoint) {
-  const std::string dir = MakeTempDir("amt-slurm-spot");
+  const TempDir temp("amt-slurm-spot");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data",
             SlurmFlags(dir, {"--spot-interrupt-after", "50", "--spot-max-interruptions", "1"}));
   CreateTrainingJob(amtd, TrainingJobJson("slurm-spot", R"({"epochs": "30", "sleep_ms": "40"})",
-                                          R"(, "EnableManagedSpotTraining": true,
-      "CheckpointConfig": {"S3Uri": "s3://bucket/checkpoints/slurm-spot"})"));
+                                          R"({"EnableManagedSpotTraining": true,
+      "StoppingCondition": {"MaxWaitTimeInSeconds": 7200},
+      "CheckpointConfig": {"S3Uri": "s3://bucket/checkpoints/slurm-spot"}})"));
   const auto job = WaitForTrainingJob(amtd.stub(), "slurm-spot", Terminal);
   ASSERT_EQ(job.training_job_status(), "Completed") << job.failure_reason();
   std::vector<std::string> statuses;
@@ -156,7 +159,8 @@ TEST(SlurmIntegrationTest, ASpotInterruptionResubmitsTheJobWhichResumesFromItsCh
 }
 
 TEST(SlurmIntegrationTest, AnSbatchRefusalFailsTheJobWithSbatchsMessage) {
-  const std::string dir = MakeTempDir("amt-slurm-refused");
+  const TempDir temp("amt-slurm-refused");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", SlurmFlags(dir, {"--sbatch-arg=--gres=gpu:1"}));
   CreateTrainingJob(amtd, TrainingJobJson("slurm-refused", R"({"epochs": "1"})"));
   const auto job = WaitForTrainingJob(amtd.stub(), "slurm-refused", Terminal);
@@ -171,11 +175,11 @@ TEST(SlurmIntegrationTest, AnSbatchRefusalFailsTheJobWithSbatchsMessage) {
 // not their code: ClientError, saying what it asked and what the partition has (scale 0.5 of
 // ml.m5.large: 1 CPU and 4096 MB; VolumeSizeInGB 10 as --tmp).
 TEST(SlurmIntegrationTest, AJobAskingMoreNodesThanThePartitionHasFailsAsAClientErrorSayingSo) {
-  const std::string dir = MakeTempDir("amt-slurm-too-big");
+  const TempDir temp("amt-slurm-too-big");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", SlurmFlags(dir));
-  std::string json = TrainingJobJson("slurm-three-nodes", R"({"epochs": "1"})");
-  json.replace(json.find(R"("InstanceCount": 1)"), std::string(R"("InstanceCount": 1)").size(),
-               R"("InstanceCount": 3)");
+  const std::string json = TrainingJobJson("slurm-three-nodes", R"({"epochs": "1"})",
+                                           R"({"ResourceConfig": {"InstanceCount": 3}})");
   CreateTrainingJob(amtd, json);
   const auto job = WaitForTrainingJob(amtd.stub(), "slurm-three-nodes", Terminal);
   EXPECT_EQ(job.training_job_status(), "Failed");
@@ -195,7 +199,8 @@ TEST(SlurmIntegrationTest, AJobAskingMoreNodesThanThePartitionHasFailsAsAClientE
 }
 
 TEST(SlurmIntegrationTest, AnAmtdKilledWhileASlurmJobRunsTakesItBackOnRestart) {
-  const std::string dir = MakeTempDir("amt-slurm-kill");
+  const TempDir temp("amt-slurm-kill");
+  const std::string dir = temp.str();
   auto amtd = std::make_unique<Amtd>(dir + "/data", SlurmFlags(dir));
   CreateTrainingJob(*amtd, TrainingJobJson("slurm-kill", R"({"epochs": "60", "sleep_ms": "50"})"));
   WaitForTrainingJob(amtd->stub(), "slurm-kill", [](const v1::DescribeTrainingJobResponse& j) {
@@ -216,18 +221,17 @@ TEST(SlurmIntegrationTest, AnAmtdKilledWhileASlurmJobRunsTakesItBackOnRestart) {
 // examples/distributed_trainer with two hosts (InstanceCount 2).
 std::string TwoHostJobJson(const std::string& name, const std::string& hyperparameters,
                            const std::string& image = "amt-local/distributed-trainer:latest") {
-  std::string json = TrainingJobJson(name, hyperparameters);
-  json.replace(json.find("amt-local/toy-trainer:latest"),
-               std::string("amt-local/toy-trainer:latest").size(), image);
-  json.replace(json.find(R"("InstanceCount": 1)"), std::string(R"("InstanceCount": 1)").size(),
-               R"("InstanceCount": 2)");
-  return json;
+  return TrainingJobJson(name, hyperparameters,
+                         nlohmann::json{{"AlgorithmSpecification", {{"TrainingImage", image}}},
+                                        {"ResourceConfig", {{"InstanceCount", 2}}}}
+                             .dump());
 }
 
 // The fixture's cluster has two nodes, amt-n1 (127.0.0.1) and amt-n2 (127.0.0.2): by default
 // (--slurm-hosts nodes) the job asks for both, and host algo-k is a job step on the k-th.
 TEST(SlurmIntegrationTest, EachHostOfAMultiInstanceJobIsAStepOnANodeOfItsOwn) {
-  const std::string dir = MakeTempDir("amt-slurm-hosts");
+  const TempDir temp("amt-slurm-hosts");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", SlurmFlags(dir));
   CreateTrainingJob(amtd, TwoHostJobJson("two-nodes", R"({"epochs": "3"})"));
   const auto job = WaitForTrainingJob(amtd.stub(), "two-nodes", Terminal);
@@ -250,7 +254,8 @@ TEST(SlurmIntegrationTest, EachHostOfAMultiInstanceJobIsAStepOnANodeOfItsOwn) {
 
 TEST(SlurmIntegrationTest, AStopReachesTheStepOfEveryHost) {
   // The toy trainer on two hosts: they do not talk, so each ends only by its own SIGTERM.
-  const std::string dir = MakeTempDir("amt-slurm-hosts-stop");
+  const TempDir temp("amt-slurm-hosts-stop");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", SlurmFlags(dir));
   CreateTrainingJob(amtd,
                     TwoHostJobJson("two-nodes-stop", R"({"epochs": "100000", "sleep_ms": "20"})",
@@ -276,7 +281,8 @@ TEST(SlurmIntegrationTest, AStopReachesTheStepOfEveryHost) {
 TEST(SlurmIntegrationTest, AFailingHostsStepFailsTheJobAndStopsTheOthers) {
   // algo-2 fails before it connects; algo-1 waits for it for ever unless its step is stopped, so
   // the job ending shows it was.
-  const std::string dir = MakeTempDir("amt-slurm-hosts-fail");
+  const TempDir temp("amt-slurm-hosts-fail");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", SlurmFlags(dir));
   CreateTrainingJob(amtd, TwoHostJobJson("two-nodes-fail", R"({"epochs": "5",
       "fail_host": "algo-2", "fail_at_epoch": "0"})"));
@@ -287,7 +293,8 @@ TEST(SlurmIntegrationTest, AFailingHostsStepFailsTheJobAndStopsTheOthers) {
 }
 
 TEST(SlurmIntegrationTest, OneNodeRunsEveryHostOnOneNode) {
-  const std::string dir = MakeTempDir("amt-slurm-one-node");
+  const TempDir temp("amt-slurm-one-node");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", SlurmFlags(dir, {"--slurm-hosts", "one-node"}));
   CreateTrainingJob(amtd, TwoHostJobJson("one-node", R"({"epochs": "3"})"));
   const auto job = WaitForTrainingJob(amtd.stub(), "one-node", Terminal);
@@ -307,7 +314,8 @@ TEST(SlurmIntegrationTest, OneNodeRunsEveryHostOnOneNode) {
 int Shell(const std::string& command) { return std::system(command.c_str()); }
 
 TEST(SlurmIntegrationTest, ANodeFailingUnderAJobIsAnInternalErrorRetriedPerRetryStrategy) {
-  const std::string dir = MakeTempDir("amt-slurm-node-down");
+  const TempDir temp("amt-slurm-node-down");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", SlurmFlags(dir));
   // The toy trainer exits 0 on the SIGTERM Slurm gives it: the job must not be Completed by it.
   std::string json = TrainingJobJson("node-fails", R"({"epochs": "300", "sleep_ms": "20"})");
@@ -336,7 +344,8 @@ TEST(SlurmIntegrationTest, ANodeFailingUnderAJobIsAnInternalErrorRetriedPerRetry
 }
 
 TEST(SlurmIntegrationTest, PyTorchDdpWithTwoInstancesCompletesThroughSlurm) {
-  const std::string dir = MakeTempDir("amt-slurm-ddp");
+  const TempDir temp("amt-slurm-ddp");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", SlurmFlags(dir));
   CreateTrainingJob(amtd, TwoHostJobJson("slurm-ddp", R"({"epochs": "3", "lr": "0.1"})",
                                          "amt-local/pytorch-ddp:latest"));
@@ -349,7 +358,8 @@ TEST(SlurmIntegrationTest, PyTorchDdpWithTwoInstancesCompletesThroughSlurm) {
 }
 
 TEST(SlurmIntegrationTest, WithoutSlurmAmtdExitsWithAClearMessage) {
-  const std::string dir = MakeTempDir("amt-slurm-missing");
+  const TempDir temp("amt-slurm-missing");
+  const std::string dir = temp.str();
   const auto exit = RunAmtdToExit(
       dir + "/data", {"--executor", "slurm", "--slurm-bin-dir", dir + "/no-slurm-here"});
   EXPECT_NE(exit.exit_code, 0);

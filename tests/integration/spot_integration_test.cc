@@ -4,12 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "common/json.h"
 #include "orchestrator/spot/spot.h"
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 
 namespace amt::testing {
 namespace {
@@ -19,25 +21,21 @@ using ::testing::ElementsAre;
 
 constexpr double kMeanSeconds = 0.3;
 
+// The training-job example (examples/training-job.json) as `name`: 20 epochs of 100 ms,
+// checkpointing into s3://bucket/checkpoints/<name>, on spot (MaxWaitTimeInSeconds 1200) or not.
 std::string TrainingJobJson(const std::string& name, bool spot) {
-  return R"j({
-    "TrainingJobName": ")j" +
-         name + R"j(",
-    "HyperParameters": {"learning_rate": "0.01", "num_layers": "4", "epochs": "20", "sleep_ms": "100"},
-    "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest", "TrainingInputMode": "File",
+  nlohmann::json job = ExampleWith("training-job.json", R"j({
+    "HyperParameters": {"epochs": "20", "sleep_ms": "100", "optimizer": null},
+    "AlgorithmSpecification": {
       "MetricDefinitions": [{"Name": "val_loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-    "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
     "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-    "EnableManagedSpotTraining": )j" +
-         (spot ? "true" : "false") + R"j(,
-    "StoppingCondition": )j" +
-         (spot ? R"j({"MaxRuntimeInSeconds": 600, "MaxWaitTimeInSeconds": 1200})j"
-               : R"j({"MaxRuntimeInSeconds": 600})j") +
-         R"j(,
-    "CheckpointConfig": {"S3Uri": "s3://bucket/checkpoints/)j" +
-         name + R"j("}
-  })j";
+    "StoppingCondition": {"MaxRuntimeInSeconds": 600},
+    "Environment": null})j");
+  job["TrainingJobName"] = name;
+  job["EnableManagedSpotTraining"] = spot;
+  if (spot) job["StoppingCondition"]["MaxWaitTimeInSeconds"] = 1200;
+  job["CheckpointConfig"]["S3Uri"] = "s3://bucket/checkpoints/" + name;
+  return job.dump();
 }
 
 std::vector<std::string> SecondaryStatuses(const v1::DescribeTrainingJobResponse& job) {
@@ -63,7 +61,8 @@ TEST(SpotIntegrationTest, InterruptedJobResumesFromItsCheckpointAndEndsLikeAnUni
   }
   ASSERT_NE(seed, 0u);
 
-  const std::string dir = MakeTempDir("amt-spot");
+  const TempDir temp("amt-spot");
+  const std::string dir = temp.str();
   Amtd amtd(dir + "/data", {"--image-map", WriteImageMap(dir), "--slots", "2",
                             "--spot-mean-seconds", std::to_string(kMeanSeconds),
                             "--spot-max-interruptions", "1", "--spot-seed", std::to_string(seed)});

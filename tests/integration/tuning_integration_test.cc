@@ -4,8 +4,10 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 
 namespace amt::testing {
 namespace {
@@ -13,50 +15,42 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+// The Random example (examples/random-tuning.json) as `name`: this strategy, these limits
+// (MaxNumberOfTrainingJobs left out when 0), `ranges` (the example's when ""), these static
+// hyperparameters, image and MaxRuntimeInSeconds; minimising "validation:loss", seed 3.
 std::string TuningJson(const std::string& name, const std::string& strategy, int max_jobs,
                        int parallel, const std::string& ranges, const std::string& statics,
                        const std::string& image = "amt-local/toy-trainer:latest",
                        int max_runtime = 600) {
-  return R"j({
-    "HyperParameterTuningJobName": ")j" +
-         name + R"j(",
+  nlohmann::json job = ExampleWith("random-tuning.json", R"j({
     "HyperParameterTuningJobConfig": {
-      "Strategy": ")j" +
-         strategy + R"j(",
-      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "validation:loss"},
-      "ResourceLimits": {)j" +
-         (max_jobs > 0 ? "\"MaxNumberOfTrainingJobs\": " + std::to_string(max_jobs) + ", " : "") +
-         R"j("MaxParallelTrainingJobs": )j" + std::to_string(parallel) + R"j(},
-      "ParameterRanges": )j" +
-         ranges + R"j(,
-      "RandomSeed": 3
-    },
+      "HyperParameterTuningJobObjective": {"MetricName": "validation:loss"},
+      "TrainingJobEarlyStoppingType": null, "RandomSeed": 3},
     "TrainingJobDefinition": {
-      "StaticHyperParameters": )j" +
-         statics + R"j(,
-      "AlgorithmSpecification": {"TrainingImage": ")j" +
-         image + R"j(", "TrainingInputMode": "File",
-        "MetricDefinitions": [{"Name": "validation:loss", "Regex": "val_loss=([0-9.eE+-]+)"},
-                              {"Name": "validation:accuracy", "Regex": "val_accuracy=([0-9.eE+-]+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-      "StoppingCondition": {"MaxRuntimeInSeconds": )j" +
-         std::to_string(max_runtime) + R"j(}
-    }
-  })j";
+      "AlgorithmSpecification": {"MetricDefinitions": [
+        {"Name": "validation:loss", "Regex": "val_loss=([0-9.eE+-]+)"},
+        {"Name": "validation:accuracy", "Regex": "val_accuracy=([0-9.eE+-]+)"}]},
+      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"}}})j");
+  job["HyperParameterTuningJobName"] = name;
+  auto& config = job["HyperParameterTuningJobConfig"];
+  config["Strategy"] = strategy;
+  config["ResourceLimits"] = {{"MaxParallelTrainingJobs", parallel}};
+  if (max_jobs > 0) config["ResourceLimits"]["MaxNumberOfTrainingJobs"] = max_jobs;
+  if (!ranges.empty()) config["ParameterRanges"] = nlohmann::json::parse(ranges);
+  auto& definition = job["TrainingJobDefinition"];
+  definition["StaticHyperParameters"] = nlohmann::json::parse(statics);
+  definition["AlgorithmSpecification"]["TrainingImage"] = image;
+  definition["StoppingCondition"]["MaxRuntimeInSeconds"] = max_runtime;
+  return job.dump();
 }
 
-constexpr char kRandomRanges[] = R"j({
-  "ContinuousParameterRanges": [{"Name": "learning_rate", "MinValue": "0.0001", "MaxValue": "1", "ScalingType": "Logarithmic"}],
-  "IntegerParameterRanges": [{"Name": "num_layers", "MinValue": "1", "MaxValue": "8", "ScalingType": "Linear"}],
-  "CategoricalParameterRanges": [{"Name": "optimizer", "Values": ["sgd", "adam", "rmsprop"]}]
-})j";
+// The Random example's ranges: learning_rate, num_layers and optimizer.
+constexpr char kRandomRanges[] = "";
 
 class TuningIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("amt-it");
+    dir_ = temp_.str();
     image_map_ = WriteImageMap(dir_);
   }
   std::unique_ptr<Amtd> StartAmtd(std::vector<std::string> extra = {}) {
@@ -70,6 +64,7 @@ class TuningIntegrationTest : public ::testing::Test {
         amtd.stub().CreateHyperParameterTuningJob(&ctx, TuningRequestFromJson(json), &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
+  TempDir temp_{"amt-it"};  // removed after amtd_ ends
   std::string dir_;
   std::string image_map_;
 };

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "amt/v1/worker.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "tests/integration/harness.h"
+#include "tests/support/requests.h"
 
 namespace amt::testing {
 namespace {
@@ -19,19 +21,18 @@ using ::testing::IsEmpty;
 
 using WorkerStream = grpc::ClientReaderWriter<v1::WorkerMessage, v1::OrchestratorMessage>;
 
+// The training-job example (examples/training-job.json) as `name`, 600 epochs of 100 ms.
 std::string LongJobJson(const std::string& name) {
-  return R"j({
-    "TrainingJobName": ")j" +
-         name + R"j(",
-    "HyperParameters": {"epochs": "600", "sleep_ms": "100"},
-    "AlgorithmSpecification": {"TrainingImage": "amt-local/toy-trainer:latest",
-      "TrainingInputMode": "File",
+  nlohmann::json job = ExampleWith("training-job.json", R"j({
+    "HyperParameters": {"epochs": "600", "sleep_ms": "100",
+                        "learning_rate": null, "num_layers": null, "optimizer": null},
+    "AlgorithmSpecification": {
       "MetricDefinitions": [{"Name": "validation:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-    "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
     "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-    "StoppingCondition": {"MaxRuntimeInSeconds": 600}
-  })j";
+    "StoppingCondition": {"MaxRuntimeInSeconds": 600},
+    "CheckpointConfig": null, "Environment": null})j");
+  job["TrainingJobName"] = name;
+  return job.dump();
 }
 
 bool Training(const v1::DescribeTrainingJobResponse& job) {
@@ -50,7 +51,7 @@ v1::WorkerMessage Hello(const std::string& id, const std::string& instance) {
 class WorkerIdentityIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("amt-identity");
+    dir_ = temp_.str();
     amtd_ = std::make_unique<Amtd>(dir_ + "/data",
                                    std::vector<std::string>{"--image-map", WriteImageMap(dir_)});
     workers_ = v1::WorkerService::NewStub(
@@ -79,6 +80,7 @@ class WorkerIdentityIntegrationTest : public ::testing::Test {
     return job;
   }
 
+  TempDir temp_{"amt-identity"};  // removed after amtd_ ends
   std::string dir_;
   std::unique_ptr<Amtd> amtd_;
   std::unique_ptr<v1::WorkerService::Stub> workers_;

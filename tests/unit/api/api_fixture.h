@@ -18,6 +18,7 @@
 #include "orchestrator/core/orchestrator.h"
 #include "orchestrator/store/faulty_store.h"
 #include "orchestrator/store/store.h"
+#include "tests/support/requests.h"
 
 namespace amt::api {
 
@@ -40,48 +41,31 @@ class RecordingWorkerLink final : public core::WorkerLink {
   int drops = 0;
 };
 
-// A CreateTrainingJob request that passes validation, for an image the worker never runs.
+// A CreateTrainingJob request that passes validation (examples/training-job.json), for an image
+// the worker never runs.
 inline v1::CreateTrainingJobRequest TrainingJobRequest(const std::string& name) {
-  v1::CreateTrainingJobRequest r;
-  const std::string json = R"({
-    "TrainingJobName": ")" +
-                           name + R"(",
-    "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File"},
-    "RoleArn": "arn:aws:iam::123456789012:role/R",
-    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-    "StoppingCondition": {"MaxRuntimeInSeconds": 600}
-  })";
-  EXPECT_TRUE(JsonToProto(json, &r).ok());
+  v1::CreateTrainingJobRequest r = ::amt::testing::TrainingRequest(
+      "training-job.json", R"({"AlgorithmSpecification": {"TrainingImage": "toy:latest"}})");
+  r.set_training_job_name(name);
   return r;
 }
 
-// A Random tuning job of `max_jobs` training jobs, all at once, on the image of
-// TrainingJobRequest.
+// A Random tuning job (examples/random-tuning.json) of `max_jobs` training jobs, all at once, on
+// the image of TrainingJobRequest.
 inline v1::CreateHyperParameterTuningJobRequest TuningJobRequest(const std::string& name,
                                                                  int max_jobs) {
-  v1::CreateHyperParameterTuningJobRequest r;
-  const std::string json = R"j({
-    "HyperParameterTuningJobName": ")j" +
-                           name + R"j(",
-    "HyperParameterTuningJobConfig": {
-      "Strategy": "Random",
-      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val:loss"},
-      "ResourceLimits": {"MaxNumberOfTrainingJobs": )j" +
-                           std::to_string(max_jobs) + R"j(, "MaxParallelTrainingJobs": )j" +
-                           std::to_string(max_jobs) + R"j(},
-      "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.001", "MaxValue": "0.1"}]}
-    },
-    "TrainingJobDefinition": {
-      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
-        "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.]+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/R",
-      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 600}
-    }
-  })j";
-  EXPECT_TRUE(JsonToProto(json, &r).ok());
+  v1::CreateHyperParameterTuningJobRequest r =
+      ::amt::testing::TuningRequest("random-tuning.json", R"j({"HyperParameterTuningJobConfig": {
+        "HyperParameterTuningJobObjective": {"MetricName": "val:loss"},
+        "ParameterRanges": {
+          "ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.001", "MaxValue": "0.1"}],
+          "IntegerParameterRanges": null, "CategoricalParameterRanges": null}},
+      "TrainingJobDefinition": {"AlgorithmSpecification": {"TrainingImage": "toy:latest",
+        "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.]+)"}]}}})j");
+  r.set_hyper_parameter_tuning_job_name(name);
+  auto* limits = r.mutable_hyper_parameter_tuning_job_config()->mutable_resource_limits();
+  limits->set_max_number_of_training_jobs(max_jobs);
+  limits->set_max_parallel_training_jobs(max_jobs);
   return r;
 }
 

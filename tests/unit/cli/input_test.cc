@@ -9,6 +9,7 @@
 
 #include "amt/v1/tuning.pb.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/temp_dir.h"
 
 namespace amt::cli {
 namespace {
@@ -16,11 +17,8 @@ namespace {
 using ::amt::testing::IsOk;
 using ::amt::testing::StatusIs;
 
-std::string WriteTempFile(const std::string& name, const std::string& contents) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path, std::ios::binary) << contents;
-  return path;
-}
+using ::amt::testing::TempDir;
+using ::amt::testing::WriteFile;
 
 TEST(ReadCliInputJson, ReturnsInlineJsonAsIs) {
   const absl::StatusOr<std::string> json = ReadCliInputJson("  {\"TrainingJobName\": \"t\"}");
@@ -29,24 +27,29 @@ TEST(ReadCliInputJson, ReturnsInlineJsonAsIs) {
 }
 
 TEST(ReadCliInputJson, ReadsFileUrl) {
-  const std::string path = WriteTempFile("cli_input_file_url.json", R"({"A": 1})");
+  const TempDir temp;
+  const std::string path = temp.str() + "/cli_input_file_url.json";
+  WriteFile(path, R"({"A": 1})");
   const absl::StatusOr<std::string> json = ReadCliInputJson("file://" + path);
   ASSERT_THAT(json, IsOk());
   EXPECT_EQ(*json, R"({"A": 1})");
 }
 
 TEST(ReadCliInputJson, ReadsBarePath) {
-  const std::string path = WriteTempFile("cli_input_bare.json", R"({"B": 2})");
+  const TempDir temp;
+  const std::string path = temp.str() + "/cli_input_bare.json";
+  WriteFile(path, R"({"B": 2})");
   const absl::StatusOr<std::string> json = ReadCliInputJson(path);
   ASSERT_THAT(json, IsOk());
   EXPECT_EQ(*json, R"({"B": 2})");
 }
 
 TEST(ReadCliInputJson, ExpandsTildeToHome) {
-  WriteTempFile("cli_input_home.json", R"({"C": 3})");
+  const TempDir temp;
+  WriteFile(temp / "cli_input_home.json", R"({"C": 3})");
   const char* old_home = getenv("HOME");
   const std::string saved = old_home == nullptr ? "" : old_home;
-  setenv("HOME", ::testing::TempDir().c_str(), 1);
+  setenv("HOME", temp.str().c_str(), 1);
   const absl::StatusOr<std::string> json = ReadCliInputJson("file://~/cli_input_home.json");
   setenv("HOME", saved.c_str(), 1);
   ASSERT_THAT(json, IsOk());

@@ -5,12 +5,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "cli/input.h"
 #include "proto/amt/v1/operations.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -20,20 +19,13 @@ struct Result {
   std::string err;
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using ::amt::testing::ReadFile;
 
 // Runs `amt <args>` with a clean AMT_ENDPOINT unless `env` sets one.
 Result RunAmt(const std::string& args, const std::string& env = "") {
-  // CTest runs tests in parallel processes: the files are per process and per test.
-  const std::string base = ::testing::TempDir() + "amt_main_test_" + std::to_string(::getpid()) +
-                           "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  const std::string out = base + ".out";
-  const std::string err = base + ".err";
+  const ::amt::testing::TempDir temp("amt-main-test");
+  const std::string out = temp.str() + "/amt.out";
+  const std::string err = temp.str() + "/amt.err";
   const std::string command = "env -u AMT_ENDPOINT " + env + " " + AMT_BINARY + " " + args + " >" +
                               out + " 2>" + err + " </dev/null";
   const int status = std::system(command.c_str());

@@ -6,6 +6,7 @@
 #include "common/json.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "orchestrator/core/tuning_job.h"
+#include "tests/support/requests.h"
 
 namespace amt::core {
 namespace {
@@ -13,31 +14,30 @@ namespace {
 using ::testing::Pair;
 using ::testing::UnorderedElementsAre;
 
+// The Random example with what a record echoes: a tuning resource config, spot, an environment,
+// retries and a tag, and a static "lr" that the tuned "lr" overrides.
 v1::CreateHyperParameterTuningJobRequest TuningRequest() {
-  v1::CreateHyperParameterTuningJobRequest r;
-  EXPECT_TRUE(JsonToProto(R"j({
+  return ::amt::testing::TuningRequest("random-tuning.json", R"j({
     "HyperParameterTuningJobName": "demo",
     "HyperParameterTuningJobConfig": {
-      "Strategy": "Random",
-      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "loss"},
+      "HyperParameterTuningJobObjective": {"MetricName": "loss"},
       "ResourceLimits": {"MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 1},
-      "ParameterRanges": {"ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.001", "MaxValue": "0.1"}]}},
+      "ParameterRanges": {
+        "ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.001", "MaxValue": "0.1"}],
+        "IntegerParameterRanges": null, "CategoricalParameterRanges": null}},
     "TrainingJobDefinition": {
-      "StaticHyperParameters": {"epochs": "3", "lr": "static"},
-      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
+      "StaticHyperParameters": {"epochs": "3", "lr": "static", "sleep_ms": null},
+      "AlgorithmSpecification": {"TrainingImage": "toy:latest",
         "MetricDefinitions": [{"Name": "loss", "Regex": "loss=(\\S+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/R",
       "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
+      "ResourceConfig": null,
       "HyperParameterTuningResourceConfig": {"InstanceConfigs": [
         {"InstanceType": "ml.c5.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 5}]},
       "StoppingCondition": {"MaxRuntimeInSeconds": 60},
       "EnableManagedSpotTraining": true,
       "Environment": {"A": "1"},
       "RetryStrategy": {"MaximumRetryAttempts": 2}},
-    "Tags": [{"Key": "team", "Value": "ml"}]})j",
-                          &r)
-                  .ok());
-  return r;
+    "Tags": [{"Key": "team", "Value": "ml"}]})j");
 }
 
 TEST(JobBuilder, TuningJobRecordEchoesTheRequestWithTheObjectiveAsAStatic) {
@@ -59,14 +59,7 @@ TEST(JobBuilder, TuningJobRecordEchoesTheRequestWithTheObjectiveAsAStatic) {
 // SageMaker's defaults (a live 2026 DescribeTrainingJob: CompressionType GZIP,
 // EnableSageMakerMetricsTimeSeries false, the Enable* flags false, ProfilingStatus Disabled).
 TEST(JobBuilder, ATrainingJobRecordEchoesDebuggingMembersAndSageMakersDefaults) {
-  v1::CreateTrainingJobRequest r;
-  ASSERT_TRUE(JsonToProto(R"j({
-    "TrainingJobName": "solo",
-    "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File"},
-    "RoleArn": "arn:aws:iam::123456789012:role/R",
-    "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
-    "ResourceConfig": {"InstanceType": "ml.c5.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 5},
-    "StoppingCondition": {"MaxRuntimeInSeconds": 60},
+  v1::CreateTrainingJobRequest r = ::amt::testing::TrainingRequest("training-job.json", R"j({
     "DebugHookConfig": {"S3OutputPath": "s3://b/o", "CollectionConfigurations": [
       {"CollectionName": "losses", "CollectionParameters": {"save_interval": "10"}}]},
     "DebugRuleConfigurations": [{"RuleConfigurationName": "LossNotDecreasing",
@@ -75,9 +68,7 @@ TEST(JobBuilder, ATrainingJobRecordEchoesDebuggingMembersAndSageMakersDefaults) 
     "TensorBoardOutputConfig": {"S3OutputPath": "s3://b/tb"},
     "ExperimentConfig": {"ExperimentName": "exp", "TrialName": "trial"},
     "RemoteDebugConfig": {"EnableRemoteDebug": false},
-    "InfraCheckConfig": {"EnableInfraCheck": true}})j",
-                          &r)
-                  .ok());
+    "InfraCheckConfig": {"EnableInfraCheck": true}})j");
   const auto d = NewTrainingJobRecord(r, RecordOptions{}, 100).describe();
   EXPECT_EQ(d.debug_hook_config().collection_configurations(0).collection_parameters().at(
                 "save_interval"),

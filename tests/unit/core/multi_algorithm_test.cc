@@ -4,7 +4,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/json.h"
 #include "tests/unit/core/orchestrator_fixture.h"
 
 namespace amt::core {
@@ -12,13 +11,9 @@ namespace {
 
 // Two algorithms of the toy image: "linear" tunes lr and reports val:loss; "forest" tunes depth
 // and reports rmse. Both minimise.
-constexpr char kMultiJson[] = R"j({
+constexpr char kMultiPatch[] = R"j({
   "HyperParameterTuningJobName": "demo",
-  "HyperParameterTuningJobConfig": {
-    "Strategy": "Random",
-    "ResourceLimits": {"MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 2},
-    "RandomSeed": 7
-  },
+  "HyperParameterTuningJobConfig": {"ResourceLimits": {"MaxNumberOfTrainingJobs": 4}, "RandomSeed": 7},
   "TrainingJobDefinitions": [
     {
       "DefinitionName": "linear",
@@ -52,10 +47,9 @@ constexpr char kMultiJson[] = R"j({
   ]
 })j";
 
+// The multi-algorithm example (examples/multi-algorithm.json) with the two definitions above.
 v1::CreateHyperParameterTuningJobRequest MultiRequest() {
-  v1::CreateHyperParameterTuningJobRequest r;
-  EXPECT_TRUE(JsonToProto(kMultiJson, &r).ok());
-  return r;
+  return ::amt::testing::TuningRequest("multi-algorithm.json", kMultiPatch);
 }
 
 class MultiAlgorithmTest : public OrchestratorTest {

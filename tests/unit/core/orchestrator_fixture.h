@@ -16,51 +16,43 @@
 #include "common/json.h"
 #include "orchestrator/core/orchestrator.h"
 #include "orchestrator/store/faulty_store.h"
+#include "tests/support/requests.h"
 #include "tests/unit/core/fakes.h"
 
 namespace amt::core {
 
-inline constexpr char kTuningJson[] = R"j({
-  "HyperParameterTuningJobName": "demo",
-  "HyperParameterTuningJobConfig": {
-    "Strategy": "Random",
-    "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val:loss"},
-    "ResourceLimits": {"MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 2},
-    "ParameterRanges": {
-      "ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.0001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}],
-      "CategoricalParameterRanges": [{"Name": "opt", "Values": ["sgd", "adam"]}]
-    },
-    "RandomSeed": 7
-  },
-  "TrainingJobDefinition": {
-    "StaticHyperParameters": {"epochs": "3"},
-    "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
-      "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-    "RoleArn": "arn:aws:iam::123456789012:role/R",
-    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-    "StoppingCondition": {"MaxRuntimeInSeconds": 600}
-  }
-})j";
-
+// The Random example (examples/random-tuning.json) on the fake worker's "toy:latest": 4 jobs, 2 at
+// a time, objective "val:loss" over "lr" and "opt", seed 7, output under s3://bucket/out.
 inline v1::CreateHyperParameterTuningJobRequest TuningRequest() {
-  v1::CreateHyperParameterTuningJobRequest r;
-  EXPECT_TRUE(JsonToProto(kTuningJson, &r).ok());
-  return r;
+  return ::amt::testing::TuningRequest("random-tuning.json", R"j({
+    "HyperParameterTuningJobName": "demo",
+    "HyperParameterTuningJobConfig": {
+      "HyperParameterTuningJobObjective": {"MetricName": "val:loss"},
+      "ResourceLimits": {"MaxNumberOfTrainingJobs": 4},
+      "ParameterRanges": {
+        "ContinuousParameterRanges": [
+          {"Name": "lr", "MinValue": "0.0001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}],
+        "IntegerParameterRanges": null,
+        "CategoricalParameterRanges": [{"Name": "opt", "Values": ["sgd", "adam"]}]},
+      "RandomSeed": 7},
+    "TrainingJobDefinition": {
+      "StaticHyperParameters": {"epochs": "3", "sleep_ms": null},
+      "AlgorithmSpecification": {"TrainingImage": "toy:latest",
+        "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 600}}})j");
 }
 
-// A standalone training job on the toy image: metric "loss", MaxRuntimeInSeconds 30.
+// A standalone training job (examples/training-job.json) on "toy:latest": metric "loss",
+// MaxRuntimeInSeconds 30.
 inline v1::CreateTrainingJobRequest SoloJob(const std::string& name = "solo") {
-  v1::CreateTrainingJobRequest r;
-  EXPECT_TRUE(JsonToProto(R"j({"TrainingJobName": "solo",
-      "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
+  v1::CreateTrainingJobRequest r = ::amt::testing::TrainingRequest("training-job.json", R"j({
+      "HyperParameters": null, "CheckpointConfig": null, "Environment": null,
+      "AlgorithmSpecification": {"TrainingImage": "toy:latest",
         "MetricDefinitions": [{"Name": "loss", "Regex": "loss=(\\S+)"}]},
-      "RoleArn": "arn:aws:iam::123456789012:role/R",
       "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
-      "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
-      "StoppingCondition": {"MaxRuntimeInSeconds": 30}})j",
-                          &r)
-                  .ok());
+      "ResourceConfig": {"VolumeSizeInGB": 1},
+      "StoppingCondition": {"MaxRuntimeInSeconds": 30}})j");
   r.set_training_job_name(name);
   return r;
 }

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/json.h"
+#include "tests/support/requests.h"
 
 namespace amt::core {
 namespace {
@@ -12,23 +12,21 @@ using ::testing::ElementsAre;
 using ::testing::Pair;
 using ::testing::SizeIs;
 
+// The warm-start example (examples/warm-start.json), minimising "loss" over "lr" and "layers",
+// warm-started from "parent".
 v1::CreateHyperParameterTuningJobRequest Child() {
-  v1::CreateHyperParameterTuningJobRequest r;
-  EXPECT_TRUE(JsonToProto(R"j({
+  return ::amt::testing::TuningRequest("warm-start.json", R"j({
     "HyperParameterTuningJobName": "child",
     "HyperParameterTuningJobConfig": {
-      "Strategy": "Bayesian",
-      "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "loss"},
+      "HyperParameterTuningJobObjective": {"MetricName": "loss"},
       "ResourceLimits": {"MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 1},
       "ParameterRanges": {
         "ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.001", "MaxValue": "0.1"}],
-        "IntegerParameterRanges": [{"Name": "layers", "MinValue": "1", "MaxValue": "4"}]}},
-    "TrainingJobDefinition": {"StaticHyperParameters": {"epochs": "3"}},
-    "WarmStartConfig": {"WarmStartType": "IdenticalDataAndAlgorithm",
-      "ParentHyperParameterTuningJobs": [{"HyperParameterTuningJobName": "parent"}]}})j",
-                          &r)
-                  .ok());
-  return r;
+        "IntegerParameterRanges": [{"Name": "layers", "MinValue": "1", "MaxValue": "4"}],
+        "CategoricalParameterRanges": null}},
+    "TrainingJobDefinition": {"StaticHyperParameters": {"epochs": "3", "sleep_ms": null}},
+    "WarmStartConfig": {
+      "ParentHyperParameterTuningJobs": [{"HyperParameterTuningJobName": "parent"}]}})j");
 }
 
 // A parent with the child's objective and hyperparameters, ended Completed.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "nlohmann/json.hpp"
+#include "tests/support/requests.h"
 #include "tests/unit/api/api_fixture.h"
 
 namespace amt::gateway {
@@ -119,12 +120,9 @@ TEST_F(SageMakerJsonHandlerTest, ServesAnOperationWithItsRequestId) {
 }
 
 TEST_F(SageMakerJsonHandlerTest, AnswersStoreFailuresWith500AndThen503WhileDegraded) {
-  const std::string body = R"({"TrainingJobName": "a",
-    "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File"},
-    "RoleArn": "arn:aws:iam::123456789012:role/R",
-    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-    "StoppingCondition": {"MaxRuntimeInSeconds": 600}})";
+  const std::string body = ::amt::testing::ExampleText(
+      "training-job.json",
+      R"({"TrainingJobName": "a", "AlgorithmSpecification": {"TrainingImage": "toy:latest"}})");
   faulty_.FailWrites(true);
   const HttpResponse failed = Post("SageMaker.CreateTrainingJob", body);
   EXPECT_EQ(failed.status, 500);

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "tests/support/status_matchers.h"
+#include "tests/support/temp_dir.h"
 
 namespace amt::gateway {
 namespace {
@@ -64,35 +65,9 @@ using X509Ptr = std::unique_ptr<X509, OpenSslDeleter<X509_free>>;
 using X509StorePtr = std::unique_ptr<X509_STORE, OpenSslDeleter<X509_STORE_free>>;
 using X509StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, OpenSslDeleter<X509_STORE_CTX_free>>;
 
-// A fresh folder under $TMPDIR (or /tmp), removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/amt-ca-test-XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code error;
-    if (!path_.empty()) fs::remove_all(path_, error);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void WriteFile(const std::string& path, const std::string& contents) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << contents;
-}
+using ::amt::testing::ReadFile;
+using ::amt::testing::TempDir;
+using ::amt::testing::WriteFile;
 
 X509Ptr ParseCertificate(const std::string& pem) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
@@ -125,16 +100,14 @@ bool IsCritical(X509* certificate, int nid) {
 
 class CertificateAuthorityTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_FALSE(dir_.path().empty()) << "mkdtemp failed"; }
-
   std::string CertificatePath() const {
-    return dir_.path() + "/" + CertificateAuthority::kCertificateFile;
+    return dir_.str() + "/" + CertificateAuthority::kCertificateFile;
   }
-  std::string KeyPath() const { return dir_.path() + "/" + CertificateAuthority::kKeyFile; }
+  std::string KeyPath() const { return dir_.str() + "/" + CertificateAuthority::kKeyFile; }
 
   // A CA made in this test's folder; fails the test when it cannot.
   std::unique_ptr<CertificateAuthority> MakeCa() {
-    auto ca = CertificateAuthority::LoadOrCreate(dir_.path());
+    auto ca = CertificateAuthority::LoadOrCreate(dir_.str());
     EXPECT_THAT(ca, IsOk());
     return ca.ok() ? std::move(ca).value() : nullptr;
   }
@@ -153,7 +126,7 @@ TEST_F(CertificateAuthorityTest, CreatesBothFilesWithAnOwnerOnlyKeyInAnEmptyFold
   EXPECT_EQ(key_info.st_mode & 07777, 0600u);
   // The temporary files were renamed, none is left behind.
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir_.path())) {
+  for (const auto& entry : fs::directory_iterator(dir_.str())) {
     names.push_back(entry.path().filename().string());
   }
   EXPECT_THAT(names, ::testing::UnorderedElementsAre("proxy-ca.pem", "proxy-ca-key.pem"));
@@ -192,7 +165,7 @@ TEST_F(CertificateAuthorityTest, NewCaIsASelfSignedP256CaWithKeyUsageAndKeyIdent
 TEST_F(CertificateAuthorityTest, LoadsTheSameCaWhenCalledAgain) {
   const auto first = MakeCa();
   ASSERT_NE(first, nullptr);
-  const auto second = CertificateAuthority::LoadOrCreate(dir_.path());
+  const auto second = CertificateAuthority::LoadOrCreate(dir_.str());
   ASSERT_THAT(second, IsOk());
   EXPECT_EQ((*second)->certificate_pem(), first->certificate_pem());
   // The same key too: a leaf of the loaded CA verifies against the first one's certificate.
@@ -338,7 +311,7 @@ TEST_F(CertificateAuthorityTest, RefusesHostsThatAreNeitherDnsNamesNorAddresses)
 TEST_F(CertificateAuthorityTest, RefusesACertificateWithoutItsKey) {
   ASSERT_NE(MakeCa(), nullptr);
   ASSERT_TRUE(fs::remove(KeyPath()));
-  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.path()),
+  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.str()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        "the proxy CA has " + CertificatePath() + " but not " + KeyPath() +
                            ": restore " + KeyPath() + ", or remove " + CertificatePath() +
@@ -349,7 +322,7 @@ TEST_F(CertificateAuthorityTest, RefusesACertificateWithoutItsKey) {
 TEST_F(CertificateAuthorityTest, RefusesAKeyWithoutItsCertificate) {
   ASSERT_NE(MakeCa(), nullptr);
   ASSERT_TRUE(fs::remove(CertificatePath()));
-  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.path()),
+  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.str()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("has " + KeyPath() + " but not " + CertificatePath())));
 }
@@ -357,21 +330,21 @@ TEST_F(CertificateAuthorityTest, RefusesAKeyWithoutItsCertificate) {
 TEST_F(CertificateAuthorityTest, RefusesAKeyFileOthersCanRead) {
   ASSERT_NE(MakeCa(), nullptr);
   ASSERT_EQ(::chmod(KeyPath().c_str(), 0644), 0);
-  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.path()),
+  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.str()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        KeyPath() +
                            " (the proxy CA's private key) is open to others than its "
                            "owner (mode 0644); make it owner-only: chmod 600 " +
                            KeyPath()));
   ASSERT_EQ(::chmod(KeyPath().c_str(), 0600), 0);
-  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.path()), IsOk());
+  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.str()), IsOk());
 }
 
 TEST_F(CertificateAuthorityTest, RefusesACorruptCertificate) {
   ASSERT_NE(MakeCa(), nullptr);
   WriteFile(CertificatePath(),
             "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n");
-  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.path()),
+  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.str()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr(CertificatePath() + " is not a PEM certificate (")));
 }
@@ -382,7 +355,7 @@ TEST_F(CertificateAuthorityTest, RefusesACertificateThatIsNotACa) {
   const auto issued = ca->Issue("sts.amazonaws.com");
   ASSERT_THAT(issued, IsOk());
   WriteFile(CertificatePath(), issued->certificate_pem);
-  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.path()),
+  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.str()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr(CertificatePath() + " is not a CA certificate")));
 }
@@ -390,7 +363,7 @@ TEST_F(CertificateAuthorityTest, RefusesACertificateThatIsNotACa) {
 TEST_F(CertificateAuthorityTest, RefusesACorruptKey) {
   ASSERT_NE(MakeCa(), nullptr);
   WriteFile(KeyPath(), "not a key\n");  // keeps the file's 0600
-  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.path()),
+  EXPECT_THAT(CertificateAuthority::LoadOrCreate(dir_.str()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr(KeyPath() + " is not an unencrypted PEM private key")));
 }
@@ -398,16 +371,16 @@ TEST_F(CertificateAuthorityTest, RefusesACorruptKey) {
 TEST_F(CertificateAuthorityTest, RefusesAKeyThatIsNotTheCertificates) {
   ASSERT_NE(MakeCa(), nullptr);
   TempDir other_dir;
-  ASSERT_THAT(CertificateAuthority::LoadOrCreate(other_dir.path()), IsOk());
-  WriteFile(KeyPath(), ReadFile(other_dir.path() + "/" + CertificateAuthority::kKeyFile));
+  ASSERT_THAT(CertificateAuthority::LoadOrCreate(other_dir.str()), IsOk());
+  WriteFile(KeyPath(), ReadFile(other_dir.str() + "/" + CertificateAuthority::kKeyFile));
   EXPECT_THAT(
-      CertificateAuthority::LoadOrCreate(dir_.path()),
+      CertificateAuthority::LoadOrCreate(dir_.str()),
       StatusIs(absl::StatusCode::kFailedPrecondition,
                HasSubstr(KeyPath() + " does not hold the private key of " + CertificatePath())));
 }
 
 TEST_F(CertificateAuthorityTest, ReportsInternalWhenItCannotWriteTheFiles) {
-  const std::string missing = dir_.path() + "/no-such-folder";
+  const std::string missing = dir_.str() + "/no-such-folder";
   EXPECT_THAT(CertificateAuthority::LoadOrCreate(missing),
               StatusIs(absl::StatusCode::kInternal,
                        "cannot write " + missing + "/proxy-ca-key.pem: No such file or directory"));
@@ -554,7 +527,7 @@ TEST_F(CertificateAuthorityTest, TlsClientTrustingAnotherCaFailsTheHandshake) {
   const auto ca = MakeCa();
   ASSERT_NE(ca, nullptr);
   TempDir other_dir;
-  const auto other_ca = CertificateAuthority::LoadOrCreate(other_dir.path());
+  const auto other_ca = CertificateAuthority::LoadOrCreate(other_dir.str());
   ASSERT_THAT(other_ca, IsOk());
   auto context = ca->ServerContext("localhost");
   ASSERT_THAT(context, IsOk());
@@ -577,9 +550,9 @@ TEST_F(CertificateAuthorityTest, PythonSslClientAcceptsTheLeafUnderStrictVerific
   ASSERT_NE(ca, nullptr);
   const auto issued = ca->Issue("sts.us-east-1.amazonaws.com");
   ASSERT_THAT(issued, IsOk());
-  WriteFile(dir_.path() + "/chain.pem", issued->certificate_pem + ca->certificate_pem());
-  WriteFile(dir_.path() + "/leaf-key.pem", issued->private_key_pem);
-  WriteFile(dir_.path() + "/handshake.py", R"(import ssl, sys
+  WriteFile(dir_.str() + "/chain.pem", issued->certificate_pem + ca->certificate_pem());
+  WriteFile(dir_.str() + "/leaf-key.pem", issued->private_key_pem);
+  WriteFile(dir_.str() + "/handshake.py", R"(import ssl, sys
 folder, name = sys.argv[1], sys.argv[2]
 server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 server.load_cert_chain(folder + "/chain.pem", folder + "/leaf-key.pem")
@@ -611,7 +584,7 @@ sys.exit(1)
 )");
   const auto run = [&](const std::string& name) {
     const std::string command =
-        "python3 '" + dir_.path() + "/handshake.py' '" + dir_.path() + "' '" + name + "' 2>&1";
+        "python3 '" + dir_.str() + "/handshake.py' '" + dir_.str() + "' '" + name + "' 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     std::string output;
     if (pipe == nullptr) return output;

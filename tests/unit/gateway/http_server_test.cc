@@ -17,6 +17,7 @@
 #include <boost/beast/http.hpp>
 #include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "tests/support/temp_dir.h"
 
 namespace amt::gateway {
 namespace {
@@ -381,8 +384,8 @@ TEST_F(HttpServerTest, ReadsTheBodyOfAClientThatDoesNotReadOnlyAsFastAsItReads) 
 }
 
 TEST_F(HttpServerTest, SpoolsABodyToAFileItsHandlerReadsAndRemovesItAfterwards) {
-  char dir[] = "/tmp/amt-spool-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const ::amt::testing::TempDir temp("amt-spool");
+  const std::string dir = temp.str();
   HttpServerOptions options;
   options.spool_dir = dir;
   options.max_body_bytes = 8;  // spooled bodies are not held to it
@@ -392,14 +395,13 @@ TEST_F(HttpServerTest, SpoolsABodyToAFileItsHandlerReadsAndRemovesItAfterwards) 
   const Reply spooled = client.Send("Spool.Put", "a body over eight bytes");
   EXPECT_EQ(spooled.body, "23 a body over eight bytes none");
   ASSERT_EQ(spool_->files().size(), 1u);
-  EXPECT_THAT(spool_->files()[0], StartsWith(std::string(dir) + "/body-"));
+  EXPECT_THAT(spool_->files()[0], StartsWith(dir + "/body-"));
   EXPECT_NE(::access(spool_->files()[0].c_str(), F_OK), 0) << "the spooled file is left";
   // Not spooled: held to max_body_bytes, in memory.
   EXPECT_EQ(client.Send("First.Op", "0123456789").status, 413);
   Client again(port());
   EXPECT_EQ(again.Send("Spool.Put", std::string(65, 'x')).body, "spool refuses more than 64 bytes");
-  ::rmdir(dir);  // empty: nothing was left behind
-  EXPECT_NE(::access(dir, F_OK), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "nothing is left behind";
 }
 
 TEST_F(HttpServerTest, StreamsServerSentEventsSentFromAnyThreadUntilTheyEnd) {

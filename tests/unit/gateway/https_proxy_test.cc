@@ -22,6 +22,7 @@
 
 #include "orchestrator/gateway/certificate_authority.h"
 #include "orchestrator/gateway/http_server.h"
+#include "tests/support/temp_dir.h"
 
 namespace amt::gateway {
 namespace {
@@ -54,14 +55,9 @@ class HostEcho final : public ProtocolHandler {
 
 class HttpsProxyTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/amt-proxy-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
+  void SetUp() override { dir_ = temp_.str(); }
   void TearDown() override {
     if (server_ != nullptr) server_->Stop();
-    std::filesystem::remove_all(dir_);
   }
 
   void Start(const std::string& bind = "127.0.0.1", bool with_ca = true) {
@@ -98,6 +94,7 @@ class HttpsProxyTest : public ::testing::Test {
     return header;
   }
 
+  ::amt::testing::TempDir temp_{"amt-proxy-test"};
   std::string dir_;
   std::string ca_path_;
   std::unique_ptr<HttpServer> server_;

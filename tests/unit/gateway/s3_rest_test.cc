@@ -11,14 +11,14 @@
 #include "absl/strings/escaping.h"
 #include "common/crypto.h"
 #include "orchestrator/gateway/xml.h"
-#include "tests/unit/worker/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace amt::gateway {
 namespace {
 
 namespace fs = std::filesystem;
-using ::amt::worker::testing::ReadFile;
-using ::amt::worker::testing::TempDir;
+using ::amt::testing::ReadFile;
+using ::amt::testing::TempDir;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Pair;

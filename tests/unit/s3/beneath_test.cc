@@ -10,15 +10,15 @@
 #include <filesystem>
 #include <string>
 
-#include "tests/unit/worker/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace amt::s3 {
 namespace {
 
 namespace fs = std::filesystem;
-using ::amt::worker::testing::ReadFile;
-using ::amt::worker::testing::TempDir;
-using ::amt::worker::testing::WriteFile;
+using ::amt::testing::ReadFile;
+using ::amt::testing::TempDir;
+using ::amt::testing::WriteFile;
 using ::testing::UnorderedElementsAre;
 
 // The contents of the open file `fd`.

@@ -15,16 +15,16 @@
 #include <string>
 
 #include "tests/support/status_matchers.h"
-#include "tests/unit/worker/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace amt::s3 {
 namespace {
 
 namespace fs = std::filesystem;
 using ::amt::testing::IsOk;
-using ::amt::worker::testing::ReadFile;
-using ::amt::worker::testing::TempDir;
-using ::amt::worker::testing::WriteFile;
+using ::amt::testing::ReadFile;
+using ::amt::testing::TempDir;
+using ::amt::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "orchestrator/store/store.h"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/store/store_test_util.h"
 
 namespace amt::store {
@@ -22,10 +23,10 @@ namespace {
 using ::amt::store::testing::EqualsProto;
 using ::amt::store::testing::IsOk;
 using ::amt::store::testing::Point;
-using ::amt::store::testing::ScopedTempDir;
 using ::amt::store::testing::StatusIs;
 using ::amt::store::testing::TrainingRecord;
 using ::amt::store::testing::TuningRecord;
+using ::amt::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -97,7 +98,7 @@ void ExpectOneOfEverything(Store& store) {
 }
 
 TEST(SqliteStore, DataSurvivesClosingAndReopening) {
-  ScopedTempDir dir;
+  TempDir dir;
   {
     std::unique_ptr<Store> store = OpenOrDie(dir.str());
     ASSERT_NE(store, nullptr);
@@ -110,7 +111,7 @@ TEST(SqliteStore, DataSurvivesClosingAndReopening) {
 }
 
 TEST(SqliteStore, CreationOrderContinuesAfterReopening) {
-  ScopedTempDir dir;
+  TempDir dir;
   {
     std::unique_ptr<Store> store = OpenOrDie(dir.str());
     ASSERT_NE(store, nullptr);
@@ -133,7 +134,7 @@ TEST(SqliteStore, CreationOrderContinuesAfterReopening) {
 TEST(SqliteStoreDeathTest, CommittedWritesSurviveKillOfTheProcess) {
   // "fast" (fork at EXPECT_EXIT) so the child writes to the directory the parent then reads.
   GTEST_FLAG_SET(death_test_style, "fast");
-  ScopedTempDir dir;
+  TempDir dir;
   // The child writes, then dies by SIGKILL: no destructor, no close, no checkpoint.
   EXPECT_EXIT(
       {
@@ -150,7 +151,7 @@ TEST(SqliteStoreDeathTest, CommittedWritesSurviveKillOfTheProcess) {
 }
 
 TEST(SqliteStore, UsesWriteAheadLogging) {
-  ScopedTempDir dir;
+  TempDir dir;
   std::unique_ptr<Store> store = OpenOrDie(dir.str());
   ASSERT_NE(store, nullptr);
 
@@ -159,7 +160,7 @@ TEST(SqliteStore, UsesWriteAheadLogging) {
 }
 
 TEST(SqliteStore, WritesAreCommittedWhenTheCallReturns) {
-  ScopedTempDir dir;
+  TempDir dir;
   std::unique_ptr<Store> store = OpenOrDie(dir.str());
   ASSERT_NE(store, nullptr);
   RawConnection other(dir.path() / kDatabaseFileName);
@@ -176,7 +177,7 @@ TEST(SqliteStore, WritesAreCommittedWhenTheCallReturns) {
 }
 
 TEST(SqliteStore, ReadsSeeWritesOfAnotherConnection) {
-  ScopedTempDir dir;
+  TempDir dir;
   std::unique_ptr<Store> store = OpenOrDie(dir.str());
   ASSERT_NE(store, nullptr);
   ASSERT_THAT(store->PutTuningJob(TuningRecord("one")), IsOk());
@@ -190,7 +191,7 @@ TEST(SqliteStore, ReadsSeeWritesOfAnotherConnection) {
 }
 
 TEST(SqliteStore, NewDatabaseHasCurrentSchemaVersion) {
-  ScopedTempDir dir;
+  TempDir dir;
   std::unique_ptr<Store> store = OpenOrDie(dir.str());
   ASSERT_NE(store, nullptr);
 
@@ -199,7 +200,7 @@ TEST(SqliteStore, NewDatabaseHasCurrentSchemaVersion) {
 }
 
 TEST(SqliteStore, OpenRejectsNewerSchemaVersion) {
-  ScopedTempDir dir;
+  TempDir dir;
   std::filesystem::create_directories(dir.path());
   {
     RawConnection other(dir.path() / kDatabaseFileName);
@@ -212,7 +213,7 @@ TEST(SqliteStore, OpenRejectsNewerSchemaVersion) {
 }
 
 TEST(SqliteStore, UpgradesAVersion1DatabaseItsLogLinesBecomingAlgo1s) {
-  ScopedTempDir dir;
+  TempDir dir;
   {
     std::unique_ptr<Store> store = OpenOrDie(dir.str());
     ASSERT_NE(store, nullptr);
@@ -233,7 +234,7 @@ TEST(SqliteStore, UpgradesAVersion1DatabaseItsLogLinesBecomingAlgo1s) {
 }
 
 TEST(SqliteStore, OpenCreatesMissingDataDirectories) {
-  ScopedTempDir dir;
+  TempDir dir;
   const std::filesystem::path nested = dir.path() / "a" / "b";
 
   std::unique_ptr<Store> store = OpenOrDie(nested.string());
@@ -243,7 +244,7 @@ TEST(SqliteStore, OpenCreatesMissingDataDirectories) {
 }
 
 TEST(SqliteStore, OpenFailsWhenDataDirectoryIsAFile) {
-  ScopedTempDir dir;
+  TempDir dir;
   std::filesystem::create_directories(dir.path());
   const std::filesystem::path file = dir.path() / "not-a-dir";
   std::ofstream(file) << "x";
@@ -256,7 +257,7 @@ TEST(SqliteStore, OpenFailsWhenDataDirectoryIsAFile) {
 }
 
 TEST(SqliteStore, OpenFailsWhenDatabaseIsNotSqlite) {
-  ScopedTempDir dir;
+  TempDir dir;
   std::filesystem::create_directories(dir.path());
   std::ofstream(dir.path() / kDatabaseFileName) << std::string(4096, 'x');
 
@@ -267,7 +268,7 @@ TEST(SqliteStore, OpenFailsWhenDatabaseIsNotSqlite) {
 }
 
 TEST(SqliteStore, ASecondStoreOnTheSameDataDirectoryIsRefusedUntilTheFirstCloses) {
-  ScopedTempDir dir;
+  TempDir dir;
   std::unique_ptr<Store> first = OpenOrDie(dir.str());
   EXPECT_THAT(OpenSqliteStore(dir.str()),
               StatusIs(absl::StatusCode::kFailedPrecondition,

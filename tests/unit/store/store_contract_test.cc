@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "orchestrator/store/store.h"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/store/store_test_util.h"
 
 namespace amt::store {
@@ -19,10 +20,10 @@ namespace {
 using ::amt::store::testing::EqualsProto;
 using ::amt::store::testing::IsOk;
 using ::amt::store::testing::Point;
-using ::amt::store::testing::ScopedTempDir;
 using ::amt::store::testing::StatusIs;
 using ::amt::store::testing::TrainingRecord;
 using ::amt::store::testing::TuningRecord;
+using ::amt::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -76,7 +77,7 @@ class StoreContractTest : public ::testing::TestWithParam<Implementation> {
     return store_->CommitTrainingJobProgress(record, logs, {});
   }
 
-  ScopedTempDir dir_;  // before store_: the store closes before its directory goes
+  TempDir dir_;  // before store_: the store closes before its directory goes
   std::unique_ptr<Store> store_;
 };
 

@@ -1,14 +1,12 @@
-// Helpers for the store tests: record builders, a proto-equality matcher, a Status matcher and a
-// fresh temporary directory per test.
+// Helpers for the store tests: record builders, a proto-equality matcher and a Status matcher
+// (temporary folders: tests/support/temp_dir.h).
 #ifndef AMT_TESTS_UNIT_STORE_STORE_TEST_UTIL_H_
 #define AMT_TESTS_UNIT_STORE_STORE_TEST_UTIL_H_
 
 #include <gmock/gmock.h>
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <string>
 
 #include "absl/status/status.h"
@@ -74,33 +72,6 @@ MATCHER(IsOk, "is OK") {
   *result_listener << "status is " << status.ToString();
   return status.ok();
 }
-
-// A directory under ::testing::TempDir() unique to the running test and process, removed (with
-// everything in it) on destruction.
-class ScopedTempDir {
- public:
-  ScopedTempDir() {
-    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string("amt_store_") + info->test_suite_name() + "_" + info->name() +
-                       "_" + std::to_string(getpid());
-    for (char& c : name) {
-      if (c == '/') c = '_';
-    }
-    path_ = std::filesystem::path(::testing::TempDir()) / name;
-    std::filesystem::remove_all(path_);
-  }
-  ScopedTempDir(const ScopedTempDir&) = delete;
-  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
-  ~ScopedTempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace amt::store::testing
 

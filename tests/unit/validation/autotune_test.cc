@@ -7,6 +7,7 @@
 
 #include "common/json.h"
 #include "orchestrator/validation/validation.h"
+#include "tests/support/requests.h"
 #include "tests/support/status_matchers.h"
 
 namespace amt::validation {
@@ -18,12 +19,11 @@ using ::amt::testing::IsOk;
 // hyperparameters_to_keep_static=["epochs"]) with max_jobs left out: its defaults for Strategy,
 // the parallelism, MaxNumberOfTrainingJobs 1 and early stopping Off are left out here to show
 // what Autotune chooses for unset members.
+// (examples/autotune.json with these members.)
 constexpr char kAutotuned[] = R"json({
   "HyperParameterTuningJobName": "auto",
   "HyperParameterTuningJobConfig": {
-    "Strategy": "Bayesian",
-    "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val:loss"},
-    "ResourceLimits": {"MaxParallelTrainingJobs": 2},
+    "HyperParameterTuningJobObjective": {"MetricName": "val:loss"},
     "ParameterRanges": {"AutoParameters": [
       {"Name": "learning_rate", "ValueHint": "0.01"},
       {"Name": "num_layers", "ValueHint": "4"},
@@ -33,24 +33,18 @@ constexpr char kAutotuned[] = R"json({
       {"Name": "optimizer", "ValueHint": "\"adam\""},
       {"Name": "num_epochs", "ValueHint": "20"},
       {"Name": "offset", "ValueHint": "0"}
-    ]}
+    ]},
+    "RandomSeed": null
   },
-  "Autotune": {"Mode": "Enabled"},
   "TrainingJobDefinition": {
-    "StaticHyperParameters": {"epochs": "10"},
-    "AlgorithmSpecification": {"TrainingImage": "toy:latest", "TrainingInputMode": "File",
-      "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
-    "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-    "StoppingCondition": {"MaxRuntimeInSeconds": 3600}
+    "StaticHyperParameters": {"epochs": "10", "sleep_ms": null},
+    "AlgorithmSpecification": {"TrainingImage": "toy:latest",
+      "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]}
   }
 })json";
 
 v1::CreateHyperParameterTuningJobRequest Autotuned() {
-  v1::CreateHyperParameterTuningJobRequest r;
-  EXPECT_THAT(JsonToProto(kAutotuned, &r), IsOk());
-  return r;
+  return ::amt::testing::TuningRequest("autotune.json", kAutotuned);
 }
 
 std::string RangesJson(const v1::CreateHyperParameterTuningJobRequest& r) {

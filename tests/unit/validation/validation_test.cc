@@ -11,6 +11,7 @@
 #include "common/errors.h"
 #include "common/json.h"
 #include "orchestrator/validation/instance_types.h"
+#include "tests/support/requests.h"
 #include "tests/support/status_matchers.h"
 
 namespace amt::validation {
@@ -19,60 +20,36 @@ namespace {
 using ::amt::testing::IsOk;
 using ::amt::testing::StatusIs;
 
-// The minimal body of spec Appendix A.
-constexpr char kAppendixA[] = R"json({
-  "HyperParameterTuningJobName": "demo-tune",
-  "HyperParameterTuningJobConfig": {
-    "Strategy": "Random",
-    "HyperParameterTuningJobObjective": {"Type": "Minimize", "MetricName": "val:loss"},
-    "ResourceLimits": {"MaxNumberOfTrainingJobs": 4, "MaxParallelTrainingJobs": 2},
-    "ParameterRanges": {
-      "ContinuousParameterRanges": [{"Name": "lr", "MinValue": "0.0001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}]
-    },
-    "TrainingJobEarlyStoppingType": "Off"
-  },
-  "TrainingJobDefinition": {
-    "StaticHyperParameters": {"epochs": "10"},
-    "AlgorithmSpecification": {
-      "TrainingImage": "123456789012.dkr.ecr.us-east-1.amazonaws.com/my-algo:latest",
-      "TrainingInputMode": "File",
-      "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]
-    },
-    "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-    "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-    "StoppingCondition": {"MaxRuntimeInSeconds": 3600}
-  }
-})json";
-
-constexpr char kTrainingJob[] = R"json({
-  "TrainingJobName": "demo-train",
-  "AlgorithmSpecification": {
-    "TrainingImage": "my-algo",
-    "TrainingInputMode": "File",
-    "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]
-  },
-  "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
-  "InputDataConfig": [{"ChannelName": "train", "DataSource": {"S3DataSource": {
-      "S3DataType": "S3Prefix", "S3Uri": "s3://bucket/train"}}}],
-  "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-  "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10},
-  "StoppingCondition": {"MaxRuntimeInSeconds": 3600}
-})json";
-
-template <typename T>
-T Parse(const char* json) {
-  T message;
-  const absl::Status status = JsonToProto(json, &message);
-  EXPECT_THAT(status, IsOk());
-  return message;
-}
-
+// The minimal body of spec Appendix A, from the Random example (examples/random-tuning.json).
 v1::CreateHyperParameterTuningJobRequest Tuning() {
-  return Parse<v1::CreateHyperParameterTuningJobRequest>(kAppendixA);
+  return ::amt::testing::TuningRequest("random-tuning.json", R"json({
+    "HyperParameterTuningJobName": "demo-tune",
+    "HyperParameterTuningJobConfig": {
+      "HyperParameterTuningJobObjective": {"MetricName": "val:loss"},
+      "ResourceLimits": {"MaxNumberOfTrainingJobs": 4},
+      "ParameterRanges": {
+        "ContinuousParameterRanges": [
+          {"Name": "lr", "MinValue": "0.0001", "MaxValue": "0.1", "ScalingType": "Logarithmic"}],
+        "IntegerParameterRanges": null, "CategoricalParameterRanges": null},
+      "RandomSeed": null},
+    "TrainingJobDefinition": {
+      "StaticHyperParameters": {"epochs": "10", "sleep_ms": null},
+      "AlgorithmSpecification": {
+        "TrainingImage": "123456789012.dkr.ecr.us-east-1.amazonaws.com/my-algo:latest",
+        "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"}}})json");
 }
+
+// The training-job example (examples/training-job.json) with a "train" channel.
 v1::CreateTrainingJobRequest Training() {
-  return Parse<v1::CreateTrainingJobRequest>(kTrainingJob);
+  return ::amt::testing::TrainingRequest("training-job.json", R"json({
+    "TrainingJobName": "demo-train",
+    "HyperParameters": null, "CheckpointConfig": null, "Environment": null,
+    "AlgorithmSpecification": {"TrainingImage": "my-algo",
+      "MetricDefinitions": [{"Name": "val:loss", "Regex": "val_loss=([0-9.eE+-]+)"}]},
+    "InputDataConfig": [{"ChannelName": "train", "DataSource": {"S3DataSource": {
+        "S3DataType": "S3Prefix", "S3Uri": "s3://bucket/train"}}}],
+    "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"}})json");
 }
 
 MATCHER_P(IsValidationError, message, "") {

@@ -13,16 +13,16 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/worker/fake_process_launcher.h"
 #include "tests/unit/worker/fake_worker_stream.h"
-#include "tests/unit/worker/temp_dir.h"
 
 namespace amt::worker {
 namespace {
 
+using ::amt::testing::TempDir;
 using ::amt::worker::testing::FakeProcessLauncher;
 using ::amt::worker::testing::FakeStreamConnector;
-using ::amt::worker::testing::TempDir;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::Pair;

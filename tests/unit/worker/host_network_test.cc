@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/worker/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace amt::worker {
 namespace {
@@ -42,7 +42,7 @@ TEST(LoopbackNetworks, AddressesLeave127Dot0AndCarryIntoTheSecondOctet) {
 }
 
 TEST(LoopbackNetworks, WorkersSharingALockFolderNeverHandOutTheSameNetwork) {
-  testing::TempDir temp;
+  ::amt::testing::TempDir temp;
   // Two workers of one machine (flock conflicts between open files, so two pools in one
   // process stand for two processes).
   LoopbackNetworks a(temp.path().string());

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/status_matchers.h"
-#include "tests/unit/worker/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace amt::worker {
 namespace {
@@ -22,9 +22,9 @@ using ::amt::testing::IsOk;
 using ::amt::testing::StatusIs;
 
 namespace fs = std::filesystem;
-using ::amt::worker::testing::ReadFile;
-using ::amt::worker::testing::TempDir;
-using ::amt::worker::testing::WriteFile;
+using ::amt::testing::ReadFile;
+using ::amt::testing::TempDir;
+using ::amt::testing::WriteFile;
 using nlohmann::json;
 using ::testing::Contains;
 using ::testing::HasSubstr;

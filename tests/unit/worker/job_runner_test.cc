@@ -19,8 +19,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/worker/fake_process_launcher.h"
-#include "tests/unit/worker/temp_dir.h"
 #include "worker/host_network.h"
 #include "worker/tar_gz.h"
 
@@ -30,9 +30,9 @@ namespace {
 using ::amt::testing::IsOk;
 
 namespace fs = std::filesystem;
-using ::amt::worker::testing::ReadFile;
-using ::amt::worker::testing::TempDir;
-using ::amt::worker::testing::WriteFile;
+using ::amt::testing::ReadFile;
+using ::amt::testing::TempDir;
+using ::amt::testing::WriteFile;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;

@@ -22,7 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/status_matchers.h"
-#include "tests/unit/worker/temp_dir.h"
+#include "tests/support/temp_dir.h"
 #include "worker/process_tree.h"
 
 namespace amt::worker {
@@ -32,9 +32,9 @@ using ::amt::testing::IsOk;
 using ::amt::testing::StatusIs;
 
 namespace fs = std::filesystem;
-using ::amt::worker::testing::ReadFile;
-using ::amt::worker::testing::TempDir;
-using ::amt::worker::testing::WriteFile;
+using ::amt::testing::ReadFile;
+using ::amt::testing::TempDir;
+using ::amt::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "nlohmann/json.hpp"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/worker/tar_builder.h"
-#include "tests/unit/worker/temp_dir.h"
 #include "worker/script_runner/requirements.h"
 #include "worker/tar_gz.h"
 
@@ -24,10 +24,10 @@ namespace amt::worker::script {
 namespace {
 
 namespace fs = std::filesystem;
-using ::amt::worker::testing::ReadFile;
+using ::amt::testing::ReadFile;
+using ::amt::testing::TempDir;
+using ::amt::testing::WriteFile;
 using ::amt::worker::testing::TarBuilder;
-using ::amt::worker::testing::TempDir;
-using ::amt::worker::testing::WriteFile;
 using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;

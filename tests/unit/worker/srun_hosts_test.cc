@@ -14,6 +14,7 @@
 
 #include "amt/v1/worker.pb.h"
 #include "tests/support/status_matchers.h"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/worker/fake_process_launcher.h"
 
 namespace amt::worker {
@@ -25,11 +26,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
-
-std::string TempDir() {
-  std::string pattern = (fs::temp_directory_path() / "srun-hosts-XXXXXX").string();
-  return ::mkdtemp(pattern.data());
-}
 
 SrunOptions Options() {
   SrunOptions o;
@@ -54,7 +50,8 @@ TEST(SrunArguments, PutsHostKOnTheKthNode) {
 TEST(SrunProcessLauncher, RunsAHostAsAStepWithItsLaunchInItsFolder) {
   testing::FakeProcessLauncher inner;
   auto launcher = NewSrunProcessLauncher(inner, Options());
-  const std::string dir = TempDir();
+  const ::amt::testing::TempDir temp("srun-hosts");
+  const std::string dir = temp.str();
   LaunchSpec spec;
   spec.argv = {"/usr/bin/python3", "train"};
   spec.env = {{"SM_CURRENT_HOST", "algo-2"}};
@@ -84,7 +81,6 @@ TEST(SrunProcessLauncher, RunsAHostAsAStepWithItsLaunchInItsFolder) {
   ASSERT_THAT((*process)->SignalGroup(SIGTERM), IsOk());
   ASSERT_THAT((*process)->SignalGroup(SIGKILL), IsOk());
   EXPECT_THAT(inner.WaitForProcess(0)->signals(), ElementsAre(SIGUSR2, SIGKILL));
-  fs::remove_all(dir);
 }
 
 TEST(SrunProcessLauncher, RunsAOneHostJobAsItIs) {
@@ -152,7 +148,8 @@ TEST(InterfaceWithAddress, FindsTheInterfaceHoldingAnAddress) {
 }
 
 TEST(UseInterface, PointsTheHostsConfigurationAtTheNodesInterface) {
-  const std::string dir = TempDir();
+  const ::amt::testing::TempDir temp("srun-hosts");
+  const std::string dir = temp.str();
   fs::create_directories(dir + "/input/config");
   {
     std::ofstream out(dir + "/input/config/resourceconfig.json");
@@ -170,14 +167,12 @@ TEST(UseInterface, PointsTheHostsConfigurationAtTheNodesInterface) {
   std::ifstream in(dir + "/input/config/resourceconfig.json");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}),
             R"({"current_host":"algo-2","network_interface_name":"eth1"})");
-  fs::remove_all(dir);
 }
 
 // amt-worker --exec-host, the real executable: what srun runs on a node.
 class ExecHostTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = TempDir(); }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { dir_ = temp_.str(); }
 
   // Writes `launch` where a one-shot worker would; the file's path.
   std::string Write(const amt::v1::HostLaunch& launch) {
@@ -225,6 +220,7 @@ class ExecHostTest : public ::testing::Test {
     return lines_;
   }
 
+  ::amt::testing::TempDir temp_{"srun-hosts"};
   std::string dir_;
   std::unique_ptr<ProcessLauncher> posix_ = NewPosixProcessLauncher();
   std::mutex mu_;

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "tests/support/status_matchers.h"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/worker/tar_builder.h"
-#include "tests/unit/worker/temp_dir.h"
 
 namespace amt::worker {
 namespace {
@@ -51,7 +51,7 @@ std::string Shell(const std::string& command) {
 
 class TarGzTest : public ::testing::Test {
  protected:
-  testing::TempDir temp_;
+  ::amt::testing::TempDir temp_;
 };
 
 TEST_F(TarGzTest, GnuTarExtractsWhatWasPackedLikeTarCzf) {
@@ -349,10 +349,10 @@ TEST_F(TarGzTest, TooManyMembersOrTooLongAPathIsRefused) {
 TEST_F(TarGzTest, PackingOntoAFullDiskSaysNoSpaceLeftOnDevice) {
   // /dev/full fails every write with ENOSPC, as a full disk does.
   const fs::path src = temp_.path() / "model";
-  testing::WriteFile(src / "small.txt", "a model");
+  ::amt::testing::WriteFile(src / "small.txt", "a model");
   std::string big(1 << 20, '\0');
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 7919) % 251);
-  testing::WriteFile(src / "weights.bin", big);
+  ::amt::testing::WriteFile(src / "weights.bin", big);
   const absl::Status status = WriteTarGz(src, "/dev/full");
   ASSERT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("cannot write /dev/full: No space left on device"));
