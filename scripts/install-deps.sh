@@ -14,6 +14,9 @@ PACKAGES=(
   clang-14    # scripts/check-thread-safety.sh: -Wthread-safety (g++ has no such analysis)
   libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz.sh)
   python3-boto3 awscli
+  # amt_local (python/): its CTest tests make a venv (python3-venv, with pip) and run pytest
+  # (python/tests/, examples/pytest-user/).
+  python3-venv python3-pip python3-pytest
   # What the vendored SageMaker Python SDK imports (tests/compat/sdk_compat_test.py, with the
   # pyenv python's boto3 1.43; ../shared/vendor/sagemaker-python-sdk/README.md).
   python3-numpy python3-pandas python3-protobuf python3-importlib-metadata python3-packaging

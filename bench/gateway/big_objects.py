@@ -37,8 +37,8 @@ import botocore.config
 from boto3.s3.transfer import TransferConfig
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, str(ROOT / "python" / "src"))
+import amt_local  # noqa: E402
 
 
 def status_kb(pid, field):
@@ -139,7 +139,7 @@ def upload_file(kwargs, work, size, results, nice):
 def run(a):
     size = int(a.gib * (1 << 30))
     # amtd (its local worker, SQLite, the HTTP gateway) on free ports in a temporary folder.
-    with amtd_harness.Amtd(a.bin, slots=2, prefix="amt-big-") as amtd:
+    with amt_local.Amtd(a.bin, slots=2, prefix="amt-big-") as amtd:
         work = pathlib.Path(amtd.work)
         pid = amtd.pid
         kwargs = amtd.boto3_kwargs(key="bench", secret="bench")

@@ -33,8 +33,8 @@ import time
 import botocore.config
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, str(ROOT / "python" / "src"))
+import amt_local  # noqa: E402
 
 TRAINER = r'''#!/usr/bin/python3
 import json, os, sys
@@ -112,7 +112,7 @@ def summary(latencies):
 
 def run(a):
     # amtd (its local worker, SQLite, the HTTP gateway) on free ports in a temporary folder.
-    with amtd_harness.Amtd(a.bin, slots=2, prefix="amt-flood-") as amtd:
+    with amt_local.Amtd(a.bin, slots=2, prefix="amt-flood-") as amtd:
         trainer = pathlib.Path(amtd.work) / "flood_trainer.py"
         trainer.write_text(TRAINER)
         trainer.chmod(0o755)

@@ -27,8 +27,8 @@ import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, str(ROOT / "python" / "src"))
+import amt_local  # noqa: E402
 
 
 def percentile(values, p):
@@ -71,9 +71,9 @@ def main():
     args = p.parse_args()
     window = min(args.window, args.jobs // 2)
 
-    with amtd_harness.Amtd(args.bin_dir, *args.amtd_arg, slots=args.parallel,
-                           image_map=ROOT / "examples" / "image-map.json",
-                           prefix="amt-scale-") as amtd:
+    with amt_local.Amtd(args.bin_dir, *args.amtd_arg, slots=args.parallel,
+                        image_map=ROOT / "examples" / "image-map.json",
+                        prefix="amt-scale-") as amtd:
         result = measure(args, window, amtd)
     print("%d jobs, %d at a time (toy trainer, 1 epoch), through the HTTP gateway with boto3"
           % (args.jobs, args.parallel))
@@ -84,7 +84,7 @@ def main():
 
 
 def measure(args, window, amtd):
-    """Runs the tuning job through `amtd` (an amtd_harness.Amtd); the figures."""
+    """Runs the tuning job through `amtd` (an amt_local.Amtd); the figures."""
     data = pathlib.Path(amtd.data_dir)
     sm = amtd.client("sagemaker")
 

@@ -25,8 +25,8 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, str(ROOT / "python" / "src"))
+import amt_local  # noqa: E402
 
 
 def run_once(bin_dir, work, name, jobs, parallel, extra):
@@ -39,8 +39,8 @@ def run_once(bin_dir, work, name, jobs, parallel, extra):
     path = work / "job.json"
     path.write_text(json.dumps(job))
     # amtd on free ports, its data dir in this run's folder; its stderr not shown.
-    with amtd_harness.Amtd(bin_dir, *extra, data_dir=work / "data", quiet=True,
-                           image_map=ROOT / "examples" / "image-map.json") as amtd:
+    with amt_local.Amtd(bin_dir, *extra, data_dir=work / "data", quiet=True,
+                        image_map=ROOT / "examples" / "image-map.json") as amtd:
         env = dict(os.environ, AMT_ENDPOINT=amtd.grpc)
         start = time.monotonic()
         subprocess.run([str(bin_dir / "amt"), "create-hyper-parameter-tuning-job",

@@ -23,8 +23,8 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "python", "src"))
+import amt_local  # noqa: E402
 
 
 def post(url, target, body):
@@ -100,8 +100,8 @@ def main():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE,
                        check=True)
     # amtd on free ports (the page's among them) in a temporary folder, its output not shown.
-    with amtd_harness.Amtd(os.path.join(args.build, "bin"), quiet=True, prefix="amt-live-",
-                           image_map=os.path.join(ROOT, "examples", "image-map.json")) as amtd:
+    with amt_local.Amtd(os.path.join(args.build, "bin"), quiet=True, prefix="amt-live-",
+                        image_map=os.path.join(ROOT, "examples", "image-map.json")) as amtd:
         rows = [run(amtd.url, int(r), args.seconds, os.path.join(amtd.work, "chromium"))
                 for r in args.rates.split(",")]
     print("| emissions/s | emissions | renders | drawn at the end | lag median | lag max | "

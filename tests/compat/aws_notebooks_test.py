@@ -71,8 +71,9 @@ import traceback
 import urllib.parse
 import zipfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 SCRIPT = os.path.abspath(__file__)
 # The commit of amazon-sagemaker-examples scripts/fetch-aws-examples.sh checks out: the last one
@@ -471,8 +472,8 @@ def run_cells(args):
 def start_amtd(args, data_dir):
     # As examples/README.md starts it: Debian's python3 for the framework images, and one slot
     # per CPU (amtd's default) unless --slots says otherwise.
-    return amtd_harness.Amtd(args.bin_dir, "--python", "/usr/bin/python3",
-                             slots=args.slots or None, data_dir=data_dir)
+    return amt_local.Amtd(args.bin_dir, "--python", "/usr/bin/python3",
+                          slots=args.slots or None, data_dir=data_dir)
 
 
 def jobs_of(url):

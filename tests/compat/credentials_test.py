@@ -23,8 +23,9 @@ import botocore
 import botocore.config
 import botocore.exceptions
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 ARGS = None
 AWS = "/usr/bin/aws"
@@ -40,8 +41,8 @@ class CredentialsTest(unittest.TestCase):
         with open(cls.credentials, "w") as f:
             f.write("[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n" % (
                 KEY, SECRET))
-        cls.amtd = amtd_harness.Amtd(ARGS.bin_dir, "--credentials", cls.credentials, slots=1,
-                                     data_dir=os.path.join(cls.work.name, "data"))
+        cls.amtd = amt_local.Amtd(ARGS.bin_dir, "--credentials", cls.credentials, slots=1,
+                                  data_dir=os.path.join(cls.work.name, "data"))
         cls.addClassCleanup(cls.amtd.close)
         cls.endpoint = cls.amtd.url
 
@@ -132,14 +133,14 @@ class BindingTest(unittest.TestCase):
     def test_a_non_loopback_address_needs_credentials_or_insecure(self):
         with tempfile.TemporaryDirectory() as work:
             data = os.path.join(work, "data")
-            with self.assertRaises(amtd_harness.AmtdExited) as refused:
-                amtd_harness.Amtd(ARGS.bin_dir, "--host", "0.0.0.0", data_dir=data,
-                                  local_worker=False, quiet=True)
+            with self.assertRaises(amt_local.AmtdExited) as refused:
+                amt_local.Amtd(ARGS.bin_dir, "--host", "0.0.0.0", data_dir=data,
+                               local_worker=False, quiet=True)
             self.assertNotEqual(refused.exception.returncode, 0)
             self.assertIn("refusing to listen on 0.0.0.0 without --credentials",
                           refused.exception.stderr)
-            with amtd_harness.Amtd(ARGS.bin_dir, "--host", "0.0.0.0", "--insecure",
-                                   data_dir=data, local_worker=False) as accepted:
+            with amt_local.Amtd(ARGS.bin_dir, "--host", "0.0.0.0", "--insecure",
+                                data_dir=data, local_worker=False) as accepted:
                 self.assertTrue(accepted.url.startswith("http://0.0.0.0:"), accepted.url)
 
 

@@ -23,8 +23,9 @@ import sys
 import threading
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 ARGS = None
 
@@ -32,7 +33,7 @@ ARGS = None
 class HttpsProxyTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.amtd = amtd_harness.Amtd(ARGS.bin_dir, prefix="amt-https-proxy-")
+        cls.amtd = amt_local.Amtd(ARGS.bin_dir, prefix="amt-https-proxy-")
         cls.addClassCleanup(cls.amtd.close)
         cls.data, cls.url = cls.amtd.data_dir, cls.amtd.url
         # The environment after `eval "$(amt env)"`, less AWS_ENDPOINT_URL.
@@ -149,8 +150,8 @@ class HttpsProxyTest(unittest.TestCase):
 
 class BeyondLoopbackTest(unittest.TestCase):
     def test_other_hosts_are_refused_and_aws_hosts_served(self):
-        with amtd_harness.Amtd(ARGS.bin_dir, "--host", "0.0.0.0", "--insecure",
-                               prefix="amt-https-proxy-") as amtd:
+        with amt_local.Amtd(ARGS.bin_dir, "--host", "0.0.0.0", "--insecure",
+                            prefix="amt-https-proxy-") as amtd:
             url = "http://127.0.0.1:%d" % amtd.http_port
             result = subprocess.run(
                 ["curl", "-sS", "--proxytunnel", "--noproxy", "", "-x", url,

@@ -27,8 +27,9 @@ import urllib.request
 import botocore
 import botocore.session
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 ARGS = None
 
@@ -141,7 +142,7 @@ class ReplyShapesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.model = botocore.session.get_session().get_service_model("sagemaker")
-        cls.amtd = amtd_harness.Amtd(
+        cls.amtd = amt_local.Amtd(
             ARGS.bin_dir, "--time-scale", "0.01", "--spot-seed", "7", slots=4,
             image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"),
             prefix="amt-reply-shapes-")

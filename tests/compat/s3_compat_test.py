@@ -26,8 +26,9 @@ import boto3
 import botocore.exceptions
 from botocore.config import Config
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 ARGS = None
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
@@ -37,7 +38,7 @@ CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
 class S3CompatTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.amtd = amtd_harness.Amtd(
+        cls.amtd = amt_local.Amtd(
             ARGS.bin_dir, slots=2, prefix="amt-s3-compat-",
             image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"))
         cls.addClassCleanup(cls.amtd.close)

@@ -24,8 +24,9 @@ import unittest
 import boto3
 import botocore.exceptions
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 ARGS = None
 AWS = "/usr/bin/aws"  # Debian's aws cli; a pip-installed one earlier on PATH may differ
@@ -36,8 +37,8 @@ CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
 def start_amtd(test_class, prefix):
     """amtd on free ports in a fresh temporary folder, with the examples' image map and three
     slots; stopped and removed when the class's tests are done (or its setUpClass failed)."""
-    amtd = amtd_harness.Amtd(ARGS.bin_dir, prefix=prefix, slots=3,
-                             image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"))
+    amtd = amt_local.Amtd(ARGS.bin_dir, prefix=prefix, slots=3,
+                          image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"))
     test_class.addClassCleanup(amtd.close)
     return amtd
 

@@ -28,8 +28,9 @@ import time
 import unittest
 import contextlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 ARGS = None
 CALLS = collections.Counter()
@@ -52,7 +53,7 @@ def import_sdk():
 def start_amtd(flags):
     """Every suite's amtd: the image map of examples/, four slots, Debian's python3 for the
     framework images (/usr/bin/python3 has python3-xgboost, -sklearn and -torch)."""
-    return amtd_harness.Amtd(
+    return amt_local.Amtd(
         ARGS.bin_dir, "--python", "xgboost=/usr/bin/python3", "--python",
         "sklearn=/usr/bin/python3", "--python", "pytorch=/usr/bin/python3", *flags,
         slots=4, image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"),

@@ -26,8 +26,9 @@ import boto3
 import botocore.exceptions
 import botocore.session
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 ARGS = None
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -109,7 +110,7 @@ def tuning_job(name, strategy="Random", jobs=4, parallel=2, epochs=3, image=TOY,
 class SpecChecklistTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.amtd = amtd_harness.Amtd(
+        cls.amtd = amt_local.Amtd(
             ARGS.bin_dir, "--time-scale", "0.01", "--spot-interrupt-after", "1",
             "--spot-max-interruptions", "1", slots=4,
             image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"),

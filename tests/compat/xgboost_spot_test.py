@@ -42,8 +42,9 @@ import unittest
 
 import boto3
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 ARGS = None
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -113,7 +114,7 @@ class XgboostSpotTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.started = time.monotonic()
-        cls.amtd = amtd_harness.Amtd(
+        cls.amtd = amt_local.Amtd(
             ARGS.bin_dir, "--python", "xgboost=" + PYTHON_WITH_XGBOOST, "--time-scale", "1",
             "--spot-interrupt-after", "5", "--spot-max-interruptions", "1", "--spot-seed", "1",
             slots=2, image_map=os.path.join(ARGS.source_dir, "examples", "image-map.json"),

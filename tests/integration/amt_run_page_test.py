@@ -16,8 +16,9 @@ import tempfile
 import unittest
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 ARGS = None
 
@@ -35,7 +36,7 @@ class AmtRunPageTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as work:
             job_file = os.path.join(ARGS.source_dir, "examples", "auto-early-stopping.json")
             # Its stdout read line by line as it comes (no sleeps), its stderr kept.
-            with amtd_harness.Process(
+            with amt_local.Process(
                     [os.path.join(ARGS.bin_dir, "amt"), "run", job_file, "--data-dir",
                      os.path.join(work, "amt"), "--http-port", "0", "--keep-serving", "--quiet"],
                     quiet=True) as amt:

@@ -20,8 +20,9 @@ import tempfile
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-import amtd_harness  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "src"))
+import amt_local  # noqa: E402
 
 ARGS = None
 PYTHON = "/usr/bin/python3"
@@ -103,8 +104,8 @@ class ScriptModeJobFilesTest(unittest.TestCase):
 
     def amt_logs(self, job):
         # An amtd of `amt run`'s data dir, for `amt logs`: gRPC only, no worker.
-        with amtd_harness.Amtd(ARGS.bin_dir, "--http-port", "-1", data_dir=self.data,
-                               local_worker=False) as daemon:
+        with amt_local.Amtd(ARGS.bin_dir, "--http-port", "-1", data_dir=self.data,
+                            local_worker=False) as daemon:
             result = subprocess.run(daemon.amt_command("logs", job), capture_output=True,
                                     text=True, timeout=60)
             self.assertEqual(result.returncode, 0, result.stderr)

@@ -1,50 +1,18 @@
-"""amtd_harness: the one way a Python test or benchmark starts amtd (issue 35, one harness per layer).
-
-    import os, sys
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-    import amtd_harness
-
-    with amtd_harness.Amtd(bin_dir, "--time-scale", "0.01", image_map=..., slots=2) as amtd:
-        sm = amtd.client("sagemaker")          # boto3 at amtd.url, dummy keys, us-east-1
-        subprocess.run(amtd.amt_command("list-training-jobs"))   # the amt CLI over gRPC
-        subprocess.run(["aws", ...], env=dict(os.environ, **amtd.aws_env()))
-
-A unittest class starts it in setUpClass with `cls.addClassCleanup(cls.amtd.close)`, which runs
-even when setUpClass fails; a script under bench/ finds this module at ROOT / "tests" / "support".
-
-`Amtd` starts `BIN_DIR/amtd --port 0` (its HTTP gateway then on a free port too) with its local
-worker unless `local_worker=False`, in a fresh temporary folder (`amtd.work`, the data dir
-`amtd.work/data` and whatever scratch files the test puts there) unless `data_dir` names one the
-caller keeps (a data dir shared by two amtds one after the other, an `amt run`'s data dir). It
-waits for amtd's one stdout line, the banner (orchestrator/main.cc), which `parse_banner` is the
-only reader of, and exposes what it says: `grpc` (HOST:PORT, for `amt --endpoint`), `url` (the
-HTTP gateway, boto3's endpoint_url), `worker_socket`, `page`, `proxy_ca`. When amtd exits before
-its banner (a refused flag), `AmtdExited` says with which code and its stderr. `close()` (or the
-end of the `with`) stops amtd (SIGTERM, then SIGKILL after `stop_timeout` seconds, and its local
-worker too when amtd had to be killed, as a killed amtd leaves it running for the next amtd of
-the data dir) and removes the temporary folder. Nothing here sleeps: it waits on amtd's stdout
-and on process exits, each with a deadline.
-
-amtd's stderr is read by a thread and echoed to this process's stderr (`quiet=True`: kept only);
-`stderr_text()` returns what it wrote so far. The same plumbing is `Process`, for the other
-programs a test starts and reads line by line (`amt run`).
-
-Works with Debian's /usr/bin/python3 (3.11) and the pyenv python; standard library only (boto3
-is imported by `client()` alone).
-"""
+"""Amtd: amtd on free ports in a temporary folder, its banner parsed, its clients and environment,
+stopped and cleaned up at the end of a `with` (also when the body raises)."""
 
 import collections
 import os
-import queue
 import re
 import select
 import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
-import threading
+import time
+
+from amt_local._process import Process
 
 # orchestrator/main.cc's banner, every optional part in the order main.cc writes them.
 _BANNER = re.compile(
@@ -62,10 +30,16 @@ Banner.__doc__ = ("amtd's banner, parsed: grpc is HOST:PORT; url (http://HOST:PO
 # Variables that would send an AWS client, the amt CLI or the SDK elsewhere than the amtd at hand.
 _FOREIGN = ("AWS_", "AMT_")
 _PROXIES = ("https_proxy", "http_proxy", "all_proxy", "no_proxy")
+# What amtd, its worker and `amt env` need next to each other.
+_PROGRAMS = ("amtd", "amt-worker", "amt")
 
 
 class AmtdError(RuntimeError):
     """amtd did not start as asked, or what it printed is not its banner."""
+
+
+class AmtdNotFound(AmtdError):
+    """Neither AMT_BIN nor PATH leads to amtd, amt-worker and amt."""
 
 
 class AmtdExited(AmtdError):
@@ -86,118 +60,67 @@ def parse_banner(line):
     return Banner(**match.groupdict())
 
 
+def find_bin_dir(environ=None):
+    """The folder of amtd, amt-worker and amt: $AMT_BIN when set (e.g. a clone's build/bin),
+    else the folder of the `amtd` on PATH (symbolic links followed). AmtdNotFound otherwise, or
+    when one of the three is missing there."""
+    environ = os.environ if environ is None else environ
+    chosen = environ.get("AMT_BIN")
+    if chosen:
+        bin_dir, origin = os.path.abspath(chosen), "AMT_BIN=%s" % chosen
+    else:
+        amtd = shutil.which("amtd", path=environ.get("PATH", os.defpath))
+        if amtd is None:
+            raise AmtdNotFound("amtd is not on PATH and AMT_BIN is not set: set AMT_BIN to the "
+                               "folder of amtd, amt-worker and amt (a clone's build/bin)")
+        bin_dir = os.path.dirname(os.path.realpath(amtd))
+        origin = "the folder of the amtd on PATH (%s)" % amtd
+    missing = [name for name in _PROGRAMS
+               if not os.access(os.path.join(bin_dir, name), os.X_OK)]
+    if missing:
+        raise AmtdNotFound("%s has no %s" % (origin, " or ".join(missing)))
+    return bin_dir
+
+
 def _port(address):
     return int(address.rsplit(":", 1)[1].rstrip("/"))
 
 
-class Process:
-    """A child process with its stdout read line by line by a thread (`next_line`) and its
-    stderr by another (echoed unless `quiet`, kept for `stderr_text`), so that the child never
-    blocks on a full pipe and a reader never waits past a deadline."""
-
-    def __init__(self, command, *, quiet=False, env=None, cwd=None):
-        self.command = [str(part) for part in command]
-        self._popen = subprocess.Popen(self.command, stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                       cwd=cwd, text=True, errors="replace")
-        self._lines = queue.Queue()
-        self._stderr = []
-        self._quiet = quiet
-        self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
-                         threading.Thread(target=self._read_stderr, daemon=True)]
-        for thread in self._threads:
-            thread.start()
-
-    def _read_stdout(self):
-        for line in self._popen.stdout:
-            self._lines.put(line)
-        self._lines.put(None)  # end of output: the process exited (or closed its stdout)
-
-    def _read_stderr(self):
-        for line in self._popen.stderr:
-            self._stderr.append(line)
-            if not self._quiet:
-                sys.stderr.write(line)
-                sys.stderr.flush()
-
-    @property
-    def pid(self):
-        return self._popen.pid
-
-    @property
-    def returncode(self):
-        """The exit code once the process has been waited for; None while it runs."""
-        return self._popen.poll()
-
-    def next_line(self, timeout):
-        """The next stdout line (with its newline); None once stdout has ended. TimeoutError when
-        none comes within `timeout` seconds."""
-        try:
-            return self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError("%s printed no line in %g s" % (self.command[0], timeout)) from None
-
-    def rest_of_stdout(self, timeout=10):
-        """Every stdout line not read yet, up to the end of output (after the process exited)."""
-        lines = []
-        while True:
-            line = self.next_line(timeout)
-            if line is None:
-                return "".join(lines)
-            lines.append(line)
-
-    def stderr_text(self):
-        """What the process wrote on stderr so far."""
-        return "".join(self._stderr)
-
-    def wait(self, timeout):
-        """Waits for the exit; its code. subprocess.TimeoutExpired past `timeout` seconds."""
-        return self._popen.wait(timeout=timeout)
-
-    def stop(self, sig=signal.SIGTERM, timeout=60):
-        """Sends `sig` (when still running) and waits up to `timeout` s for the exit, then
-        SIGKILLs; the exit code. Idempotent."""
-        if self._popen.poll() is None:
-            self._popen.send_signal(sig)
-            try:
-                self._popen.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self._popen.kill()
-                self._popen.wait()
-        return self._popen.returncode
-
-    def close(self, timeout=60):
-        """stop(), then the pipes' readers finish (amtd's output has ended) and the pipes close."""
-        code = self.stop(timeout=timeout)
-        for thread in self._threads:
-            thread.join(timeout=10)  # a grandchild still holding a pipe must not hang the test
-        for pipe in (self._popen.stdout, self._popen.stderr):
-            pipe.close()
-        return code
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *_):
-        self.close()
+def _flag_value(flags, name):
+    """The value of the last `name VALUE` or `name=VALUE` among amtd's flags; None without."""
+    value = None
+    for i, flag in enumerate(flags):
+        if flag == name and i + 1 < len(flags):
+            value = flags[i + 1]
+        elif flag.startswith(name + "="):
+            value = flag[len(name) + 1:]
+    return value
 
 
 class Amtd:
     """amtd on free ports, started in the constructor, stopped by close() or `with`'s end.
 
-    bin_dir: the folder of amtd and amt (build/bin). flags: more amtd flags, as on its command
-    line. data_dir: a data dir the caller keeps (not removed); by default `work/data` in a fresh
-    temporary folder `work` (named `prefix`XXXX) that close() removes. image_map: --image-map, made
-    absolute (examples/image-map.json needs no rewriting: amtd expands ${IMAGE_MAP_DIR} and
-    ${AMT_BIN}). slots: --slots (None: amtd's default). local_worker=False: --no-local-worker.
-    quiet: amtd's stderr is kept, not echoed. start_timeout: seconds to wait for the banner.
+    bin_dir: the folder of amtd, amt-worker and amt (a clone's build/bin); None: find_bin_dir()
+    (AMT_BIN, else PATH). flags: more amtd flags, as on its command line (`amtd --help`).
+    data_dir: a data dir the caller keeps (not removed); by default `work/data` in a fresh
+    temporary folder `work` (named `prefix`XXXX) that close() removes. image_map: --image-map,
+    made absolute (amtd expands ${IMAGE_MAP_DIR} and ${AMT_BIN} in it). time_scale:
+    --time-scale (0.01 makes SageMaker's waits 100x shorter). python: --python values, each
+    PATH or FRAMEWORK=PATH (one string or several). slots: --slots (None: amtd's default).
+    local_worker=False: --no-local-worker. quiet: amtd's stderr is kept, not echoed.
+    start_timeout: seconds to wait for the banner; stop_timeout: for the exit after SIGTERM.
     """
 
-    def __init__(self, bin_dir, *flags, data_dir=None, image_map=None, slots=None,
-                 local_worker=True, quiet=False, prefix="amtd-harness-", start_timeout=120,
-                 stop_timeout=60):
-        self.bin_dir = os.path.abspath(str(bin_dir))
+    def __init__(self, bin_dir=None, *flags, data_dir=None, image_map=None, time_scale=None,
+                 python=(), slots=None, local_worker=True, quiet=False, prefix="amt-local-",
+                 start_timeout=120, stop_timeout=60):
+        self.process = None
+        self.work = None
+        self._closed = False
+        self._env = None
+        self.bin_dir = os.path.abspath(str(bin_dir) if bin_dir is not None else find_bin_dir())
         self.stop_timeout = stop_timeout
+        self.flags = [str(flag) for flag in flags]
         self.work = None if data_dir is not None else tempfile.mkdtemp(prefix=prefix)
         self.data_dir = os.path.abspath(str(data_dir) if data_dir is not None else
                                         os.path.join(self.work, "data"))
@@ -205,13 +128,15 @@ class Amtd:
                    self.data_dir]
         if image_map is not None:
             command += ["--image-map", os.path.abspath(str(image_map))]
+        if time_scale is not None:
+            command += ["--time-scale", repr(float(time_scale))]
+        for interpreter in [python] if isinstance(python, (str, os.PathLike)) else python:
+            command += ["--python", str(interpreter)]
         if slots is not None:
             command += ["--slots", str(slots)]
         if not local_worker:
             command.append("--no-local-worker")
-        command += [str(flag) for flag in flags]
-        self.process = None
-        self._closed = False
+        command += self.flags
         try:
             self.process = Process(command, quiet=quiet)
             line = self.process.next_line(start_timeout)
@@ -238,6 +163,8 @@ class Amtd:
         if self.banner.url is None:
             raise AmtdError("amtd serves no HTTP gateway (--http-port -1)")
         return self.banner.url
+
+    endpoint_url = url
 
     @property
     def http_port(self):
@@ -287,26 +214,79 @@ class Amtd:
         return [os.path.join(self.bin_dir, "amt"), "--endpoint", self.grpc] + [str(a)
                                                                                for a in args]
 
+    @staticmethod
+    def _clean_environ(base):
+        return {k: v for k, v in base.items()
+                if not k.startswith(_FOREIGN) and k != "PYTHONPATH"
+                and k.lower() not in _PROXIES}
+
+    def _amt_env_exports(self):
+        """What `amt env --endpoint-url URL --data-dir DATA` exports (run with no AWS_*, AMT_*
+        or proxy variable of its own, so every export is there), as a dict."""
+        command = [os.path.join(self.bin_dir, "amt")]
+        credentials = _flag_value(self.flags, "--credentials")
+        if credentials is not None:
+            command += ["--credentials", credentials]
+        command += ["env", "--endpoint-url", self.url, "--data-dir", self.data_dir]
+        out = subprocess.run(command, env=self._clean_environ(os.environ), capture_output=True,
+                             text=True, check=True).stdout
+        exports = {}
+        for line in out.splitlines():
+            words = shlex.split(line)
+            if len(words) == 2 and words[0] == "export" and "=" in words[1]:
+                name, value = words[1].split("=", 1)
+                exports[name] = value
+        return exports
+
+    @property
+    def env(self):
+        """The environment that points boto3, the SageMaker Python SDK, the aws cli and the amt
+        CLI at this amtd: what `amt env` exports (AWS_ENDPOINT_URL, keys amtd accepts, the
+        region, and with amtd's HTTPS proxy HTTPS_PROXY, NO_PROXY and AWS_CA_BUNDLE), plus
+        AMT_ENDPOINT and AMT_ENDPOINT_URL for the amt CLI. A new dict each time; environ()
+        merges it into an environment."""
+        if self._env is None:
+            self._env = dict(self._amt_env_exports(), AMT_ENDPOINT=self.grpc,
+                             AMT_ENDPOINT_URL=self.url)
+        return dict(self._env)
+
+    def environ(self, base=None):
+        """`base` (default os.environ) less every AWS_* and AMT_* variable (a profile, a session
+        token or a per-service endpoint would lead elsewhere), plus env: the environment of a
+        process that is to reach this amtd only."""
+        base = os.environ if base is None else base
+        merged = {k: v for k, v in base.items() if not k.startswith(_FOREIGN)}
+        merged.update(self.env)
+        return merged
+
     def amt_env(self, endpoint_url=True):
         """The environment of a shell after `eval "$(amt env --endpoint-url URL --data-dir
         DATA)"` (HTTPS_PROXY, AWS_CA_BUNDLE, ...), from this process's less everything that would
         reach AWS, another amtd or another SDK (AWS_*, AMT_*, proxies, PYTHONPATH). Without
         `endpoint_url`, AWS_ENDPOINT_URL is left out: every call then goes through the proxy."""
-        clean = {k: v for k, v in os.environ.items()
-                 if not k.startswith(_FOREIGN) and k != "PYTHONPATH"
-                 and k.lower() not in _PROXIES}
-        script = 'eval "$(%s env --endpoint-url %s --data-dir %s)" && env -0' % (
-            shlex.quote(os.path.join(self.bin_dir, "amt")), shlex.quote(self.url),
-            shlex.quote(self.data_dir))
-        out = subprocess.run(["bash", "-c", script], env=clean, capture_output=True,
-                             check=True).stdout
-        env = dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
+        env = self._clean_environ(os.environ)
+        env.update(self._amt_env_exports())
         for name in ("AWS_ENDPOINT_URL", "HTTPS_PROXY", "AWS_CA_BUNDLE"):
             if name not in env:
                 raise AmtdError("amt env did not export %s" % name)
         if not endpoint_url:
             del env["AWS_ENDPOINT_URL"]
         return env
+
+    def wait_for_tuning_job(self, name, timeout=600, interval=0.1, client=None):
+        """Polls DescribeHyperParameterTuningJob (boto3 has no waiter for tuning jobs) until
+        the job is no longer InProgress or Stopping; its last description. TimeoutError past
+        `timeout` seconds. client: a SageMaker boto3 client (default: client("sagemaker"))."""
+        client = client if client is not None else self.client("sagemaker")
+        deadline = time.monotonic() + timeout
+        while True:
+            job = client.describe_hyper_parameter_tuning_job(HyperParameterTuningJobName=name)
+            if job["HyperParameterTuningJobStatus"] not in ("InProgress", "Stopping"):
+                return job
+            if time.monotonic() > deadline:
+                raise TimeoutError("tuning job %s still %s after %g s" % (
+                    name, job["HyperParameterTuningJobStatus"], timeout))
+            time.sleep(interval)
 
     def stderr_text(self):
         """What amtd wrote on stderr so far."""
@@ -354,3 +334,13 @@ class Amtd:
 
     def __exit__(self, *_):
         self.close()
+
+
+def start(*flags, bin_dir=None, **options):
+    """Starts amtd on free ports with a temporary data dir: an Amtd, to use with `with`.
+
+        with amt_local.start(image_map="image-map.json", time_scale=0.01) as amtd:
+            sm = amtd.client("sagemaker")      # or: os.environ.update(amtd.env)
+
+    flags and options as Amtd's; bin_dir None: AMT_BIN, else the amtd on PATH."""
+    return Amtd(bin_dir, *flags, **options)
