@@ -2,9 +2,9 @@
 """amt_local's pytest plugin as a user gets it: the package installed in a venv (the plugin
 loaded through its pytest11 entry point), pytest run on generated test files. The amtd fixture
 starts amtd on free ports (two sessions at once each get their own) with the options of the
-command line or the ini file, and when the session ends, also after a failed test, amtd and its
-local worker are gone and the temporary folder removed; without amtd the fixture says how to
-point at one; amtd_env points os.environ at amtd for one test only.
+command line or the ini file, and when the session ends, also after a failed test or on SIGTERM,
+amtd and its local worker are gone and the temporary folder removed; without amtd the fixture
+says how to point at one; amtd_env points os.environ at amtd for one test only.
 
 Run by CTest (python/tests/CMakeLists.txt, python.pytest_plugin) with the venv's python:
 
@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,7 +51,7 @@ def test_meets_the_other_session(amtd):
     print("RECORD " + json.dumps({"pid": amtd.pid, "url": amtd.url, "grpc": amtd.grpc}),
           flush=True)
     with open(os.environ["GO"]) as f:
-        assert f.read() == "go\\n"
+        assert f.readline() == "go\\n"
 '''
 
 ENVIRONMENT = '''
@@ -91,6 +92,7 @@ class PytestPluginTest(unittest.TestCase):
         # amtd's temporary folders go here: empty again once a session has ended.
         self.temp = os.path.join(self.tmp, "temp")
         os.mkdir(self.temp)
+        self.fifos = {}
 
     def project(self, name, files):
         folder = os.path.join(self.tmp, name)
@@ -106,6 +108,23 @@ class PytestPluginTest(unittest.TestCase):
                    PYTHONDONTWRITEBYTECODE="1")
         env.update(more)
         return env
+
+    def fifo(self, name):
+        """A fifo for a test to read a line from, held open for writing here (O_RDWR never
+        blocks): what is written waits in it until the test opens it, whenever that is."""
+        path = os.path.join(self.tmp, name)
+        os.mkfifo(path)
+        self.fifos[path] = os.open(path, os.O_RDWR)
+        self.addCleanup(os.close, self.fifos[path])
+        return path
+
+    def next_record(self, session):
+        """The JSON of the test's "RECORD {...}" line (after pytest's "test_x.py ")."""
+        while True:
+            line = session.next_line(timeout=120)
+            self.assertIsNotNone(line, session.stderr_text())
+            if "RECORD " in line:
+                return json.loads(line.split("RECORD ", 1)[1])
 
     def pytest_command(self, folder, *options):
         return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", folder] + list(options)
@@ -164,29 +183,33 @@ class PytestPluginTest(unittest.TestCase):
         folder = self.project("meeting", {"test_meeting.py": MEETING})
         sessions, seen = [], []
         for name in ("a", "b"):
-            go = os.path.join(self.tmp, "go-" + name)
-            os.mkfifo(go)
+            go = self.fifo("go-" + name)
             session = Process(self.pytest_command(folder, "-s"), env=self.env(GO=go),
                               quiet=True)
             self.addCleanup(session.close)
             sessions.append((session, go))
         for session, _ in sessions:  # both amtds run: each test waits for its fifo
-            while True:
-                line = session.next_line(timeout=120)
-                self.assertIsNotNone(line, session.stderr_text())
-                if "RECORD " in line:  # after pytest's "test_meeting.py "
-                    seen.append(json.loads(line.split("RECORD ", 1)[1]))
-                    break
+            seen.append(self.next_record(session))
         self.assertTrue(all(alive(s["pid"]) for s in seen))
         self.assertNotEqual(seen[0]["url"], seen[1]["url"])
         self.assertNotEqual(seen[0]["grpc"], seen[1]["grpc"])
         for session, go in sessions:
-            fd = os.open(go, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO when its test is not waiting
-            os.write(fd, b"go\n")
-            os.close(fd)
+            os.write(self.fifos[go], b"go\n")
         for session, _ in sessions:
             self.assertEqual(session.wait(timeout=120), 0, session.rest_of_stdout())
         self.assertFalse(any(alive(s["pid"]) for s in seen))
+        self.assertEqual(os.listdir(self.temp), [])
+
+    def test_a_session_ended_by_sigterm_stops_amtd_and_removes_its_folder(self):
+        folder = self.project("terminated", {"test_meeting.py": MEETING})
+        session = Process(self.pytest_command(folder, "-s"), quiet=True,
+                          env=self.env(GO=self.fifo("never")))
+        self.addCleanup(session.close)
+        seen = self.next_record(session)
+        self.assertTrue(alive(seen["pid"]))
+        session.stop(signal.SIGTERM, timeout=120)  # its test waits on a fifo nobody writes
+        self.assertEqual(session.returncode, 2, session.rest_of_stdout())  # pytest: interrupted
+        self.assertFalse(alive(seen["pid"]))
         self.assertEqual(os.listdir(self.temp), [])
 
     def test_without_amtd_the_fixture_says_how_to_point_at_one(self):

@@ -20,10 +20,13 @@ there is relative to the ini file's folder); the command line wins:
   --amt-slots N            amt_slots        amtd --slots
   --amtd-arg=FLAG          amtd_args        any other amtd flag (repeatable; the ini's are
                                             split as a shell would)
-A failed test that used `amtd` gets the end of amtd's stderr in its report.
+A failed test that used `amtd` gets the end of amtd's stderr in its report. While amtd runs,
+SIGTERM stops the session as Ctrl-C does, so that amtd is stopped and its folder removed then too.
 """
 
 import os
+import signal
+import threading
 
 import pytest
 
@@ -85,8 +88,22 @@ def amtd(pytestconfig):
     and its folder removed, when the session ends."""
     flags, options = amtd_options(pytestconfig)
     bin_dir = options.pop("bin_dir")
-    with Amtd(bin_dir, *flags, **options) as running:
-        yield running
+    # pytest dies of SIGTERM (a CI job's timeout) without tearing fixtures down, which would
+    # leave amtd running: while amtd runs, SIGTERM interrupts the session as Ctrl-C does.
+    replaced = (signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+                and threading.current_thread() is threading.main_thread())
+    if replaced:
+        signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with Amtd(bin_dir, *flags, **options) as running:
+            yield running
+    finally:
+        if replaced:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt("SIGTERM")
 
 
 @pytest.fixture
