@@ -1,16 +1,35 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages amt-local needs to build and test. Idempotent: packages already
-# present are skipped, and apt-get update runs only when something is missing.
+# Installs the Debian 12 packages amt-local needs. Idempotent: packages already present are
+# skipped, and apt-get update runs only when something is missing.
+# Usage: scripts/install-deps.sh [PROFILE]
+#   demo     what scripts/demo.sh needs to build amtd, amt-worker, amt and the toy trainer and run
+#            them: the compiler and build tools, the -dev libraries they link, python3 (the
+#            examples' Python trainers), and the web page's npm package (built into amtd)
+#   package  demo's, and what scripts/test-deb.sh needs: dpkg-dev (dpkg-shlibdeps names the
+#            .deb's Depends) and debootstrap (the clean Debian 12 root it installs the .deb into)
+#   full     (the default) everything: package's, and what the whole test suite, the checks, the
+#            sanitizers and the fuzzers need (scripts/test.sh, .ci/run)
 set -euo pipefail
 
+profile="${1:-full}"
+
+# demo: amtd, amt-worker, amt and amt-toy-trainer, built and run (BUILDING.md says what each is for).
 PACKAGES=(
   g++ cmake ninja-build pkg-config
-  libboost-dev libboost-filesystem-dev libboost-system-dev libboost-program-options-dev
+  libboost-dev libboost-filesystem-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc libabsl-dev
   libsqlite3-dev libre2-dev libeigen3-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   libexpat1-dev  # XML request bodies of S3 (orchestrator/gateway/xml.h)
   libssl-dev  # libcrypto's SHA-256 and HMAC: SigV4 request signatures (orchestrator/auth/)
-  libgtest-dev libgmock-dev python3 clang-format
+  python3  # the examples' Python trainers
+)
+PACKAGE_PACKAGES=(
+  dpkg-dev  # dpkg-shlibdeps: the .deb's Depends, from the libraries the binaries link (cpack)
+  debootstrap  # scripts/test-deb.sh: a clean Debian 12 root to install the .deb into
+)
+FULL_PACKAGES=(
+  libboost-system-dev libboost-program-options-dev
+  libgtest-dev libgmock-dev clang-format
   clang-14    # scripts/check-thread-safety.sh: -Wthread-safety (g++ has no such analysis)
   libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz.sh)
   python3-boto3 awscli
@@ -34,6 +53,15 @@ PACKAGES=(
   # Headless Chromium: the web page's browser tests (tests/browser/).
   chromium
 )
+case "$profile" in
+  demo) ;;
+  package) PACKAGES+=("${PACKAGE_PACKAGES[@]}") ;;
+  full) PACKAGES+=("${PACKAGE_PACKAGES[@]}" "${FULL_PACKAGES[@]}") ;;
+  *)
+    echo "usage: scripts/install-deps.sh [demo|package|full]" >&2
+    exit 2
+    ;;
+esac
 # Node.js and npm fetch the web page's npm packages (below). A machine that has them (such as
 # NodeSource's nodejs, which carries its own npm) keeps them; else Debian's are installed.
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
