@@ -56,7 +56,13 @@ case "$work" in *" "*) echo "test-deb: the clone's path has a space" >&2; exit 2
 mkdir -p "$work"
 cleanup
 
-in_root() { env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 chroot "$root" "$@"; }
+# Runs a command in the root with a clean environment, killed after $limit seconds (a hung job
+# fails the script instead of CI).
+limit=900
+in_root() {
+  timeout -s KILL "$limit" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    chroot "$root" "$@"
+}
 
 bash scripts/install-deps.sh package
 
@@ -109,6 +115,7 @@ fail() {
 }
 
 step_start "amt run /usr/share/amt-local/examples/random-tuning.json in the root"
+limit=300
 in_root sh -c 'cd /tmp && amt run /usr/share/amt-local/examples/random-tuning.json \
   --data-dir /tmp/amt-run --http-port 0' >"$work/run.log" 2>&1 ||
   { rc=$?; cat "$work/run.log" >&2; fail "amt run exited $rc"; }
@@ -127,7 +134,7 @@ mkfifo "$root/tmp/amtd.out"
   --image-map /usr/share/amt-local/examples/image-map.json >"$root/tmp/amtd.out" \
   2>"$work/amtd.log") &
 amtd_pid=$!
-read -r banner <"$root/tmp/amtd.out" || fail "amtd did not start: $(cat "$work/amtd.log")"
+read -r -t 60 banner <"$root/tmp/amtd.out" || fail "amtd did not start: $(cat "$work/amtd.log")"
 echo "test-deb: $banner" >&2
 grpc=$(sed -n 's/^amtd listening on \([^ ]*\) (gRPC).*/\1/p' <<<"$banner")
 http=$(sed -n 's/.*, \(http:[^ ]*\) (AWS JSON.*/\1/p' <<<"$banner")
