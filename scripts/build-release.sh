@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 if [ ! -f build-release/CMakeCache.txt ]; then
-  cmake --preset release >/dev/null  # CMakePresets.json: Release, Ninja, AMT_BUILD_TESTS=OFF, AMT_BUILD_BENCH=OFF
+  # CMakePresets.json: Release, Ninja, AMT_BUILD_TESTS=OFF, AMT_BUILD_BENCH=OFF.
+  cmake --preset release >/dev/null
 fi
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done

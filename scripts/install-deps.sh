@@ -13,7 +13,7 @@ set -euo pipefail
 
 profile="${1:-full}"
 
-# demo: amtd, amt-worker, amt and amt-toy-trainer, built and run (BUILDING.md says what each is for).
+# demo: amtd, amt-worker, amt and amt-toy-trainer, built and run (BUILDING.md: what each is for).
 PACKAGES=(
   g++ cmake ninja-build pkg-config
   libboost-dev libboost-filesystem-dev

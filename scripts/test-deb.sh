@@ -2,8 +2,8 @@
 # The .deb, installed and run where nothing else is: builds BUILD_DIR (build-release/ by default:
 # Release, no tests) and the package (cpack -G DEB), makes a clean Debian 12 root with debootstrap
 # (minbase, from Debian's mirror; made once and kept in BUILD_DIR/deb-test/base, each run works in
-# a fresh copy of it), installs the .deb there with apt-get (which installs its Depends and nothing of
-# the build), and runs the installed programs from the installed tree inside it:
+# a fresh copy of it), installs the .deb there with apt-get (which installs its Depends and nothing
+# of the build), and runs the installed programs from the installed tree inside it:
 #   1. `amt run /usr/share/amt-local/examples/random-tuning.json` (the toy trainer, from bin/):
 #      the tuning job ends Completed with a best training job;
 #   2. amtd with the installed image map, then `amt create-hyper-parameter-tuning-job` of the
@@ -11,17 +11,16 @@
 #      `amt watch`, which exits 0 only if it Completed; and the page amtd serves.
 # Prints how long each step took. As root (debootstrap, chroot, mount). On any exit the processes
 # left in the root are killed and everything mounted under BUILD_DIR/deb-test is unmounted.
-# Usage: scripts/test-deb.sh [BUILD_DIR]   (AMT_DEBIAN_MIRROR overrides http://deb.debian.org/debian)
+# Usage: scripts/test-deb.sh [BUILD_DIR]
+# (AMT_DEBIAN_MIRROR overrides http://deb.debian.org/debian.)
 # CI passes build/, which scripts/test.sh has just built (RelWithDebInfo; cpack strips the
 # binaries): a third full build does not fit CI's time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mirror="${AMT_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 build="${1:-build-release}"
-case "$build" in
-  /*) work="$build/deb-test" ;;
-  *) work="$PWD/$build/deb-test" ;;
-esac
+# Resolved as /proc/mounts and /proc/PID/root show it (no symbolic link).
+work="$(realpath -m "$build")/deb-test"
 base="$work/base"  # debootstrap's root, kept across runs (made again when incomplete)
 root="$work/root"  # this run's copy of base, removed at the end
 archives="$work/apt-archives"  # the .debs apt downloaded, kept across runs
@@ -39,7 +38,9 @@ step_end() {
 cleanup() {
   local pid mounts m
   for pid in /proc/[0-9]*; do
-    if [ "$(readlink "$pid/root" 2>/dev/null)" = "$root" ]; then kill -9 "${pid#/proc/}" 2>/dev/null || true; fi
+    if [ "$(readlink "$pid/root" 2>/dev/null)" = "$root" ]; then
+      kill -9 "${pid#/proc/}" 2>/dev/null || true
+    fi
   done
   mounts=$(awk -v w="$work/" 'index($2, w) == 1 { print $2 }' /proc/mounts | sort -r)
   for m in $mounts; do umount "$m" 2>/dev/null || umount -l "$m" || true; done
@@ -87,7 +88,11 @@ if [ ! -f "$base/.amt-complete" ]; then
     exit 1
   }
   printf '%s\n' "deb $mirror bookworm main" "deb $mirror bookworm-updates main" \
-    "deb ${mirror%/debian}/debian-security bookworm-security main" >"$base/etc/apt/sources.list"
+    >"$base/etc/apt/sources.list"
+  case "$mirror" in  # Debian's own mirror serves the security updates beside it
+    */debian) echo "deb ${mirror%/debian}/debian-security bookworm-security main" \
+      >>"$base/etc/apt/sources.list" ;;
+  esac
   touch "$base/.amt-complete"
   step_end "debootstrap (made once, kept in $base)"
 fi
@@ -142,8 +147,7 @@ if [ -z "$grpc" ] || [ -z "$http" ]; then fail "no endpoints in amtd's banner"; 
 in_root amt --endpoint "$grpc" create-hyper-parameter-tuning-job \
   --cli-input-json file:///usr/share/amt-local/examples/multi-algorithm.json >"$work/create.log" ||
   fail "create-hyper-parameter-tuning-job: $(cat "$work/create.log")"
-name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["HyperParameterTuningJobName"])' \
-  examples/multi-algorithm.json)
+name=$(sed -n 's/^ *"HyperParameterTuningJobName": *"\([^"]*\)".*/\1/p' examples/multi-algorithm.json)
 in_root amt --endpoint "$grpc" watch "$name" >"$work/watch.log" 2>&1 ||
   { cat "$work/watch.log" "$work/amtd.log" >&2; fail "amt watch $name: not Completed"; }
 grep -q 'Best training job: ' "$work/watch.log" ||
