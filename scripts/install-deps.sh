@@ -48,8 +48,9 @@ FULL_PACKAGES=(
   # torchvision 0.14 for AWS's PyTorch MNIST notebook's mnist.py (tests/compat/aws_notebooks_test.py).
   python3-torch python3-torchvision
   # Slurm 22.05 and munge: the Slurm executor's tests start a one-machine cluster
-  # (scripts/slurm-up.sh; no daemon starts on install, as there is no systemd).
-  slurm-wlm munge
+  # (scripts/slurm-up.sh; no daemon starts on install, as there is no systemd). slurmdbd and
+  # MariaDB: its accounting (WITH_ACCOUNTING=1, tests/integration/slurm_accounting_test.sh).
+  slurm-wlm munge slurmdbd mariadb-server
   # Headless Chromium: the web page's browser tests (tests/browser/).
   chromium
 )
