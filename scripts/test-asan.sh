@@ -26,8 +26,9 @@ if [ ${#excluded[@]} -gt 0 ]; then
   echo "asan-ubsan: not run: ${excluded[*]}"
 fi
 
-if [ ! -f build-asan/CMakeCache.txt ]; then
-  cmake --preset asan-ubsan >/dev/null
+# AMT_DEBUG_INFO=lines (CI): -g1, line tables only, which is what ASan's reports print.
+if [ ! -f build-asan/CMakeCache.txt ] || [ -n "${AMT_DEBUG_INFO:-}" ]; then
+  cmake --preset asan-ubsan -DAMT_DEBUG_INFO="${AMT_DEBUG_INFO:-full}" >/dev/null
 fi
 cmake --build --preset asan-ubsan -j"$jobs"
 exclude_args=()
