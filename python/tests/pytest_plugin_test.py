@@ -24,6 +24,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 from amt_local import Process  # noqa: E402
+from process_state import alive  # noqa: E402  (python/tests/, the script's folder)
 
 ARGS = None
 
@@ -71,18 +72,6 @@ def test_the_next_test_has_the_environment_back():
     assert os.environ["AWS_PROFILE"] == "someone-else"
     assert "AWS_ENDPOINT_URL" not in os.environ and "HTTPS_PROXY" not in os.environ
 '''
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie (exited, not yet reaped by its parent) counts as gone
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 class PytestPluginTest(unittest.TestCase):
