@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo: installs what it needs (scripts/install-deps.sh demo), builds only what it runs
-# (amtd, amt-worker, amt and the toy trainer, Release, in build-release/), then runs a Random
+# (amtd, amt-worker, amt and the toy trainer, Release at -O1: the demo preset, in build-demo/),
+# then runs a Random
 # tuning job of 8 training jobs (2 in parallel) on the toy trainer, with a live table, ending with
 # the best training job and its hyperparameters. It prints the web page's address (learning
 # curves, live); in a terminal the page stays up after the job until Ctrl-C (amt run
@@ -8,7 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh demo
-bash scripts/build-release.sh amtd amt-worker amt amt-toy-trainer
+if [ ! -f build-demo/CMakeCache.txt ]; then
+  cmake --preset demo >/dev/null  # CMakePresets.json: release's, at -O1 (less compile time)
+fi
+cmake --build build-demo -j"$(nproc 2>/dev/null || echo 2)" --target amtd amt-worker amt \
+  amt-toy-trainer
 serve=()
 if [ -t 1 ]; then serve=(--keep-serving); fi
-exec build-release/bin/amt run examples/random-tuning.json --data-dir .amt "${serve[@]}" "$@"
+exec build-demo/bin/amt run examples/random-tuning.json --data-dir .amt "${serve[@]}" "$@"
