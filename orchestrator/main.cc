@@ -108,6 +108,25 @@ void AddServerFlags(CLI::App& app, Flags& flags) {
 }
 
 // SageMaker's waits, and where trainers come from.
+// The local worker's container engine and the containers' limits (docs/sagemaker-mapping.md,
+// "Your own training image").
+void AddContainerFlags(CLI::App& app, Flags& flags) {
+  app.add_option("--container-runtime", flags.options.container_runtime,
+                 "The local worker's container engine: training images it holds (pulled, or built "
+                 "and tagged with the TrainingImage's name) run as containers with SageMaker's "
+                 "/opt/ml contract: docker, podman, auto (Docker when its daemon answers, else "
+                 "Podman, else none) or none (images run only through the image map, as "
+                 "executables or in script mode)")
+      ->check(CLI::IsMember({"auto", "docker", "podman", "none"}))
+      ->capture_default_str();
+  app.add_option("--container-resource-scale", flags.options.container_resource_scale,
+                 "Multiplies a training job's InstanceType vCPUs and memory for its container's "
+                 "--cpus (at most this machine's CPUs) and --memory (0: no limits): 0.25 makes "
+                 "ml.m5.large's 8 GiB a 2 GiB limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
 void AddTimingFlags(CLI::App& app, Flags& flags) {
   app.add_option("--time-scale", flags.options.orchestrator.time_scale,
                  "Multiplies SageMaker's waits (120 s stop grace, MaxRuntimeInSeconds, worker-lost "
@@ -370,6 +389,7 @@ int main(int argc, char** argv) {
       "keeps every job in SQLite under --data-dir, and starts a local amt-worker unless told not "
       "to."};
   AddServerFlags(app, flags);
+  AddContainerFlags(app, flags);
   AddTimingFlags(app, flags);
   AddEarlyStoppingFlags(app, flags);
   AddSpotFlags(app, flags);

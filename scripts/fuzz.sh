@@ -12,7 +12,12 @@ if ! command -v clang++-14 >/dev/null; then
   echo "fuzz: clang++-14 not found (scripts/install-deps.sh installs clang-14)" >&2
   exit 1
 fi
-cmake --preset fuzz >/dev/null
+# AMT_DEBUG_INFO=lines (CI): -g1, line tables only, which is what the crash reports print.
+if [ ! -f build-fuzz/CMakeCache.txt ] || [ -n "${AMT_DEBUG_INFO:-}" ]; then
+  cmake --preset fuzz -DAMT_DEBUG_INFO="${AMT_DEBUG_INFO:-full}" >/dev/null
+else
+  cmake --preset fuzz >/dev/null
+fi
 cmake --build --preset fuzz -j "$(nproc)"
 mkdir -p build-fuzz/artifacts
 scratch=$(mktemp -d)

@@ -53,6 +53,10 @@ FULL_PACKAGES=(
   slurm-wlm munge slurmdbd mariadb-server
   # Headless Chromium: the web page's browser tests (tests/browser/).
   chromium
+  # Docker (dockerd, its client, containerd, runc) and a static busybox: the container tests
+  # start their own dockerd with private paths and build a FROM-scratch busybox training image
+  # (tests/integration/containers_test.py). No daemon starts on install (no systemd).
+  docker.io busybox-static
 )
 case "$profile" in
   demo) ;;

@@ -411,13 +411,54 @@ absl::StatusOr<json> MakeChannels(const amt::v1::StartJob& job, const JobPaths& 
   return input_data_config;
 }
 
+// The folder as a container sees it: /opt/ml, its checkpoints at CheckpointConfig.LocalPath.
+JobPaths ContainerPaths(const amt::v1::StartJob& job, const JobPaths& p) {
+  JobPaths c;
+  c.root = kContainerMlRoot;
+  const auto rebase = [&](const fs::path& path) {
+    return c.root / path.lexically_relative(p.root);
+  };
+  c.input = rebase(p.input);
+  c.input_config = rebase(p.input_config);
+  c.input_data = rebase(p.input_data);
+  c.model = rebase(p.model);
+  c.output = rebase(p.output);
+  c.output_data = rebase(p.output_data);
+  c.output_intermediate = rebase(p.output_intermediate);
+  c.failure = rebase(p.failure);
+  if (!p.checkpoints.empty()) {
+    c.checkpoints = job.checkpoint_container_path().empty()
+                        ? c.root / "checkpoints"
+                        : fs::path(job.checkpoint_container_path());
+  }
+  return c;
+}
+
+std::vector<ContainerMount> ContainerMounts(
+    const JobPaths& p, const JobPaths& c,
+    const std::vector<const amt::v1::ChannelAssignment*>& channels) {
+  std::vector<ContainerMount> mounts = {{p.input_config.string(), c.input_config.string(), true}};
+  for (const auto* channel : channels) {
+    const fs::path link = p.input_data / channel->channel_name();
+    std::error_code ec;
+    fs::path source = fs::is_symlink(link, ec) ? fs::read_symlink(link, ec) : link;
+    if (ec) source = link;
+    mounts.push_back({source.string(), (c.input_data / channel->channel_name()).string(), true});
+  }
+  mounts.push_back({p.model.string(), c.model.string(), false});
+  mounts.push_back({p.output.string(), c.output.string(), false});
+  if (!p.checkpoints.empty())
+    mounts.push_back({p.checkpoints.string(), c.checkpoints.string(), false});
+  return mounts;
+}
+
 }  // namespace
 
 // The stages, in order: check the request, lay the folder out, write the config files, make the
 // channels and checkpoints, then the environment. A new kind of input (a device, a container's
 // mounts) gets a stage of its own here and its variables in JobEnvironment (job_environment.h).
 absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v1::StartJob& job,
-                                      const HostSpec& host) {
+                                      const HostSpec& host, bool in_container) {
   ASSIGN_OR_RETURN(const auto channels, ValidateRequest(job, host));
   std::error_code ec;
   const fs::path work_dir = fs::absolute(options.work_dir, ec);
@@ -441,19 +482,23 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   RETURN_IF_ERROR(WriteConfig(p, "resourceconfig.json", cluster.resource_config, options));
   ASSIGN_OR_RETURN(const json input_data_config, MakeChannels(job, p, channels));
   RETURN_IF_ERROR(WriteConfig(p, "inputdataconfig.json", input_data_config, options));
-  if (!p.checkpoints.empty()) RETURN_IF_ERROR(dir.MakeCheckpoints(options, job));
+  const JobPaths seen = in_container ? ContainerPaths(job, p) : p;
+  if (!p.checkpoints.empty()) RETURN_IF_ERROR(dir.MakeCheckpoints(options, job, seen.checkpoints));
+  if (in_container) dir.container_mounts_ = ContainerMounts(p, seen, channels);
 
-  dir.environment_ = JobEnvironment(job, {options, host, p, cluster, channels, input_data_config});
+  dir.environment_ =
+      JobEnvironment(job, {options, host, seen, cluster, channels, input_data_config});
   return dir;
 }
 
-absl::Status JobDir::MakeCheckpoints(const JobDirOptions& options, const amt::v1::StartJob& job) {
+absl::Status JobDir::MakeCheckpoints(const JobDirOptions& options, const amt::v1::StartJob& job,
+                                     const fs::path& local_path) {
   const JobPaths& p = paths_;
   RETURN_IF_ERROR(InFolder(p, MakeDirs(p.checkpoints)));
   // As SageMaker writes it for a job with a CheckpointConfig (the built-in XGBoost and framework
   // scripts read LocalPath from it); here LocalPath is where this trainer sees the folder, and
   // S3Uri is left out: amt-worker syncs the folder itself.
-  const json checkpoint_config = {{"LocalPath", p.checkpoints.string()}};
+  const json checkpoint_config = {{"LocalPath", local_path.string()}};
   RETURN_IF_ERROR(WriteConfig(p, "checkpointconfig.json", checkpoint_config, options));
   if (job.checkpoint_local_sync_dir().empty()) return absl::OkStatus();
   std::error_code ec;

@@ -31,8 +31,12 @@
 #include "absl/status/statusor.h"
 #include "amt/v1/worker.pb.h"
 #include "common/mutex.h"
+#include "worker/process_launcher.h"
 
 namespace amt::worker {
+
+// Where a job's folder is inside its container (SageMaker's /opt/ml).
+inline constexpr char kContainerMlRoot[] = "/opt/ml";
 
 // FailureReason is at most this many characters (UTF-8 code points) of output/failure.
 inline constexpr size_t kMaxFailureReasonChars = 1024;
@@ -152,10 +156,21 @@ class JobDir {
   // resourceconfig.json's current_host and SM_CURRENT_HOST, every host's in hosts and SM_HOSTS,
   // the addresses in AMT_HOST_ADDRESSES ({"algo-1": "127.1.0.1", ...}), and the network
   // interface is "lo" (the hosts' addresses are loopback ones; a single host keeps "eth0").
+  //
+  // `in_container`: the trainer runs in a container (container_launcher.h) that sees the folder
+  // as /opt/ml: the environment and checkpointconfig.json then name /opt/ml paths (the
+  // checkpoints at CheckpointConfig.LocalPath, /opt/ml/checkpoints by default, as SageMaker
+  // mounts them), and container_mounts() says what to mount where.
   static absl::StatusOr<JobDir> Create(const JobDirOptions& options, const amt::v1::StartJob& job,
-                                       const HostSpec& host = {});
+                                       const HostSpec& host = {}, bool in_container = false);
 
   const JobPaths& paths() const { return paths_; }
+
+  // For a container (Create's `in_container`): input/config read-only at
+  // /opt/ml/input/config, each channel's data read-only at /opt/ml/input/data/<channel> (the
+  // folder or file the channel's link points at), model/ and output/ writable at /opt/ml/model
+  // and /opt/ml/output, checkpoints/ at the checkpoint path. Empty otherwise.
+  const std::vector<ContainerMount>& container_mounts() const { return container_mounts_; }
 
   // TRAINING_JOB_NAME, TRAINING_JOB_ARN, the SM_* variables, AMT_JOB_DIR (and for several hosts
   // AMT_HOST_ADDRESSES; with a StartJob.volume_size_gb, AMT_VOLUME_SIZE_GB, the cap
@@ -184,10 +199,13 @@ class JobDir {
 
   // checkpoints/, checkpointconfig.json, and the sync dir's files copied in (Create's stage for
   // a job with a checkpoint config).
-  absl::Status MakeCheckpoints(const JobDirOptions& options, const amt::v1::StartJob& job);
+  // `local_path`: checkpoints/ as the trainer sees it (checkpointconfig.json's LocalPath).
+  absl::Status MakeCheckpoints(const JobDirOptions& options, const amt::v1::StartJob& job,
+                               const std::filesystem::path& local_path);
 
   JobPaths paths_;
   std::map<std::string, std::string> environment_;
+  std::vector<ContainerMount> container_mounts_;
   std::filesystem::path checkpoint_sync_dir_;
   // Relative path -> stamp of the local copy, for the files copied in at start.
   std::map<std::string, FileStamp> copied_in_;

@@ -12,6 +12,8 @@
 #include <system_error>
 #include <utility>
 
+#include "common/instance_type.h"
+#include "worker/container_launcher.h"
 #include "worker/tar_gz.h"
 
 namespace amt::worker {
@@ -51,7 +53,12 @@ JobRunner::JobRunner(JobRunnerOptions options, amt::v1::StartJob job, ProcessLau
       clock_(clock),
       report_(std::move(report)),
       networks_(options_.networks != nullptr ? options_.networks
-                                             : std::make_shared<LoopbackNetworks>()) {}
+                                             : std::make_shared<LoopbackNetworks>()) {
+  if (options_.containers != nullptr) {
+    container_launcher_ = NewContainerLauncher(*options_.containers, launcher_,
+                                               options_.container.client_environment);
+  }
+}
 
 JobRunner::~JobRunner() {
   {
@@ -176,13 +183,84 @@ absl::Status JobRunner::Tar(const std::vector<fs::path>& dirs, const std::string
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> JobRunner::RunsInContainer() const {
+  const std::string& image = job_.container().image();
+  if (image.empty()) return false;
+  std::string engine_says;
+  if (options_.containers != nullptr) {
+    const absl::StatusOr<bool> has = options_.containers->HasImage(image);
+    if (has.ok() && *has) {
+      if (job_.instance_count() > 1) {
+        return absl::UnimplementedError(
+            "The training image '" + image + "' is an image of " + options_.containers->name() +
+            ", and amt-local runs multi-instance jobs (InstanceCount " +
+            std::to_string(job_.instance_count()) +
+            ") as containers not yet: run it with InstanceCount 1, or map the image to a local "
+            "command (amtd --image-map FILE).");
+      }
+      return true;
+    }
+    engine_says = has.ok() ? options_.containers->name() +
+                                 " has no image of that name (pull "
+                                 "it, or build and tag it: " +
+                                 options_.containers->cli() + " tag <image> " + image + ")"
+                           : std::string(has.status().message());
+    if (!has.ok()) Diagnose(engine_says);
+  } else {
+    engine_says =
+        "this worker has no container engine (amt-worker --container-runtime: neither Docker's "
+        "daemon nor Podman answered)";
+  }
+  if (job_.command_size() > 0) return false;
+  return absl::NotFoundError(
+      "Cannot run the training image '" + image +
+      "': it is neither an entry of the image map, nor an executable file, nor a SageMaker "
+      "framework image (scikit-learn, XGBoost, PyTorch, TensorFlow, Hugging Face, MXNet) that "
+      "amt-local runs in script mode, nor an image of a container engine: " +
+      engine_says +
+      ". Add it to the image map (amtd --image-map FILE) or give the path of a local "
+      "executable.");
+}
+
+ContainerSpec JobRunner::ContainerFor(size_t index, const JobDir& dir) const {
+  const amt::v1::ContainerJob& job = job_.container();
+  ContainerSpec c;
+  c.image = job.image();
+  c.name = "amt-" + job_.training_job_name() + "-" + std::to_string(job_.attempt()) + "-" +
+           HostName(static_cast<int>(index) + 1);
+  if (job.entrypoint_size() > 0) c.entrypoint = job.entrypoint(0);
+  c.mounts = dir.container_mounts();
+  c.labels[kWorkDirLabel] = options_.container.work_dir;
+  c.labels["amt-local.training-job"] = job_.training_job_name();
+  c.network = job.network_isolation() ? "none" : options_.container.network;
+  const double scale = options_.container.resource_scale;
+  if (const auto r = ResourcesOf(job_.instance_type()); r.has_value() && scale > 0) {
+    c.cpus = std::min<double>(r->vcpus * scale, std::max(1, options_.container.machine_cpus));
+    c.memory_bytes = static_cast<int64_t>(r->memory_gib * scale * (int64_t{1} << 30));
+  }
+  return c;
+}
+
 bool JobRunner::LaunchHosts(std::vector<JobDir>& dirs, LogShipper& shipper) {
   const bool several = dirs.size() > 1;
   for (size_t i = 0; i < dirs.size(); ++i) {
     const JobPaths& paths = dirs[i].paths();
     LaunchSpec spec;
-    spec.argv.assign(job_.command().begin(), job_.command().end());
-    spec.env = options_.base_environment;
+    if (in_container_) {
+      // SageMaker's `docker run [--entrypoint E0] <image> [E1...] <ContainerArguments | train>`.
+      const amt::v1::ContainerJob& job = job_.container();
+      if (job.entrypoint_size() > 1)
+        spec.argv.assign(job.entrypoint().begin() + 1, job.entrypoint().end());
+      if (job.arguments_size() > 0) {
+        spec.argv.insert(spec.argv.end(), job.arguments().begin(), job.arguments().end());
+      } else if (job.entrypoint_size() == 0) {
+        spec.argv.push_back("train");
+      }
+      spec.container = ContainerFor(i, dirs[i]);
+    } else {
+      spec.argv.assign(job_.command().begin(), job_.command().end());
+      spec.env = options_.base_environment;
+    }
     for (const auto& [key, value] : dirs[i].environment()) spec.env[key] = value;
     spec.cwd = paths.root.string();
     const std::string host = several ? HostName(static_cast<int>(i) + 1) : std::string();
@@ -191,7 +269,8 @@ bool JobRunner::LaunchHosts(std::vector<JobDir>& dirs, LogShipper& shipper) {
       spec.hosts_file = paths.hosts_file.string();
       spec.hostname = host;
     }
-    auto launched = launcher_.Launch(spec, [&shipper, host](OutputStream stream, std::string line) {
+    ProcessLauncher& launcher = in_container_ ? *container_launcher_ : launcher_;
+    auto launched = launcher.Launch(spec, [&shipper, host](OutputStream stream, std::string line) {
       shipper.Add(stream, line, host);
     });
     if (!launched.ok()) {
@@ -374,6 +453,8 @@ JobRunner::Failure JobRunner::ReadFailure(const std::vector<JobDir>& dirs, size_
     failure.reason = dirs[i].ReadFailureReason();
   }
   // Whether the job ran out of disk: its trainer said so, or the disk is full as it exits.
+  // What the launcher knows (a container's OOM kill, an engine that could not start it).
+  if (failure.reason.empty()) failure.reason = status.failure_reason;
   failure.out_of_space = SaysDiskFull(failure.reason);
   if (failure.reason.empty() && status.exit_code != 0) {
     // A trainer (or amt-script-runner) that ran out of disk could not write output/failure
@@ -439,10 +520,16 @@ void JobRunner::Run() {
     ReportLaunchFailed(std::string(host.status().message()));
     return;
   }
+  const absl::StatusOr<bool> in_container = RunsInContainer();
+  if (!in_container.ok()) {
+    ReportLaunchFailed(std::string(in_container.status().message()));
+    return;
+  }
+  in_container_ = *in_container;
   std::vector<JobDir> dirs;
   for (int i = 1; i <= host->count; ++i) {
     host->index = i;
-    auto dir = JobDir::Create(options_.job_dir, job_, *host);
+    auto dir = JobDir::Create(options_.job_dir, job_, *host, in_container_);
     if (!dir.ok()) {
       ReportLaunchFailed(std::string(dir.status().message()));
       return;

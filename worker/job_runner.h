@@ -42,12 +42,28 @@
 #include "amt/v1/worker.pb.h"
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "worker/container_engine.h"
 #include "worker/host_network.h"
 #include "worker/job_dir.h"
 #include "worker/log_shipper.h"
 #include "worker/process_launcher.h"
 
 namespace amt::worker {
+
+// How a job's container is made (amt-worker's --container-* flags).
+struct ContainerOptions {
+  // The engine client's own variables (container_launcher.h, EngineClientEnvironment()).
+  std::map<std::string, std::string> client_environment;
+  // --network of a job that does not ask for network isolation (isolated: "none"). "host": the
+  // machine's network, where amtd's endpoints are.
+  std::string network = "host";
+  // Multiplies the instance type's vCPUs and memory (common/instance_type.h) for the
+  // container's --cpus (at most `machine_cpus`) and --memory; 0: no limits.
+  double resource_scale = 1.0;
+  int machine_cpus = 1;
+  // The label kWorkDirLabel's value (the worker's work dir, absolute).
+  std::string work_dir;
+};
 
 struct JobRunnerOptions {
   JobDirOptions job_dir;
@@ -83,6 +99,11 @@ struct JobRunnerOptions {
   // output/failure: with less than kFullDiskBytes left, the failure reason says the disk is full
   // (the trainer's own failure file could not be written). Null: statvfs. A seam for tests.
   std::function<std::optional<uint64_t>(const std::filesystem::path& path)> free_bytes;
+  // Training images as containers (amt-worker --container-runtime): a job whose StartJob names
+  // an image (StartJob.container) runs in a container when this engine holds that image, else
+  // its command. Null: no engine; every job runs its command.
+  std::shared_ptr<const ContainerEngine> containers;
+  ContainerOptions container;
 };
 
 // Below this many free bytes the job folder's disk counts as full (JobRunnerOptions::free_bytes).
@@ -131,6 +152,11 @@ class JobRunner {
   void ReportLaunchFailed(const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
   // Reports JobStarted, with algo-1's folder.
   void ReportStarted(const JobDir& first);
+  // Whether the job runs in a container: its image is in the engine. An error (the job's
+  // failure reason) when it has an image that neither the engine nor a command can run.
+  absl::StatusOr<bool> RunsInContainer() const;
+  // Host `index` (0-based)'s container.
+  ContainerSpec ContainerFor(size_t index, const JobDir& dir) const;
   // Launches every host; false (after reporting JobExited) when one could not be launched.
   bool LaunchHosts(std::vector<JobDir>& dirs, LogShipper& shipper) ABSL_LOCKS_EXCLUDED(mu_);
   // Waits for every host's process; the exit statuses by host.
@@ -188,6 +214,10 @@ class JobRunner {
   bool signalled_ ABSL_GUARDED_BY(mu_) = false;        // SIGTERM sent
   std::optional<std::chrono::steady_clock::time_point> kill_at_ ABSL_GUARDED_BY(mu_);
   std::thread kill_timer_ ABSL_GUARDED_BY(mu_);  // started under mu_, joined by the destructor
+
+  // Set when the worker has a container engine: containers over `launcher_`.
+  std::unique_ptr<ProcessLauncher> container_launcher_;
+  bool in_container_ = false;  // the job thread's: RunsInContainer() said so
 
   // The job thread's: the hosts' network while the job runs (several hosts only).
   std::shared_ptr<LoopbackNetworks> networks_;

@@ -29,6 +29,8 @@
 #include "common/grpc_credential.h"
 #include "common/mutex.h"
 #include "worker/agent.h"
+#include "worker/container_engine.h"
+#include "worker/container_launcher.h"
 #include "worker/grpc_connector.h"
 #include "worker/process_launcher.h"
 #include "worker/process_tree.h"
@@ -59,6 +61,10 @@ struct Flags {
   std::string srun = "srun";
   std::string scontrol = "scontrol";
   std::string exec_host;
+  std::string container_runtime = "auto";
+  std::string container_cli;
+  std::string container_network = "host";
+  double container_resource_scale = 1.0;
 };
 
 // Where amtd is, what this worker runs at once and what becomes of its job folders.
@@ -111,6 +117,27 @@ void AddHostAndCredentialFlags(CLI::App& app, Flags& flags) {
                  "where the workers of this machine claim the loopback networks of their "
                  "multi-instance jobs (a lock file each), so two workers' jobs never share "
                  "addresses; empty: unique within this worker only")
+      ->capture_default_str();
+}
+
+// Training images as containers (container_engine.h, container_launcher.h).
+void AddContainerFlags(CLI::App& app, Flags& flags) {
+  app.add_option("--container-runtime", flags.container_runtime,
+                 "run training images that the engine holds as containers: docker, podman, "
+                 "auto (Docker when its daemon answers (DOCKER_HOST), else Podman, else none) or "
+                 "none")
+      ->check(CLI::IsMember({"auto", "docker", "podman", "none"}))
+      ->capture_default_str();
+  app.add_option("--container-cli", flags.container_cli,
+                 "the engine's client (default: docker or podman on PATH)");
+  app.add_option("--container-network", flags.container_network,
+                 "--network of a job's container unless it sets EnableNetworkIsolation (then "
+                 "none): host shares this machine's network, amtd's endpoints included")
+      ->capture_default_str();
+  app.add_option("--container-resource-scale", flags.container_resource_scale,
+                 "multiplies the InstanceType's vCPUs and memory for a container's --cpus (at "
+                 "most this machine's CPUs) and --memory; 0: no limits")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 }
 
@@ -343,6 +370,39 @@ int RunAgent(const amt::worker::AgentOptions& options, const Flags& flags,
 }
 
 // A worker for amtd, from its checked flags. The exit code.
+// The container engine (--container-runtime) and the containers an earlier worker of this
+// work dir left. False when the engine asked for by name does not answer.
+bool SetUpContainers(const Flags& flags, amt::CommandRunner& commands,
+                     amt::worker::JobRunnerOptions& runner, const Diagnostics& diagnostics) {
+  auto engine =
+      amt::worker::DetectContainerEngine(flags.container_runtime, flags.container_cli, commands);
+  if (!engine.ok()) {
+    std::fprintf(stderr, "amt-worker: --container-runtime %s: %s\n",
+                 flags.container_runtime.c_str(), std::string(engine.status().message()).c_str());
+    return false;
+  }
+  if (*engine == nullptr) return true;
+  std::error_code ec;
+  const std::string work_dir = fs::absolute(flags.work_dir, ec).lexically_normal().string();
+  runner.containers = std::move(*engine);
+  runner.container.client_environment = amt::worker::EngineClientEnvironment();
+  runner.container.network = flags.container_network;
+  runner.container.resource_scale = flags.container_resource_scale;
+  runner.container.machine_cpus = runner.job_dir.num_cpus;
+  runner.container.work_dir = work_dir;
+  if (!flags.one_shot.empty()) return true;  // Slurm's one-shot workers may share a work dir
+  const auto removed = runner.containers->RemoveLeftovers(work_dir);
+  if (!removed.ok()) {
+    diagnostics(std::string(removed.status().message()));
+  } else if (*removed > 0) {
+    diagnostics("removed " + std::to_string(*removed) +
+                " container(s) of training jobs whose worker is gone");
+  }
+  diagnostics("training images that " + runner.containers->name() +
+              " holds run as containers (--container-runtime " + flags.container_runtime + ")");
+  return true;
+}
+
 int RunWorker(const Flags& flags, const std::optional<amt::v1::StartJob>& one_shot_job,
               const Binaries& binaries, const sigset_t& stop_signals) {
   std::error_code ec;
@@ -380,6 +440,7 @@ int RunWorker(const Flags& flags, const std::optional<amt::v1::StartJob>& one_sh
                 " leftover process(es) of training jobs whose worker is gone");
   }
   const Launchers launchers = MakeLaunchers(flags, binaries, options.runner);
+  if (!SetUpContainers(flags, *launchers.commands, options.runner, diagnostics)) return 1;
   return RunAgent(options, flags, launchers.jobs(), stop_signals, stop_signal_received,
                   diagnostics);
 }
@@ -394,6 +455,7 @@ int main(int argc, char** argv) {
   AddWorkerFlags(app, flags);
   AddHostAndCredentialFlags(app, flags);
   AddSlurmFlags(app, flags);
+  AddContainerFlags(app, flags);
   const pid_t parent = getppid();
   CLI11_PARSE(app, argc, argv);
   const Binaries binaries = FindBinaries();

@@ -6,9 +6,11 @@
 #ifndef AMT_WORKER_PROCESS_LAUNCHER_H_
 #define AMT_WORKER_PROCESS_LAUNCHER_H_
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,29 @@
 #include "absl/status/statusor.h"
 
 namespace amt::worker {
+
+// A folder of the machine seen inside a container (ContainerSpec).
+struct ContainerMount {
+  std::string source;  // absolute, on the machine
+  std::string target;  // absolute, in the container
+  bool read_only = false;
+};
+
+// A training job's container (container_launcher.h): what `<engine> run` is given besides the
+// command (LaunchSpec::argv, which replaces the image's CMD) and the environment (LaunchSpec::env,
+// the container's, not the engine client's).
+struct ContainerSpec {
+  std::string image;
+  std::string name;  // the container's name, unique among the engine's containers
+  // Replaces the image's ENTRYPOINT (`--entrypoint`, one word) when not empty.
+  std::string entrypoint;
+  std::vector<ContainerMount> mounts;
+  std::map<std::string, std::string> labels;
+  double cpus = 0;           // --cpus; 0: no limit
+  int64_t memory_bytes = 0;  // --memory (and as much swap: none beyond it); 0: no limit
+  // --network: "none" for EnableNetworkIsolation; "host" shares the machine's.
+  std::string network = "none";
+};
 
 // What to run. `argv[0]` is an executable path; without a '/', it is looked up in the worker's
 // own PATH. `env` is the complete environment (nothing is inherited) but for one variable the
@@ -38,6 +63,9 @@ struct LaunchSpec {
   // amt-worker --exec-host's trainer ignores SIGUSR2, which Slurm delivers to every process of the
   // job step when it carries a stop (srun_hosts.h). 0: every signal at its default.
   int ignored_signal = 0;
+  // Set: run `argv` in this container instead (only a launcher made by NewContainerLauncher
+  // takes it; `cwd` is then only where the engine's client runs).
+  std::optional<ContainerSpec> container;
 };
 
 enum class OutputStream { kStdout, kStderr };
@@ -50,6 +78,10 @@ using LineCallback = std::function<void(OutputStream stream, std::string line)>;
 struct ExitStatus {
   int exit_code = 0;  // the exit code when `signal` is 0; 128 + signal otherwise (shell style)
   int signal = 0;     // the terminating signal, 0 when the process exited normally
+  // Why it ended, when the launcher knows more than the exit says (a container that the
+  // kernel's OOM killer ended, or that its engine could not start: container_launcher.h); the
+  // job's FailureReason when the trainer wrote no output/failure. Empty otherwise.
+  std::string failure_reason;
 };
 
 class Process {

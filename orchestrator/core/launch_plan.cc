@@ -110,9 +110,20 @@ std::string ModelArtifactUri(const v1::DescribeTrainingJobResponse& job) {
 absl::StatusOr<v1::StartJob> PlanLaunch(const v1::TrainingJobRecord& job,
                                         const LaunchOptions& options) {
   const auto& d = job.describe();
-  auto argv = ResolveCommand(d.algorithm_specification(), options);
-  if (!argv.ok()) return argv.status();
+  const v1::AlgorithmSpecification& algorithm = d.algorithm_specification();
+  auto argv = ResolveCommand(algorithm, options);
   v1::StartJob start;
+  const std::string& image = algorithm.training_image();
+  if (options.containers && !image.empty() && options.image_map.count(image) == 0 &&
+      !(options.is_executable && options.is_executable(image))) {
+    v1::ContainerJob* container = start.mutable_container();
+    container->set_image(image);
+    *container->mutable_entrypoint() = algorithm.container_entrypoint();
+    *container->mutable_arguments() = algorithm.container_arguments();
+    container->set_network_isolation(d.enable_network_isolation());
+    if (!argv.ok()) argv = std::vector<std::string>();
+  }
+  if (!argv.ok()) return argv.status();
   start.set_training_job_name(d.training_job_name());
   start.set_attempt(job.attempt());
   start.set_training_job_arn(d.training_job_arn());

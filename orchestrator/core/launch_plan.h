@@ -36,6 +36,11 @@ struct LaunchOptions {
   std::string default_python = "python3";
   // Whether a path names an executable file (injected: the real check is a stat()).
   std::function<bool(const std::string&)> is_executable;
+  // Workers may run training images as containers (amtd --container-runtime is not none): an
+  // image that is neither in the image map nor an executable goes to the worker as
+  // StartJob.container, with the command it would run otherwise (none: the worker fails the job
+  // when its engine lacks the image too).
+  bool containers = false;
 };
 
 // One `--python` value: `PATH` sets the default interpreter, `FRAMEWORK=PATH` that framework's.
@@ -56,7 +61,8 @@ absl::StatusOr<std::vector<std::string>> ResolveCommand(const v1::AlgorithmSpeci
 // <S3OutputPath>/<job>/output/model.tar.gz, as SageMaker names it.
 std::string ModelArtifactUri(const v1::DescribeTrainingJobResponse& job);
 
-// The StartJob for the record's current attempt. Errors as ResolveCommand.
+// The StartJob for the record's current attempt. Errors as ResolveCommand, unless
+// `options.containers` (see there).
 absl::StatusOr<v1::StartJob> PlanLaunch(const v1::TrainingJobRecord& job,
                                         const LaunchOptions& options);
 

@@ -144,6 +144,7 @@ class DaemonImpl final : public Daemon {
     core::OrchestratorOptions orch = options.orchestrator;
     orch.launch.s3_root = S3RootFor(options);
     orch.launch.is_executable = IsExecutableFile;
+    orch.launch.containers = options.container_runtime != "none";
     if (orch.launch.script_runner.empty()) {
       orch.launch.script_runner = ExecutableDir() + "/amt-script-runner";
     }
@@ -390,6 +391,8 @@ class DaemonImpl final : public Daemon {
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     worker.orphan_timeout_seconds = options.local_worker_orphan_timeout_seconds;
     worker.keep_job_dirs = options.keep_job_dirs;
+    worker.container_runtime = options.container_runtime;
+    worker.container_resource_scale = options.container_resource_scale;
     if (!options.credentials_file.empty()) {
       worker.credentials_file = fs::absolute(options.credentials_file).string();
     }

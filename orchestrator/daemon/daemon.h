@@ -57,8 +57,13 @@ struct DaemonOptions {
   double local_worker_orphan_timeout_seconds = 300;
   // The local worker keeps the folders of the jobs that succeeded (amt-worker --keep-job-dirs).
   bool keep_job_dirs = false;
-  std::string image_map_file;  // JSON image -> command; empty: none
-  std::string s3_root;         // default: <data_dir>/s3
+  // The local worker's --container-runtime (auto, docker, podman, none): training images that
+  // its engine holds run as containers. Anything but none also sends images that the image map
+  // does not name to the workers (core::LaunchOptions::containers).
+  std::string container_runtime = "auto";
+  double container_resource_scale = 1.0;  // amt-worker --container-resource-scale
+  std::string image_map_file;             // JSON image -> command; empty: none
+  std::string s3_root;                    // default: <data_dir>/s3
   // "full" (fsync every commit: survives power loss) or "normal" (survives kill -9 only).
   std::string sqlite_sync = "full";
   // The orchestrator's options (time scale, stop grace, worker-lost timeout, early stopping,

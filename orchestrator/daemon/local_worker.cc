@@ -114,6 +114,14 @@ std::vector<std::string> LocalWorkerArgv(const LocalWorkerOptions& options) {
     argv.insert(argv.end(), {"--credentials", options.credentials_file});
   }
   if (options.keep_job_dirs) argv.push_back("--keep-job-dirs");
+  if (options.container_runtime != "auto") {
+    argv.insert(argv.end(), {"--container-runtime", options.container_runtime});
+  }
+  if (options.container_resource_scale != 1.0) {
+    std::ostringstream scale;
+    scale << options.container_resource_scale;
+    argv.insert(argv.end(), {"--container-resource-scale", scale.str()});
+  }
   return argv;
 }
 

@@ -26,6 +26,8 @@ struct LocalWorkerOptions {
   // amtd's --credentials file (absolute), passed on so the worker can register; "" when none.
   std::string credentials_file;
   bool keep_job_dirs = false;                   // amt-worker --keep-job-dirs
+  std::string container_runtime = "auto";       // amt-worker --container-runtime
+  double container_resource_scale = 1.0;        // amt-worker --container-resource-scale
   std::function<void(const std::string&)> log;  // amtd's log; may be empty
 };
 

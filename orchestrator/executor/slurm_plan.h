@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "amt/v1/worker.pb.h"
+#include "common/instance_type.h"
 #include "orchestrator/core/provisioner.h"
 
 namespace amt::executor {
@@ -61,17 +62,6 @@ struct SlurmOptions {
   // back its own jobs and no other amtd's on the same cluster. No spaces.
   std::string owner;
 };
-
-// What an ML instance type is made of, for the resources a Slurm job asks for.
-struct InstanceResources {
-  int vcpus = 0;
-  int memory_gib = 0;
-  int gpus = 0;
-};
-// From the type's size (large: 2 vCPUs, xlarge: 4, Nxlarge: 4N, medium: 2) and family (memory
-// per vCPU: c 2 GiB, m and t 4 GiB, r and x 8 GiB and more; GPUs from the SageMaker Python SDK's
-// instance_gpu_info.json). nullopt for a type it cannot read ("ml.foo").
-std::optional<InstanceResources> ResourcesOf(std::string_view instance_type);
 
 // The Slurm job's comment naming what it runs, and its reading.
 struct SlurmJobTag {

@@ -76,6 +76,53 @@ TEST(ResolveCommand, RunsFrameworkImagesWithTheScriptRunner) {
   EXPECT_THAT(*ResolveCommand(spec, options), ElementsAre("/opt/own", "train"));
 }
 
+TEST(PlanLaunch, SendsImagesTheImageMapDoesNotNameToTheWorkersContainerEngine) {
+  LaunchOptions options;
+  options.containers = true;
+  options.script_runner = "/bin-dir/amt-script-runner";
+  options.image_map = {{"mapped:1", {"/t"}}};
+  options.is_executable = [](const std::string& path) { return path == "/usr/bin/trainer"; };
+  v1::TrainingJobRecord job;
+  auto* d = job.mutable_describe();
+  d->set_training_job_name("j1");
+  d->mutable_output_data_config()->set_s3_output_path("s3://b/out");
+  auto* algorithm = d->mutable_algorithm_specification();
+  algorithm->set_training_image("my-algo:1");
+  algorithm->add_container_entrypoint("python3");
+  algorithm->add_container_entrypoint("fit.py");
+  algorithm->add_container_arguments("--epochs");
+  d->set_enable_network_isolation(true);
+  // No command to fall back on but the entry point: the worker runs the image, else that.
+  auto start = PlanLaunch(job, options);
+  ASSERT_TRUE(start.ok()) << start.status();
+  EXPECT_EQ(start->container().image(), "my-algo:1");
+  EXPECT_THAT(start->container().entrypoint(), ElementsAre("python3", "fit.py"));
+  EXPECT_THAT(start->container().arguments(), ElementsAre("--epochs"));
+  EXPECT_TRUE(start->container().network_isolation());
+  EXPECT_THAT(start->command(), ElementsAre("python3", "fit.py", "--epochs"));
+  // An image nothing else runs: the worker's engine is the only way, so no command.
+  algorithm->clear_container_entrypoint();
+  algorithm->clear_container_arguments();
+  start = PlanLaunch(job, options);
+  ASSERT_TRUE(start.ok()) << start.status();
+  EXPECT_EQ(start->container().image(), "my-algo:1");
+  EXPECT_THAT(start->command(), ElementsAre());
+  // A framework image: its image if the engine has it, else the script runner.
+  algorithm->set_training_image(
+      "683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-scikit-learn:1.2-1-cpu-py3");
+  start = PlanLaunch(job, options);
+  ASSERT_TRUE(start.ok()) << start.status();
+  EXPECT_EQ(start->container().image(), algorithm->training_image());
+  EXPECT_EQ(start->command(0), "/bin-dir/amt-script-runner");
+  // The image map and executables stay the worker's commands.
+  for (const std::string image : {"mapped:1", "/usr/bin/trainer"}) {
+    algorithm->set_training_image(image);
+    start = PlanLaunch(job, options);
+    ASSERT_TRUE(start.ok()) << start.status();
+    EXPECT_FALSE(start->has_container()) << image;
+  }
+}
+
 TEST(PlanLaunch, FillsChannelsOutputPathsAndCheckpoints) {
   LaunchOptions options;
   options.s3_root = "/s3";

@@ -32,8 +32,17 @@ class FakeProcessControl {
   // Delivers one output line, synchronously on the calling thread.
   void EmitLine(OutputStream stream, const std::string& line) { on_line_(stream, line); }
 
-  void Exit(int exit_code) { Finish(ExitStatus{exit_code, 0}); }
-  void Kill(int signal) { Finish(ExitStatus{128 + signal, signal}); }
+  void Exit(int exit_code) {
+    ExitStatus status;
+    status.exit_code = exit_code;
+    Finish(status);
+  }
+  void Kill(int signal) {
+    ExitStatus status;
+    status.exit_code = 128 + signal;
+    status.signal = signal;
+    Finish(status);
+  }
 
   std::vector<int> signals() const {
     std::lock_guard<std::mutex> lock(mu_);

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/status_matchers.h"
 #include "tests/support/temp_dir.h"
+#include "tests/unit/worker/fake_container_engine.h"
 #include "tests/unit/worker/fake_process_launcher.h"
 #include "worker/host_network.h"
 #include "worker/tar_gz.h"
@@ -656,6 +657,96 @@ TEST_F(JobRunnerTest, HostsGetAddressesOfTheirOwnNetworkAndAHostsFileWhenPrivate
     process->Exit(0);
   }
   EXPECT_EQ(reports_.WaitForExit().back().exited().exit_code(), 0);
+}
+
+// A job whose image the container engine holds runs as `<engine> run ... <image> train`. The
+// engine here answers from fake_container_engine.h; its client is a script that prints what it
+// was given, so what reaches the client is checked end to end.
+class ContainerJobRunnerTest : public JobRunnerTest {
+ protected:
+  ContainerJobRunnerTest() {
+    client_ = (temp_.path() / "fake-docker").string();
+    WriteFile(client_,
+              "#!/bin/sh\necho \"client: $*\"\necho \"model dir: $SM_MODEL_DIR\"\n"
+              "echo \"checkpoints: $SM_CHECKPOINT_DIR\"\necho \"path: $PATH\"\n"
+              "echo \"config: $(cat input/config/checkpointconfig.json)\"\n");
+    fs::permissions(client_, fs::perms::owner_all);
+    options_.containers = std::make_shared<ContainerEngine>("docker", client_, commands_);
+    options_.container.client_environment = {{"PATH", "/usr/bin:/bin"}};
+    options_.container.work_dir = (temp_.path() / "work").string();
+    options_.container.resource_scale = 0.5;
+    options_.container.machine_cpus = 8;
+  }
+
+  amt::v1::StartJob ImageJob() {
+    amt::v1::StartJob job;
+    job.set_training_job_name("job-1");
+    job.set_attempt(2);
+    job.set_instance_type("ml.m5.xlarge");
+    job.mutable_container()->set_image("my-algo:1");
+    job.set_checkpoint_local_sync_dir((temp_.path() / "s3" / "checkpoints").string());
+    return job;
+  }
+
+  std::string client_;
+  testing::FakeEngineCommands commands_;
+};
+
+TEST_F(ContainerJobRunnerTest, RunsAnImageTheEngineHoldsWithOptMlPathsAndTheInstancesResources) {
+  commands_.AddImage("my-algo:1");
+  const auto messages = RunToExit(ImageJob());
+  const fs::path root = temp_.path() / "work" / "job-1";
+  const std::string work = (temp_.path() / "work").string();
+  EXPECT_THAT(
+      LogTexts(messages),
+      ElementsAre(
+          "client: run --name amt-job-1-2-algo-1 --label amt-local.training-job=job-1 "
+          "--label amt-local.work-dir=" +
+              work + " --mount type=bind,source=" + (root / "input/config").string() +
+              ",target=/opt/ml/input/config,readonly --mount type=bind,source=" +
+              (root / "model").string() +
+              ",target=/opt/ml/model --mount type=bind,source=" + (root / "output").string() +
+              ",target=/opt/ml/output --mount type=bind,source=" + (root / "checkpoints").string() +
+              ",target=/opt/ml/checkpoints --cpus 2 --memory 8589934592 --memory-swap "
+              "8589934592 --network host --pull never -e AMT_JOB_DIR -e SM_CHANNELS -e "
+              "SM_CHECKPOINT_DIR -e SM_CURRENT_HOST -e SM_CURRENT_INSTANCE_TYPE -e "
+              "SM_HOSTS -e SM_HPS -e SM_INPUT_CONFIG_DIR -e SM_INPUT_DATA_CONFIG -e "
+              "SM_INPUT_DIR -e SM_MODEL_DIR -e SM_NETWORK_INTERFACE_NAME -e SM_NUM_CPUS "
+              "-e SM_NUM_GPUS -e SM_OUTPUT_DATA_DIR -e SM_OUTPUT_DIR -e "
+              "SM_OUTPUT_INTERMEDIATE_DIR -e SM_RESOURCE_CONFIG -e TRAINING_JOB_ARN -e "
+              "TRAINING_JOB_NAME my-algo:1 train",
+          "model dir: /opt/ml/model", "checkpoints: /opt/ml/checkpoints", "path: /usr/bin:/bin",
+          R"(config: {"LocalPath":"/opt/ml/checkpoints"})"));
+  EXPECT_EQ(messages.back().exited().exit_code(), 0);
+  EXPECT_FALSE(messages.back().exited().launch_failed());
+  EXPECT_THAT(commands_.commands().back(),
+              ElementsAre(client_, "rm", "--force", "--volumes", "amt-job-1-2-algo-1"));
+}
+
+TEST_F(ContainerJobRunnerTest, RunsItsCommandWhenTheEngineLacksTheImage) {
+  amt::v1::StartJob job = Job("echo \"model dir: $SM_MODEL_DIR\"");
+  *job.mutable_container() = ImageJob().container();
+  const auto messages = RunToExit(job);
+  EXPECT_THAT(LogTexts(messages),
+              ElementsAre("model dir: " + (temp_.path() / "work/job-1/model").string()));
+  EXPECT_EQ(messages.back().exited().exit_code(), 0);
+}
+
+TEST_F(ContainerJobRunnerTest, FailsAnImageThatNeitherTheEngineNorACommandCanRun) {
+  const auto messages = RunToExit(ImageJob());
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_TRUE(messages.back().exited().launch_failed());
+  EXPECT_THAT(messages.back().exited().failure_reason(),
+              ::testing::AllOf(::testing::StartsWith("Cannot run the training image 'my-algo:1': "),
+                               ::testing::HasSubstr("docker has no image of that name (pull it, "
+                                                    "or build and tag it: " +
+                                                    client_ + " tag <image> my-algo:1)")));
+  options_.containers.reset();
+  Reports reports;
+  JobRunner runner(options_, ImageJob(), *launcher_, clock_, reports.Fn());
+  runner.Start();
+  EXPECT_THAT(reports.WaitForExit().back().exited().failure_reason(),
+              ::testing::HasSubstr("this worker has no container engine"));
 }
 
 }  // namespace
