@@ -81,6 +81,30 @@ absl::Status ContainerEngine::Remove(const std::string& name) const {
   return absl::UnavailableError(name_ + " rm " + name + ": " + ErrorText(*result));
 }
 
+absl::Status ContainerEngine::CreateNetwork(const std::string& name, bool internal,
+                                            const std::string& work_dir) const {
+  std::vector<std::string> args = {"network",  "create",
+                                   "--driver", "bridge",
+                                   "--label",  std::string(kWorkDirLabel) + "=" + work_dir};
+  if (internal) args.push_back("--internal");
+  args.push_back(name);
+  auto result = Run(std::move(args));
+  if (!result.ok()) return result.status();
+  if (result->exit_code == 0) return absl::OkStatus();
+  return absl::UnavailableError(name_ + " cannot create the job's network " + name + ": " +
+                                ErrorText(*result));
+}
+
+absl::Status ContainerEngine::RemoveNetwork(const std::string& name) const {
+  auto result = Run({"network", "rm", name});
+  if (!result.ok()) return result.status();
+  if (result->exit_code == 0 || SaysNoSuch(*result, "network") ||
+      absl::StrContains(absl::AsciiStrToLower(result->err), "not found")) {
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError(name_ + " network rm " + name + ": " + ErrorText(*result));
+}
+
 absl::StatusOr<int> ContainerEngine::RemoveLeftovers(const std::string& work_dir) const {
   auto listed = Run({"ps", "--all", "--quiet", "--no-trunc", "--filter",
                      std::string("label=") + kWorkDirLabel + "=" + work_dir});
@@ -90,13 +114,23 @@ absl::StatusOr<int> ContainerEngine::RemoveLeftovers(const std::string& work_dir
   }
   const std::vector<std::string> ids =
       absl::StrSplit(listed->out, absl::ByAnyChar("\n "), absl::SkipWhitespace());
-  if (ids.empty()) return 0;
-  std::vector<std::string> args = {"rm", "--force", "--volumes"};
-  args.insert(args.end(), ids.begin(), ids.end());
-  auto removed = Run(std::move(args));
-  if (!removed.ok()) return removed.status();
-  if (removed->exit_code != 0) {
-    return absl::UnavailableError(name_ + " rm: " + ErrorText(*removed));
+  if (!ids.empty()) {
+    std::vector<std::string> args = {"rm", "--force", "--volumes"};
+    args.insert(args.end(), ids.begin(), ids.end());
+    auto removed = Run(std::move(args));
+    if (!removed.ok()) return removed.status();
+    if (removed->exit_code != 0) {
+      return absl::UnavailableError(name_ + " rm: " + ErrorText(*removed));
+    }
+  }
+  // The networks of multi-instance jobs (their bridges would outlive the engine's daemon).
+  auto networks = Run({"network", "ls", "--quiet", "--filter",
+                       std::string("label=") + kWorkDirLabel + "=" + work_dir});
+  if (!networks.ok()) return networks.status();
+  for (const std::string& id :
+       std::vector<std::string>(absl::StrSplit(networks->exit_code == 0 ? networks->out : "",
+                                               absl::ByAnyChar("\n "), absl::SkipWhitespace()))) {
+    if (absl::Status removed = RemoveNetwork(id); !removed.ok()) return removed;
   }
   return static_cast<int>(ids.size());
 }

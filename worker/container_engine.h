@@ -45,7 +45,14 @@ class ContainerEngine {
   absl::Status Kill(const std::string& name, int signal) const;
   // Removes the container, running or not, with its anonymous volumes; OK when there is none.
   absl::Status Remove(const std::string& name) const;
-  // Removes every container labelled kWorkDirLabel=`work_dir`; how many there were.
+  // Creates a bridge network of that name for a multi-instance job's containers (`internal`:
+  // none of them reaches beyond it), labelled kWorkDirLabel=`work_dir`.
+  absl::Status CreateNetwork(const std::string& name, bool internal,
+                             const std::string& work_dir) const;
+  // Removes the network; OK when there is none.
+  absl::Status RemoveNetwork(const std::string& name) const;
+  // Removes every container, then every network, labelled kWorkDirLabel=`work_dir`; how many
+  // containers there were.
   absl::StatusOr<int> RemoveLeftovers(const std::string& work_dir) const;
 
  private:

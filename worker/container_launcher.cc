@@ -193,6 +193,9 @@ std::vector<std::string> ContainerRunArgv(
   }
   argv.push_back("--network");
   argv.push_back(c.network.empty() ? "none" : c.network);
+  if (!c.hostname.empty()) {
+    argv.insert(argv.end(), {"--hostname", c.hostname, "--network-alias", c.hostname});
+  }
   argv.push_back("--pull");
   argv.push_back("never");
   if (!c.entrypoint.empty()) {

@@ -99,7 +99,8 @@ Cluster ClusterOf(const amt::v1::StartJob& job, const HostSpec& host) {
   cluster.current_host = HostName(host.index);
   cluster.hosts = json::array();
   for (int i = 1; i <= host.count; ++i) cluster.hosts.push_back(HostName(i));
-  cluster.network_interface = host.count > 1 ? "lo" : "eth0";
+  // Loopback addresses for the hosts of one machine; a container's own interface otherwise.
+  cluster.network_interface = host.addresses.empty() ? "eth0" : "lo";
   cluster.instance_type = job.instance_type().empty() ? "local" : job.instance_type();
   cluster.resource_config = {
       {"current_host", cluster.current_host},

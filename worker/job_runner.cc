@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "common/instance_type.h"
+#include "common/status_macros.h"
 #include "worker/container_launcher.h"
 #include "worker/tar_gz.h"
 
@@ -189,17 +190,7 @@ absl::StatusOr<bool> JobRunner::RunsInContainer() const {
   std::string engine_says;
   if (options_.containers != nullptr) {
     const absl::StatusOr<bool> has = options_.containers->HasImage(image);
-    if (has.ok() && *has) {
-      if (job_.instance_count() > 1) {
-        return absl::UnimplementedError(
-            "The training image '" + image + "' is an image of " + options_.containers->name() +
-            ", and amt-local runs multi-instance jobs (InstanceCount " +
-            std::to_string(job_.instance_count()) +
-            ") as containers not yet: run it with InstanceCount 1, or map the image to a local "
-            "command (amtd --image-map FILE).");
-      }
-      return true;
-    }
+    if (has.ok() && *has) return true;
     engine_says = has.ok() ? options_.containers->name() +
                                  " has no image of that name (pull "
                                  "it, or build and tag it: " +
@@ -233,6 +224,11 @@ ContainerSpec JobRunner::ContainerFor(size_t index, const JobDir& dir) const {
   c.labels[kWorkDirLabel] = options_.container.work_dir;
   c.labels["amt-local.training-job"] = job_.training_job_name();
   c.network = job.network_isolation() ? "none" : options_.container.network;
+  if (!job_network_.empty()) {
+    // Several hosts: each on the job's network, found there by its name.
+    c.network = job_network_;
+    c.hostname = HostName(static_cast<int>(index) + 1);
+  }
   const double scale = options_.container.resource_scale;
   if (const auto r = ResourcesOf(job_.instance_type()); r.has_value() && scale > 0) {
     c.cpus = std::min<double>(r->vcpus * scale, std::max(1, options_.container.machine_cpus));
@@ -361,7 +357,8 @@ absl::StatusOr<HostSpec> JobRunner::PlanHosts() {
                                       " is more than one worker runs (" +
                                       std::to_string(kMaxHostsPerNetwork) + ")");
   }
-  if (host_count == 1) return host;
+  // One machine's containers find each other on the job's own network (CreateJobNetwork).
+  if (host_count == 1 || in_container_) return host;
   if (options_.host_addresses) {
     auto addresses = options_.host_addresses(host_count);
     if (!addresses.ok()) {
@@ -515,17 +512,17 @@ void JobRunner::ReleaseJobDirs(const std::vector<JobDir>& dirs, bool succeeded,
 // the wait, then its outputs, its failure and its folders. Each stage's additions (a device per
 // host, a container's image and mounts) belong in the stage's own function.
 void JobRunner::Run() {
-  absl::StatusOr<HostSpec> host = PlanHosts();
-  if (!host.ok()) {
-    ReportLaunchFailed(std::string(host.status().message()));
-    return;
-  }
   const absl::StatusOr<bool> in_container = RunsInContainer();
   if (!in_container.ok()) {
     ReportLaunchFailed(std::string(in_container.status().message()));
     return;
   }
   in_container_ = *in_container;
+  absl::StatusOr<HostSpec> host = PlanHosts();
+  if (!host.ok()) {
+    ReportLaunchFailed(std::string(host.status().message()));
+    return;
+  }
   std::vector<JobDir> dirs;
   for (int i = 1; i <= host->count; ++i) {
     host->index = i;
@@ -543,7 +540,16 @@ void JobRunner::Run() {
                                                 *message.mutable_logs() = std::move(batch);
                                                 report_(std::move(message));
                                               });
-  if (!LaunchHosts(dirs, *shipper)) return;
+  if (in_container_ && host->count > 1) {
+    if (absl::Status made = CreateJobNetwork(); !made.ok()) {
+      ReportLaunchFailed(std::string(made.message()));
+      return;
+    }
+  }
+  if (!LaunchHosts(dirs, *shipper)) {
+    RemoveJobNetwork();
+    return;
+  }
   ReportStarted(dirs.front());
   shipper->Start();
   const std::vector<ExitStatus> statuses = WaitForHosts();
@@ -558,7 +564,26 @@ void JobRunner::Run() {
       !Failed(status) && exited.upload_failure().empty() && exited.failure_reason().empty();
   ReleaseJobDirs(dirs, succeeded, failure.out_of_space);
   network_.reset();
+  RemoveJobNetwork();
   ReportExit(std::move(exited));
+}
+
+absl::Status JobRunner::CreateJobNetwork() {
+  const std::string name = "amt-" + job_.training_job_name() + "-" + std::to_string(job_.attempt());
+  // A network of that name that a killed worker left.
+  (void)options_.containers->RemoveNetwork(name);
+  RETURN_IF_ERROR(options_.containers->CreateNetwork(name, job_.container().network_isolation(),
+                                                     options_.container.work_dir));
+  job_network_ = name;
+  return absl::OkStatus();
+}
+
+void JobRunner::RemoveJobNetwork() {
+  if (job_network_.empty()) return;
+  if (absl::Status removed = options_.containers->RemoveNetwork(job_network_); !removed.ok()) {
+    Diagnose(std::string(removed.message()));
+  }
+  job_network_.clear();
 }
 
 }  // namespace amt::worker

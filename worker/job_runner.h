@@ -155,6 +155,10 @@ class JobRunner {
   // Whether the job runs in a container: its image is in the engine. An error (the job's
   // failure reason) when it has an image that neither the engine nor a command can run.
   absl::StatusOr<bool> RunsInContainer() const;
+  // A multi-instance job's containers: the engine's network for them, named after the attempt
+  // (each container is found there by its host's name), and its removal once they are gone.
+  absl::Status CreateJobNetwork();
+  void RemoveJobNetwork();
   // Host `index` (0-based)'s container.
   ContainerSpec ContainerFor(size_t index, const JobDir& dir) const;
   // Launches every host; false (after reporting JobExited) when one could not be launched.
@@ -218,6 +222,7 @@ class JobRunner {
   // Set when the worker has a container engine: containers over `launcher_`.
   std::unique_ptr<ProcessLauncher> container_launcher_;
   bool in_container_ = false;  // the job thread's: RunsInContainer() said so
+  std::string job_network_;    // the job thread's: CreateJobNetwork's network, until removed
 
   // The job thread's: the hosts' network while the job runs (several hosts only).
   std::shared_ptr<LoopbackNetworks> networks_;

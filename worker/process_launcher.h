@@ -38,8 +38,11 @@ struct ContainerSpec {
   std::map<std::string, std::string> labels;
   double cpus = 0;           // --cpus; 0: no limit
   int64_t memory_bytes = 0;  // --memory (and as much swap: none beyond it); 0: no limit
-  // --network: "none" for EnableNetworkIsolation; "host" shares the machine's.
+  // --network: "none" for EnableNetworkIsolation; "host" shares the machine's; else the
+  // network of a multi-instance job's containers, on which each is found by `hostname`
+  // (--hostname and --network-alias).
   std::string network = "none";
+  std::string hostname;
 };
 
 // What to run. `argv[0]` is an executable path; without a '/', it is looked up in the worker's

@@ -62,6 +62,9 @@ class ContainersTest(unittest.TestCase):
                          "a container was left behind")
         self.assertEqual(self.dockerd.docker("volume", "ls", "--quiet"), "",
                          "a volume was left behind")
+        self.assertEqual(self.dockerd.docker("network", "ls", "--quiet", "--filter",
+                                             "label=amt-local.work-dir"), "",
+                         "a job's network was left behind")
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -192,6 +195,15 @@ class ContainersTest(unittest.TestCase):
                      if line.startswith("interfaces: ")]
         self.assertEqual(len(networked), 1)
         self.assertNotEqual(networked[0], "interfaces: lo ")  # the machine's network
+
+    def test_two_hosts_reach_each_other_by_name_on_the_jobs_network(self):
+        self.training_job("ct-pair", mode="pair", ResourceConfig={
+            "InstanceType": "ml.m5.4xlarge", "InstanceCount": 2, "VolumeSizeInGB": 10})
+        job = self.wait_for_job("ct-pair")
+        self.assertEqual(job["TrainingJobStatus"], "Completed", job.get("FailureReason"))
+        lines = self.log_lines("ct-pair")
+        self.assertIn("algo-1 heard: hello from algo-2", lines)
+        self.assertIn("model dir: /opt/ml/model, job: ct-pair, host: algo-2", lines)
 
     def test_an_image_the_engine_lacks_fails_the_job_naming_it(self):
         self.training_job("ct-missing", AlgorithmSpecification={

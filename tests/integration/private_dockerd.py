@@ -13,7 +13,8 @@ import amt_local  # noqa: E402
 
 TRAINER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "container_trainer")
 # Applets the trainer uses, each a link to busybox in the image's /bin.
-APPLETS = ["sh", "cat", "sed", "awk", "sleep", "ls", "head", "tail", "tr", "echo"]
+APPLETS = ["sh", "cat", "sed", "awk", "sleep", "ls", "head", "tail", "tr", "echo", "nc",
+           "hostname"]
 
 
 class Dockerd:

@@ -87,11 +87,18 @@ TEST(ContainerEngine, ReadsAnEndedContainersStateAndRemovesLeftoversByLabel) {
   EXPECT_THAT(engine.Inspect("c2").status(), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_EQ(ValueOf(engine.RemoveLeftovers("/w")), 0);
   commands.SetLeftovers("aaa\nbbb\n");
+  commands.SetLeftoverNetworks("net1\n");
   EXPECT_EQ(ValueOf(engine.RemoveLeftovers("/w")), 2);
-  EXPECT_THAT(commands.commands(), Contains(Argv{"podman", "ps", "--all", "--quiet", "--no-trunc",
-                                                 "--filter", "label=amt-local.work-dir=/w"}));
-  EXPECT_THAT(commands.commands().back(),
+  const auto sent = commands.commands();
+  EXPECT_THAT(sent, Contains(Argv{"podman", "ps", "--all", "--quiet", "--no-trunc", "--filter",
+                                  "label=amt-local.work-dir=/w"}));
+  ASSERT_GE(sent.size(), 3u);
+  // The containers first, then the networks they were on.
+  EXPECT_THAT(sent[sent.size() - 3],
               ElementsAre("podman", "rm", "--force", "--volumes", "aaa", "bbb"));
+  EXPECT_THAT(sent[sent.size() - 2], ElementsAre("podman", "network", "ls", "--quiet", "--filter",
+                                                 "label=amt-local.work-dir=/w"));
+  EXPECT_THAT(sent.back(), ElementsAre("podman", "network", "rm", "net1"));
   EXPECT_THAT(engine.Remove("gone"), IsOk());
 }
 

@@ -1,6 +1,7 @@
 // FakeEngineCommands: answers a container engine's commands (container_engine.h) as a test says,
 // and records each one. The answers: an image the test added exists; `inspect` prints the state
-// the test set for a container; `kill`, `rm` and `ps` succeed. Thread-safe.
+// the test set for a container; `ps` and `network ls` list the leftovers the test set; `kill`,
+// `rm` and `network create|rm` succeed. Thread-safe.
 #ifndef AMT_TESTS_UNIT_WORKER_FAKE_CONTAINER_ENGINE_H_
 #define AMT_TESTS_UNIT_WORKER_FAKE_CONTAINER_ENGINE_H_
 
@@ -30,6 +31,11 @@ class FakeEngineCommands final : public CommandRunner {
     std::lock_guard<std::mutex> lock(mu_);
     leftovers_ = std::move(ids);
   }
+  // `network ls` lists these ids.
+  void SetLeftoverNetworks(std::string ids) {
+    std::lock_guard<std::mutex> lock(mu_);
+    leftover_networks_ = std::move(ids);
+  }
   void SetDown(bool down) {
     std::lock_guard<std::mutex> lock(mu_);
     down_ = down;
@@ -55,7 +61,8 @@ class FakeEngineCommands final : public CommandRunner {
       return CommandResult{1, "", "Error: No such container: " + argv.back() + "\n"};
     }
     if (verb == "ps") return CommandResult{0, leftovers_, ""};
-    return CommandResult{0, "", ""};  // kill, rm
+    if (verb == "network" && argv.at(2) == "ls") return CommandResult{0, leftover_networks_, ""};
+    return CommandResult{0, "", ""};  // kill, rm, network create, network rm
   }
 
  private:
@@ -63,6 +70,7 @@ class FakeEngineCommands final : public CommandRunner {
   std::set<std::string> images_;
   std::map<std::string, std::string> states_;
   std::string leftovers_;
+  std::string leftover_networks_;
   bool down_ = false;
   std::vector<std::vector<std::string>> commands_;
 };
