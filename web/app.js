@@ -214,6 +214,9 @@ async function trainingJobView(name) {
     definitions([
       ["Status", job.TrainingJobStatus + (job.SecondaryStatus ? " (" + job.SecondaryStatus + ")" : "")],
       ["Failure reason", job.FailureReason],
+      ["Training image", (job.AlgorithmSpecification || {}).TrainingImage],
+      ["Instances", job.ResourceConfig ? job.ResourceConfig.InstanceCount + " x " +
+                                         job.ResourceConfig.InstanceType : ""],
       ["Training time", job.TrainingTimeInSeconds !== undefined ? job.TrainingTimeInSeconds + " s" : ""],
       ["Billable time", job.BillableTimeInSeconds !== undefined ? job.BillableTimeInSeconds + " s" : ""],
     ]),

@@ -360,6 +360,10 @@ TEST_F(WebPageBrowserTest, DrawsASpotJobsTimeline) {
   EXPECT_EQ(Count(dom, "class=\"segment seg-"),
             static_cast<size_t>(job.secondary_status_transitions_size()));
   EXPECT_EQ(Count(dom, "class=\"segment seg-Interrupted\""), static_cast<size_t>(interruptions));
+  // The image the job ran and its instances (a container's, or the image map's command).
+  EXPECT_THAT(dom, HasSubstr("<dt>Training image</dt><dd>" +
+                             job.algorithm_specification().training_image() + "</dd>"));
+  EXPECT_THAT(dom, HasSubstr("<dt>Instances</dt><dd>1 x ml.m5.large</dd>"));
   EXPECT_THAT(dom,
               HasSubstr("Training " + std::to_string(job.training_time_in_seconds()) +
                         " s, billable " + std::to_string(job.billable_time_in_seconds()) + " s"));
