@@ -162,75 +162,75 @@ TEST(ContainerLauncher, RunsTheClientWithTheJobsEnvironmentButItsOwnVariables) {
   (*process)->Wait();
 }
 
-TEST(ContainerLauncher, SignalsTheContainerThenReportsItsStateAndRemovesIt) {
-  FakeEngineCommands commands;
-  const ContainerEngine engine("docker", "docker", commands);
-  FakeProcessLauncher inner;
-  auto launcher = NewContainerLauncher(engine, inner, {});
-  auto process = launcher->Launch(ContainerJob(), [](OutputStream, std::string) {});
-  ASSERT_THAT(process.status(), IsOk());
-  ASSERT_THAT((*process)->SignalGroup(SIGTERM), IsOk());
-  commands.SetState("amt-job-1-1-algo-1", "137 true");
-  inner.WaitForProcess(0)->Exit(137);
-  const ExitStatus status = (*process)->Wait();
+// A container launcher over a fake engine ("docker") and fake processes (its client).
+class ContainerLauncherTest : public ::testing::Test {
+ protected:
+  // Launches `spec` (the container job by default); fails the test when it cannot.
+  std::unique_ptr<Process> Launch(const LaunchSpec& spec = ContainerJob()) {
+    auto launched = launcher_->Launch(spec, [](OutputStream, std::string) {});
+    EXPECT_THAT(launched.status(), IsOk());
+    return launched.ok() ? std::move(*launched) : nullptr;
+  }
+
+  FakeEngineCommands commands_;
+  const ContainerEngine engine_{"docker", "docker", commands_};
+  FakeProcessLauncher inner_;
+  std::unique_ptr<ProcessLauncher> launcher_ = NewContainerLauncher(engine_, inner_, {});
+};
+
+TEST_F(ContainerLauncherTest, SignalsTheContainerThenReportsItsStateAndRemovesIt) {
+  const auto process = Launch();
+  ASSERT_NE(process, nullptr);
+  ASSERT_THAT(process->SignalGroup(SIGTERM), IsOk());
+  commands_.SetState("amt-job-1-1-algo-1", "137 true");
+  inner_.WaitForProcess(0)->Exit(137);
+  const ExitStatus status = process->Wait();
   EXPECT_EQ(status.exit_code, 137);
   EXPECT_EQ(status.signal, SIGKILL);
   EXPECT_THAT(status.failure_reason, HasSubstr("OutOfMemoryError"));
-  const auto sent = commands.commands();
+  const auto sent = commands_.commands();
   EXPECT_THAT(sent, Contains(Argv{"docker", "kill", "--signal=15", "amt-job-1-1-algo-1"}));
   EXPECT_THAT(sent.back(),
               ElementsAre("docker", "rm", "--force", "--volumes", "amt-job-1-1-algo-1"));
-  EXPECT_TRUE(inner.WaitForProcess(0)->signals().empty());  // the engine delivers, not the client
+  EXPECT_TRUE(inner_.WaitForProcess(0)->signals().empty());  // the engine delivers, not the client
   // Once waited for, a signal is a no-op.
-  EXPECT_THAT((*process)->SignalGroup(SIGKILL), IsOk());
-  EXPECT_EQ(commands.commands().size(), sent.size());
+  EXPECT_THAT(process->SignalGroup(SIGKILL), IsOk());
+  EXPECT_EQ(commands_.commands().size(), sent.size());
 }
 
-TEST(ContainerLauncher, AContainerThatNeverStartedFailsWithTheEnginesError) {
-  FakeEngineCommands commands;
-  const ContainerEngine engine("docker", "docker", commands);
-  FakeProcessLauncher inner;
-  auto launcher = NewContainerLauncher(engine, inner, {});
-  auto process = launcher->Launch(ContainerJob(), [](OutputStream, std::string) {});
-  ASSERT_THAT(process.status(), IsOk());
-  auto client = inner.WaitForProcess(0);
+TEST_F(ContainerLauncherTest, AContainerThatNeverStartedFailsWithTheEnginesError) {
+  const auto process = Launch();
+  ASSERT_NE(process, nullptr);
+  auto client = inner_.WaitForProcess(0);
   client->EmitLine(OutputStream::kStderr,
                    "docker: Error response from daemon: invalid mount config for type \"bind\".");
   client->Exit(125);
-  const ExitStatus status = (*process)->Wait();
+  const ExitStatus status = process->Wait();
   EXPECT_EQ(status.exit_code, 125);
   EXPECT_EQ(status.failure_reason,
             "docker: Error response from daemon: invalid mount config for type \"bind\".");
 }
 
-TEST(ContainerLauncher, ASigkillTheEngineCannotDeliverKillsTheClient) {
-  FakeEngineCommands commands;
-  const ContainerEngine engine("docker", "docker", commands);
-  FakeProcessLauncher inner;
-  auto launcher = NewContainerLauncher(engine, inner, {});
-  auto process = launcher->Launch(ContainerJob(), [](OutputStream, std::string) {});
-  ASSERT_THAT(process.status(), IsOk());
-  commands.SetDown(true);
-  ASSERT_THAT((*process)->SignalGroup(SIGKILL), IsOk());
-  auto client = inner.WaitForProcess(0);
+TEST_F(ContainerLauncherTest, ASigkillTheEngineCannotDeliverKillsTheClient) {
+  const auto process = Launch();
+  ASSERT_NE(process, nullptr);
+  commands_.SetDown(true);
+  ASSERT_THAT(process->SignalGroup(SIGKILL), IsOk());
+  auto client = inner_.WaitForProcess(0);
   ASSERT_TRUE(client->WaitForSignals(1));
   EXPECT_THAT(client->signals(), ElementsAre(SIGKILL));
-  EXPECT_EQ((*process)->Wait().signal, SIGKILL);
+  EXPECT_EQ(process->Wait().signal, SIGKILL);
 }
 
-TEST(ContainerLauncher, PassesSpecsWithoutAContainerOn) {
-  FakeEngineCommands commands;
-  const ContainerEngine engine("docker", "docker", commands);
-  FakeProcessLauncher inner;
-  auto launcher = NewContainerLauncher(engine, inner, {});
+TEST_F(ContainerLauncherTest, PassesSpecsWithoutAContainerOn) {
   LaunchSpec spec;
   spec.argv = {"/bin/true"};
-  auto process = launcher->Launch(spec, [](OutputStream, std::string) {});
-  ASSERT_THAT(process.status(), IsOk());
-  EXPECT_EQ(inner.launch_attempts().at(0).argv, Argv{"/bin/true"});
-  EXPECT_TRUE(commands.commands().empty());
-  inner.WaitForProcess(0)->Exit(0);
-  EXPECT_EQ((*process)->Wait().exit_code, 0);
+  const auto process = Launch(spec);
+  ASSERT_NE(process, nullptr);
+  EXPECT_EQ(inner_.launch_attempts().at(0).argv, Argv{"/bin/true"});
+  EXPECT_TRUE(commands_.commands().empty());
+  inner_.WaitForProcess(0)->Exit(0);
+  EXPECT_EQ(process->Wait().exit_code, 0);
 }
 
 }  // namespace
