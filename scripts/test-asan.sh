@@ -22,15 +22,18 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppress
 #   every virtual call in that window is reported as "invalid vptr" (a false report; the normal
 #   build runs the test).
 # - python.venv makes a virtual environment and pip-installs python/ into it: Python packaging,
-#   none of our C++ (the normal build runs it).
+#   none of our C++ (the normal build runs it). The two tests that need that environment go with
+#   it (CTest does not add back a fixture's setup test that -E leaves out): python.pytest_plugin
+#   and python.pytest_user_example test the amt_local package's fixture; the amtd they start
+#   runs under the sanitizers in python.amt_local, which needs no environment of its own.
 # - slurm.accounting checks the Slurm cluster's accounting set-up (MariaDB, slurmdbd, sacct) with
 #   a shell script; amtd's Slurm executor runs under the sanitizers in SlurmIntegrationTest.
 # - WebPageBrowserTest's drawings (Draws*, Lists*, Shows*) test the page's JavaScript in Chromium,
 #   about 18 s each; what amtd does for them (static files, the JSON operations) runs under the
 #   sanitizers in the gateway's tests, and the live feed (/ui/events) in the one browser test kept
 #   here, FollowsARunningTuningJobLiveUntilItEnds. (Issue 34: CI under 60 minutes.)
-excluded=(HttpServerTest.KeepsAcceptingAfterRunningOutOfFileDescriptors python.venv
-  slurm.accounting "WebPageBrowserTest.(Draws|Lists|Shows)")
+excluded=(HttpServerTest.KeepsAcceptingAfterRunningOutOfFileDescriptors
+  "python.(venv|pytest_plugin|pytest_user_example)" slurm.accounting "WebPageBrowserTest.(Draws|Lists|Shows)")
 if [ ${#excluded[@]} -gt 0 ]; then
   echo "asan-ubsan: not run: ${excluded[*]}"
 fi
