@@ -109,7 +109,7 @@ void AddServerFlags(CLI::App& app, Flags& flags) {
 
 // SageMaker's waits, and where trainers come from.
 // The local worker's container engine and the containers' limits (docs/sagemaker-mapping.md,
-// "Your own training image").
+// "Your own training image"), and its GPUs ("GPUs").
 void AddContainerFlags(CLI::App& app, Flags& flags) {
   app.add_option("--container-runtime", flags.options.container_runtime,
                  "The local worker's container engine: training images it holds (pulled, or built "
@@ -124,6 +124,17 @@ void AddContainerFlags(CLI::App& app, Flags& flags) {
                  "--cpus (at most this machine's CPUs) and --memory (0: no limits): 0.25 makes "
                  "ml.m5.large's 8 GiB a 2 GiB limit")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--gpus", flags.options.gpus,
+                 "The GPUs of the local worker's training jobs: all (every GPU nvidia-smi lists), "
+                 "none, or indices such as 0,2. A job of a GPU InstanceType (ml.g5.xlarge: 1) "
+                 "gets that many per instance as devices of its own (CUDA_VISIBLE_DEVICES, "
+                 "SM_NUM_GPUS) and waits while other jobs hold them; on a machine without GPUs "
+                 "it runs on CPU")
+      ->capture_default_str();
+  app.add_option("--gpu-share", flags.options.gpu_share,
+                 "How many training jobs may hold one GPU at once (small models on one GPU)")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
 }
 

@@ -145,6 +145,10 @@ std::unique_ptr<WorkerStream> Agent::ConnectOnce(absl::Status* refused) {
   amt::v1::WorkerHello& hello = *hello_message.mutable_hello();
   hello.set_worker_id(options_.worker_id);
   hello.set_slots(options_.slots);
+  if (options_.runner.gpus != nullptr) {
+    hello.set_gpus(static_cast<int>(options_.runner.gpus->gpus().size()));
+    hello.set_gpu_share(options_.runner.gpus->share());
+  }
   hello.set_host(options_.host);
   hello.set_one_shot(options_.one_shot.has_value());
   hello.set_instance_id(options_.instance_id);
@@ -200,8 +204,8 @@ void Agent::HandleStart(const amt::v1::StartJob& start) {
     }
     refusal = "attempt " + std::to_string(existing->second->attempt()) + " of " +
               start.training_job_name() + " is still running on this worker";
-  } else if (const int needed = std::max(1, start.instance_count());
-             BusySlotsLocked() + needed > options_.slots) {
+  } else if (const int needed = SlotsOf(start.instance_type(), start.instance_count());
+             needed > 0 && BusySlotsLocked() + needed > options_.slots) {
     refusal = needed == 1
                   ? "no free slot: all " + std::to_string(options_.slots) + " slots are busy"
                   : "not enough free slots for " + std::to_string(needed) +
@@ -227,8 +231,16 @@ void Agent::HandleStart(const amt::v1::StartJob& start) {
 
 int Agent::BusySlotsLocked() const {
   int busy = 0;
-  for (const auto& [name, runner] : jobs_) busy += std::max(1, runner->instance_count());
+  for (const auto& [name, runner] : jobs_) {
+    busy += SlotsOf(runner->instance_type(), runner->instance_count());
+  }
   return busy;
+}
+
+int Agent::SlotsOf(const std::string& instance_type, int instances) const {
+  // A job that takes GPUs takes no slot (amtd's worker_pool.h counts them the same way).
+  if (GpusTaken(options_.runner.gpus.get(), instance_type, instances) > 0) return 0;
+  return std::max(1, instances);
 }
 
 void Agent::HandleStop(const amt::v1::StopJob& stop) {

@@ -95,6 +95,9 @@ class Agent {
   void HandleStart(const amt::v1::StartJob& start) ABSL_LOCKS_EXCLUDED(mu_);
   void HandleStop(const amt::v1::StopJob& stop) ABSL_LOCKS_EXCLUDED(mu_);
   // Slots the running jobs take: one per instance.
+  // The slots a job of `instances` hosts of `instance_type` takes: one per host, none when it
+  // takes GPUs (gpu_inventory.h's GpusTaken).
+  int SlotsOf(const std::string& instance_type, int instances) const;
   int BusySlotsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets the reports amtd has saved: every one with seq <= `seq`.
   void HandleAck(uint64_t seq) ABSL_LOCKS_EXCLUDED(mu_);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -195,6 +196,17 @@ std::vector<std::string> ContainerRunArgv(
   argv.push_back(c.network.empty() ? "none" : c.network);
   if (!c.hostname.empty()) {
     argv.insert(argv.end(), {"--hostname", c.hostname, "--network-alias", c.hostname});
+  }
+  if (!c.gpus.empty()) {
+    if (std::filesystem::path(cli).filename().string().find("podman") != std::string::npos) {
+      for (const int gpu : c.gpus)
+        argv.insert(argv.end(), {"--device", "nvidia.com/gpu=" + std::to_string(gpu)});
+    } else {
+      // One CSV field: the quotes keep the list's commas from splitting it.
+      std::string devices;
+      for (const int gpu : c.gpus) devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
+      argv.insert(argv.end(), {"--gpus", "\"device=" + devices + "\""});
+    }
   }
   argv.push_back("--pull");
   argv.push_back("never");

@@ -486,8 +486,8 @@ absl::StatusOr<JobDir> JobDir::Create(const JobDirOptions& options, const amt::v
   if (!p.checkpoints.empty()) RETURN_IF_ERROR(dir.MakeCheckpoints(options, job, seen.checkpoints));
   if (in_container) dir.container_mounts_ = ContainerMounts(p, seen, channels);
 
-  dir.environment_ =
-      JobEnvironment(job, {options, host, seen, cluster, channels, input_data_config});
+  dir.environment_ = JobEnvironment(
+      job, {options, host, seen, cluster, channels, input_data_config, in_container});
   return dir;
 }
 

@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,11 @@ struct HostSpec {
   // When set, written to the folder's `hosts` file (JobPaths::hosts_file), which the launcher
   // mounts over /etc/hosts (HostsFileText).
   std::string hosts_file_text;
+  // This host's GPUs (nvidia-smi's indices) when the worker hands GPUs out (gpu_inventory.h):
+  // SM_NUM_GPUS is their count and a process sees only them (CUDA_VISIBLE_DEVICES, in PCI bus
+  // order; empty: none); a container gets them from its engine (ContainerSpec::gpus). nullopt:
+  // the worker hands out none; SM_NUM_GPUS is 0 and CUDA_VISIBLE_DEVICES is the worker's.
+  std::optional<std::vector<int>> gpus;
 };
 
 struct JobPaths {

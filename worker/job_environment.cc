@@ -64,7 +64,16 @@ void AddCluster(const JobEnvironmentInputs& in, Environment& env) {
   env["SM_CURRENT_INSTANCE_TYPE"] = in.cluster.instance_type;
   env["SM_NETWORK_INTERFACE_NAME"] = in.cluster.network_interface;
   env["SM_NUM_CPUS"] = std::to_string(in.options.num_cpus);
-  env["SM_NUM_GPUS"] = "0";
+  env["SM_NUM_GPUS"] = std::to_string(in.host.gpus ? in.host.gpus->size() : 0);
+  if (in.host.gpus && !in.in_container) {
+    // Indices as nvidia-smi numbers them, which is PCI bus order; CUDA's default order is
+    // fastest first.
+    std::string devices;
+    for (const int gpu : *in.host.gpus)
+      devices += (devices.empty() ? "" : ",") + std::to_string(gpu);
+    env["CUDA_VISIBLE_DEVICES"] = devices;
+    if (!devices.empty()) env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  }
   env["SM_RESOURCE_CONFIG"] = in.cluster.resource_config.dump();
 }
 

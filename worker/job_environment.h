@@ -36,6 +36,7 @@ struct JobEnvironmentInputs {
   const Cluster& cluster;
   const std::vector<const amt::v1::ChannelAssignment*>& channels;
   const nlohmann::json& input_data_config;  // inputdataconfig.json
+  bool in_container = false;  // the trainer runs in a container (JobDir::Create's in_container)
 };
 
 // The environment JobDir::environment() documents: the request's Environment, then ours on top

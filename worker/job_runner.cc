@@ -12,8 +12,6 @@
 #include <system_error>
 #include <utility>
 
-#include "common/instance_type.h"
-#include "common/status_macros.h"
 #include "worker/container_launcher.h"
 #include "worker/tar_gz.h"
 
@@ -130,6 +128,8 @@ void JobRunner::Diagnose(const std::string& message) const {
 }
 
 void JobRunner::ReportExit(amt::v1::JobExited exited) {
+  // Its GPUs are free before amtd hears of the exit (and may send the next job for them).
+  gpu_lease_.reset();
   exited.set_training_job_name(job_.training_job_name());
   exited.set_attempt(job_.attempt());
   {
@@ -182,59 +182,6 @@ absl::Status JobRunner::Tar(const std::vector<fs::path>& dirs, const std::string
   fs::rename(partial, target, ec);
   if (ec) return absl::InternalError("cannot rename to " + target.string() + ": " + ec.message());
   return absl::OkStatus();
-}
-
-absl::StatusOr<bool> JobRunner::RunsInContainer() const {
-  const std::string& image = job_.container().image();
-  if (image.empty()) return false;
-  std::string engine_says;
-  if (options_.containers != nullptr) {
-    const absl::StatusOr<bool> has = options_.containers->HasImage(image);
-    if (has.ok() && *has) return true;
-    engine_says = has.ok() ? options_.containers->name() +
-                                 " has no image of that name (pull "
-                                 "it, or build and tag it: " +
-                                 options_.containers->cli() + " tag <image> " + image + ")"
-                           : std::string(has.status().message());
-    if (!has.ok()) Diagnose(engine_says);
-  } else {
-    engine_says =
-        "this worker has no container engine (amt-worker --container-runtime: neither Docker's "
-        "daemon nor Podman answered)";
-  }
-  if (job_.command_size() > 0) return false;
-  return absl::NotFoundError(
-      "Cannot run the training image '" + image +
-      "': it is neither an entry of the image map, nor an executable file, nor a SageMaker "
-      "framework image (scikit-learn, XGBoost, PyTorch, TensorFlow, Hugging Face, MXNet) that "
-      "amt-local runs in script mode, nor an image of a container engine: " +
-      engine_says +
-      ". Add it to the image map (amtd --image-map FILE) or give the path of a local "
-      "executable.");
-}
-
-ContainerSpec JobRunner::ContainerFor(size_t index, const JobDir& dir) const {
-  const amt::v1::ContainerJob& job = job_.container();
-  ContainerSpec c;
-  c.image = job.image();
-  c.name = "amt-" + job_.training_job_name() + "-" + std::to_string(job_.attempt()) + "-" +
-           HostName(static_cast<int>(index) + 1);
-  if (job.entrypoint_size() > 0) c.entrypoint = job.entrypoint(0);
-  c.mounts = dir.container_mounts();
-  c.labels[kWorkDirLabel] = options_.container.work_dir;
-  c.labels["amt-local.training-job"] = job_.training_job_name();
-  c.network = job.network_isolation() ? "none" : options_.container.network;
-  if (!job_network_.empty()) {
-    // Several hosts: each on the job's network, found there by its name.
-    c.network = job_network_;
-    c.hostname = HostName(static_cast<int>(index) + 1);
-  }
-  const double scale = options_.container.resource_scale;
-  if (const auto r = ResourcesOf(job_.instance_type()); r.has_value() && scale > 0) {
-    c.cpus = std::min<double>(r->vcpus * scale, std::max(1, options_.container.machine_cpus));
-    c.memory_bytes = static_cast<int64_t>(r->memory_gib * scale * (int64_t{1} << 30));
-  }
-  return c;
 }
 
 bool JobRunner::LaunchHosts(std::vector<JobDir>& dirs, LogShipper& shipper) {
@@ -523,9 +470,14 @@ void JobRunner::Run() {
     ReportLaunchFailed(std::string(host.status().message()));
     return;
   }
+  if (absl::Status gpus = TakeGpus(host->count); !gpus.ok()) {
+    ReportLaunchFailed(std::string(gpus.message()));
+    return;
+  }
   std::vector<JobDir> dirs;
   for (int i = 1; i <= host->count; ++i) {
     host->index = i;
+    if (!host_gpus_.empty()) host->gpus = host_gpus_[i - 1];
     auto dir = JobDir::Create(options_.job_dir, job_, *host, in_container_);
     if (!dir.ok()) {
       ReportLaunchFailed(std::string(dir.status().message()));
@@ -534,6 +486,11 @@ void JobRunner::Run() {
     dirs.push_back(std::move(*dir));
   }
 
+  if (absl::Status code = PutContainerCode(dirs); !code.ok()) {
+    ReleaseJobDirs(dirs, /*succeeded=*/false, /*out_of_space=*/false);
+    ReportLaunchFailed(std::string(code.message()));
+    return;
+  }
   auto shipper = std::make_unique<LogShipper>(job_.training_job_name(), job_.attempt(), clock_,
                                               options_.logs, [this](amt::v1::LogBatch batch) {
                                                 amt::v1::WorkerMessage message;
@@ -551,6 +508,7 @@ void JobRunner::Run() {
     return;
   }
   ReportStarted(dirs.front());
+  for (const std::string& note : gpu_notes_) shipper->Add(OutputStream::kStderr, note);
   shipper->Start();
   const std::vector<ExitStatus> statuses = WaitForHosts();
   shipper->Close();  // every line is out before JobExited
@@ -566,24 +524,6 @@ void JobRunner::Run() {
   network_.reset();
   RemoveJobNetwork();
   ReportExit(std::move(exited));
-}
-
-absl::Status JobRunner::CreateJobNetwork() {
-  const std::string name = "amt-" + job_.training_job_name() + "-" + std::to_string(job_.attempt());
-  // A network of that name that a killed worker left.
-  (void)options_.containers->RemoveNetwork(name);
-  RETURN_IF_ERROR(options_.containers->CreateNetwork(name, job_.container().network_isolation(),
-                                                     options_.container.work_dir));
-  job_network_ = name;
-  return absl::OkStatus();
-}
-
-void JobRunner::RemoveJobNetwork() {
-  if (job_network_.empty()) return;
-  if (absl::Status removed = options_.containers->RemoveNetwork(job_network_); !removed.ok()) {
-    Diagnose(std::string(removed.message()));
-  }
-  job_network_.clear();
 }
 
 }  // namespace amt::worker

@@ -43,6 +43,7 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "worker/container_engine.h"
+#include "worker/gpu_inventory.h"
 #include "worker/host_network.h"
 #include "worker/job_dir.h"
 #include "worker/log_shipper.h"
@@ -104,6 +105,10 @@ struct JobRunnerOptions {
   // its command. Null: no engine; every job runs its command.
   std::shared_ptr<const ContainerEngine> containers;
   ContainerOptions container;
+  // The worker's GPUs (amt-worker --gpus): a job takes its InstanceType's GPUs per host from
+  // here for as long as it runs (TakeGpus), and sees only those. Null: the worker hands out no
+  // GPUs (jobs see what the machine shows, SM_NUM_GPUS 0).
+  std::shared_ptr<GpuAllocator> gpus;
 };
 
 // Below this many free bytes the job folder's disk counts as full (JobRunnerOptions::free_bytes).
@@ -140,6 +145,7 @@ class JobRunner {
   const std::string& training_job_name() const { return job_.training_job_name(); }
   int attempt() const { return job_.attempt(); }
   int instance_count() const { return job_.instance_count(); }
+  const std::string& instance_type() const { return job_.instance_type(); }
 
  private:
   // What the job thread does, stage by stage (job_runner.cc says which).
@@ -155,6 +161,17 @@ class JobRunner {
   // Whether the job runs in a container: its image is in the engine. An error (the job's
   // failure reason) when it has an image that neither the engine nor a command can run.
   absl::StatusOr<bool> RunsInContainer() const;
+  // The job's GPUs (JobRunnerOptions::gpus; none for hosts on other machines, which Slurm gives
+  // theirs): the InstanceType's count per host, distinct devices
+  // held until the runner ends; each host's share in host_gpus_, and a log line per host that
+  // says which (or that the job runs on CPU: a GPU type on a worker without GPUs). An error's
+  // message is the job's failure: the worker has fewer GPUs than the job asks, or they are held
+  // by other jobs (amtd counts every worker's GPUs, so it does not send such a job).
+  absl::Status TakeGpus(int hosts);
+  // Script mode in a container: the job's code (ContainerJob.code_path) in every host's code/
+  // folder, which ContainerFor mounts at /opt/ml/code. An error's message is the job's failure
+  // reason (no such code, an archive that cannot be unpacked, a full disk).
+  absl::Status PutContainerCode(const std::vector<JobDir>& dirs) const;
   // A multi-instance job's containers: the engine's network for them, named after the attempt
   // (each container is found there by its host's name), and its removal once they are gone.
   absl::Status CreateJobNetwork();
@@ -227,6 +244,10 @@ class JobRunner {
   // The job thread's: the hosts' network while the job runs (several hosts only).
   std::shared_ptr<LoopbackNetworks> networks_;
   std::unique_ptr<LoopbackNetworks::Lease> network_;
+  // The job thread's: TakeGpus's devices, by host, and what it says in the job's log.
+  std::unique_ptr<GpuAllocator::Lease> gpu_lease_;
+  std::vector<std::vector<int>> host_gpus_;
+  std::vector<std::string> gpu_notes_;
 
   std::thread thread_;  // the job thread
 };

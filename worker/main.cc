@@ -31,6 +31,7 @@
 #include "worker/agent.h"
 #include "worker/container_engine.h"
 #include "worker/container_launcher.h"
+#include "worker/gpu_inventory.h"
 #include "worker/grpc_connector.h"
 #include "worker/process_launcher.h"
 #include "worker/process_tree.h"
@@ -65,6 +66,9 @@ struct Flags {
   std::string container_cli;
   std::string container_network = "host";
   double container_resource_scale = 1.0;
+  std::string gpus = "all";
+  int gpu_share = 1;
+  std::string nvidia_smi = "nvidia-smi";
 };
 
 // Where amtd is, what this worker runs at once and what becomes of its job folders.
@@ -138,6 +142,21 @@ void AddContainerFlags(CLI::App& app, Flags& flags) {
                  "multiplies the InstanceType's vCPUs and memory for a container's --cpus (at "
                  "most this machine's CPUs) and --memory; 0: no limits")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+// The GPUs it gives training jobs (gpu_inventory.h).
+void AddGpuFlags(CLI::App& app, Flags& flags) {
+  app.add_option("--gpus", flags.gpus,
+                 "the GPUs training jobs get: all (every GPU nvidia-smi lists, within this "
+                 "process's CUDA_VISIBLE_DEVICES when set), none, or indices such as 0,2. A "
+                 "job of a GPU InstanceType gets its GPUs per instance as devices of its own")
+      ->capture_default_str();
+  app.add_option("--gpu-share", flags.gpu_share,
+                 "how many training jobs may hold one GPU at once (small models on one GPU)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--nvidia-smi", flags.nvidia_smi, "the nvidia-smi that lists the GPUs")
       ->capture_default_str();
 }
 
@@ -403,6 +422,42 @@ bool SetUpContainers(const Flags& flags, amt::CommandRunner& commands,
   return true;
 }
 
+// The GPUs jobs get (--gpus, --gpu-share). False when --gpus names GPUs that cannot be had.
+bool SetUpGpus(const Flags& flags, amt::CommandRunner& commands,
+               amt::worker::JobRunnerOptions& runner, const Diagnostics& diagnostics) {
+  std::vector<amt::worker::Gpu> detected;
+  if (flags.gpus != "none") {
+    auto found = amt::worker::DetectGpus(commands, flags.nvidia_smi);
+    if (!found.ok()) {
+      if (flags.gpus != "all") {
+        std::fprintf(stderr, "amt-worker: --gpus %s: %s\n", flags.gpus.c_str(),
+                     std::string(found.status().message()).c_str());
+        return false;
+      }
+      diagnostics("no GPUs for training jobs: " + std::string(found.status().message()));
+    } else {
+      detected = std::move(*found);
+    }
+  }
+  auto chosen = amt::worker::SelectGpus(detected, flags.gpus, std::getenv("CUDA_VISIBLE_DEVICES"));
+  if (!chosen.ok()) {
+    std::fprintf(stderr, "amt-worker: %s\n", std::string(chosen.status().message()).c_str());
+    return false;
+  }
+  if (!chosen->empty()) {
+    std::string said;
+    for (const amt::worker::Gpu& gpu : *chosen) {
+      said += (said.empty() ? "" : ", ") + std::to_string(gpu.index) + " (" + gpu.name + ", " +
+              std::to_string(gpu.memory_mib) + " MiB)";
+    }
+    diagnostics("GPUs for training jobs: " + said + ", each for " +
+                std::to_string(flags.gpu_share) + " job(s) at once (--gpus " + flags.gpus +
+                ", --gpu-share " + std::to_string(flags.gpu_share) + ")");
+  }
+  runner.gpus = std::make_shared<amt::worker::GpuAllocator>(std::move(*chosen), flags.gpu_share);
+  return true;
+}
+
 int RunWorker(const Flags& flags, const std::optional<amt::v1::StartJob>& one_shot_job,
               const Binaries& binaries, const sigset_t& stop_signals) {
   std::error_code ec;
@@ -441,6 +496,7 @@ int RunWorker(const Flags& flags, const std::optional<amt::v1::StartJob>& one_sh
   }
   const Launchers launchers = MakeLaunchers(flags, binaries, options.runner);
   if (!SetUpContainers(flags, *launchers.commands, options.runner, diagnostics)) return 1;
+  if (!SetUpGpus(flags, *launchers.commands, options.runner, diagnostics)) return 1;
   return RunAgent(options, flags, launchers.jobs(), stop_signals, stop_signal_received,
                   diagnostics);
 }
@@ -456,6 +512,7 @@ int main(int argc, char** argv) {
   AddHostAndCredentialFlags(app, flags);
   AddSlurmFlags(app, flags);
   AddContainerFlags(app, flags);
+  AddGpuFlags(app, flags);
   const pid_t parent = getppid();
   CLI11_PARSE(app, argc, argv);
   const Binaries binaries = FindBinaries();

@@ -43,6 +43,9 @@ struct ContainerSpec {
   // (--hostname and --network-alias).
   std::string network = "none";
   std::string hostname;
+  // The job's GPUs (nvidia-smi indices) for this host: Docker's `--gpus "device=0,1"` (NVIDIA's
+  // container toolkit), Podman's `--device nvidia.com/gpu=N` each (CDI). Empty: none.
+  std::vector<int> gpus;
 };
 
 // What to run. `argv[0]` is an executable path; without a '/', it is looked up in the worker's

@@ -22,6 +22,17 @@ std::string Expand(const std::string& value, const std::string& map_dir,
   return absl::StrReplaceAll(value, {{"${IMAGE_MAP_DIR}", map_dir}, {"${AMT_BIN}", bin_dir}});
 }
 
+// A string hyperparameter as the SageMaker SDK writes it (JSON-encoded: "\"s3://...\"") or as
+// a user may (the bare text): the string, "" when there is none.
+std::string StringHyperparameter(const google::protobuf::Map<std::string, std::string>& hps,
+                                 const std::string& name) {
+  const auto it = hps.find(name);
+  if (it == hps.end()) return "";
+  const auto decoded = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (!decoded.is_discarded() && decoded.is_string()) return decoded.get<std::string>();
+  return it->second;
+}
+
 }  // namespace
 
 absl::StatusOr<ImageMap> ParseImageMap(const std::string& json, const std::string& map_dir,
@@ -121,6 +132,13 @@ absl::StatusOr<v1::StartJob> PlanLaunch(const v1::TrainingJobRecord& job,
     *container->mutable_entrypoint() = algorithm.container_entrypoint();
     *container->mutable_arguments() = algorithm.container_arguments();
     container->set_network_isolation(d.enable_network_isolation());
+    // Script mode: the code goes to /opt/ml/code (worker.proto's ContainerJob.code_path).
+    const std::string submit =
+        StringHyperparameter(d.hyper_parameters(), "sagemaker_submit_directory");
+    if (!submit.empty()) {
+      container->set_code_uri(submit);
+      container->set_code_path(MapUri(submit, options.s3_root));
+    }
     if (!argv.ok()) argv = std::vector<std::string>();
   }
   if (!argv.ok()) return argv.status();

@@ -245,7 +245,7 @@ class Orchestrator {
   void Schedule();
   // A worker with `needed` free slots: a connected one, else one the provisioner makes (nullopt
   // when neither can be had now).
-  std::optional<std::string> PlaceFor(int needed);
+  std::optional<std::string> PlaceFor(WorkerNeed needed);
   // A provisioned worker that got no job after all is dropped.
   void DropIfUnused(const std::string& worker_id);
   absl::Status LaunchNextTrial(v1::TuningJobRecord& tuning, const std::string& worker_id);

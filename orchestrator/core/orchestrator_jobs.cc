@@ -37,13 +37,14 @@ search::History HistoryOf(const v1::TuningJobRecord& tuning,
   return history;
 }
 
-// The slots the next trial of `tuning` may need: its definitions' largest InstanceCount.
-int MostInstances(const v1::TuningJobRecord& tuning) {
-  int most = 1;
+// What the next trial of `tuning` may need: its definitions' largest InstanceCount and GPUs.
+WorkerNeed MostNeeded(const v1::TuningJobRecord& tuning) {
+  WorkerNeed most(1, 0);
   for (int i = 0; i < validation::DefinitionCount(tuning.describe()); ++i) {
-    most = std::max(most, validation::DefinitionAt(tuning.describe(), i)
-                              .definition.resource_config()
-                              .instance_count());
+    const WorkerNeed need =
+        NeedOf(validation::DefinitionAt(tuning.describe(), i).definition.resource_config());
+    most.instances = std::max(most.instances, need.instances);
+    most.gpus = std::max(most.gpus, need.gpus);
   }
   return most;
 }
@@ -64,8 +65,8 @@ void Orchestrator::Schedule() {
       waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(pos));
       continue;
     }
-    const int needed = SlotsOf(it->second);
-    if (provisioner_ == nullptr && needed > workers_.MaxSlots()) {
+    const WorkerNeed needed = NeedOf(it->second);
+    if (provisioner_ == nullptr && !workers_.Fits(needed)) {
       ++pos;
       continue;
     }
@@ -84,9 +85,9 @@ void Orchestrator::Schedule() {
                                .resource_limits()
                                .max_parallel_training_jobs();
       if (RunningJobs(JobsOf(t), &TuningRt(t).settled) >= std::max(1, parallel)) break;
-      const int needed = MostInstances(t);
+      const WorkerNeed needed = MostNeeded(t);
       // Waits for a worker with that many slots (a provisioner makes them to measure).
-      if (provisioner_ == nullptr && needed > workers_.MaxSlots()) break;
+      if (provisioner_ == nullptr && !workers_.Fits(needed)) break;
       const auto worker = PlaceFor(needed);
       if (!worker.has_value()) return;
       const bool launched = LaunchNextTrial(t, *worker).ok();
@@ -96,11 +97,13 @@ void Orchestrator::Schedule() {
   }
 }
 
-std::optional<std::string> Orchestrator::PlaceFor(int needed) {
+std::optional<std::string> Orchestrator::PlaceFor(WorkerNeed needed) {
   if (auto worker = workers_.FreeWorker(needed); worker.has_value()) return worker;
   if (provisioner_ == nullptr || !provisioner_->HasRoom()) return std::nullopt;
-  Provisioner::Provided provided = provisioner_->Provide(needed);
-  workers_.Connect(provided.worker_id, needed, std::move(provided.link), /*single_use=*/true);
+  Provisioner::Provided provided = provisioner_->Provide(needed.instances);
+  // Slurm asks for the GPUs (--gres): the one-shot worker has the node's.
+  workers_.Connect(provided.worker_id, needed.instances, std::move(provided.link),
+                   /*single_use=*/true);
   return provided.worker_id;
 }
 
@@ -184,7 +187,7 @@ void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_
   }
   job.set_worker_id(worker_id);
   MarkLaunching(job, now);
-  workers_.Assign(worker_id, Key(job.describe().training_job_name()), SlotsOf(job));
+  workers_.Assign(worker_id, Key(job.describe().training_job_name()), NeedOf(job));
   const auto& sc = job.describe().stopping_condition();
   const double max_runtime =
       sc.has_max_runtime_in_seconds() ? sc.max_runtime_in_seconds() : kDefaultMaxRuntimeSeconds;

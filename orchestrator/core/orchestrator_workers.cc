@@ -35,15 +35,15 @@ absl::Status Orchestrator::OnWorkerConnected(const v1::WorkerHello& hello,
     // The same process again (its old stream broke on its side first): that stream goes.
     workers_.Drop(worker_id, current);
   }
-  workers_.Connect(worker_id, hello.slots(), std::move(link), hello.one_shot(),
-                   hello.instance_id());
+  workers_.Connect(worker_id, hello.slots(), std::move(link), hello.one_shot(), hello.instance_id(),
+                   WorkerGpus{hello.gpus(), hello.gpu_share()});
   std::set<std::string> reported;
   for (const auto& ref : hello.running()) {
     auto* job = FindTraining(ref.training_job_name());
     if (job == nullptr || IsTerminal(*job) || job->attempt() != ref.attempt()) continue;
     const std::string key = Key(ref.training_job_name());
     reported.insert(key);
-    workers_.Assign(worker_id, key, SlotsOf(*job));
+    workers_.Assign(worker_id, key, NeedOf(*job));
     job->set_worker_id(worker_id);
     Rt(*job).lost_timer.Cancel();
     // The StopJob may have been lost with the old connection (or with amtd): sent again.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "common/instance_type.h"
 #include "orchestrator/spot/spot.h"
 
 namespace amt::core {
@@ -261,8 +262,14 @@ void MarkExited(v1::TrainingJobRecord& job, const ExitReport& report, double now
   SetFinalObjectiveStatus(job);
 }
 
-int SlotsOf(const v1::TrainingJobRecord& job) {
-  return std::max(1, job.describe().resource_config().instance_count());
+WorkerNeed NeedOf(const v1::ResourceConfig& resources) {
+  const int instances = std::max(1, resources.instance_count());
+  const auto type = ResourcesOf(resources.instance_type());
+  return WorkerNeed(instances, type.has_value() ? type->gpus * instances : 0);
+}
+
+WorkerNeed NeedOf(const v1::TrainingJobRecord& job) {
+  return NeedOf(job.describe().resource_config());
 }
 
 absl::Status TrainingJobNotFound() { return ValidationError("Requested resource not found."); }

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "amt/v1/state.pb.h"
+#include "orchestrator/core/worker_pool.h"  // WorkerNeed
 
 namespace amt::core {
 
@@ -82,8 +83,10 @@ void MarkStoppedBeforeStart(v1::TrainingJobRecord& job, StopCause cause, double 
 // else "AlgorithmError: ..." describing the exit; cut to 1,024 characters.
 std::string FailureReasonFor(const ExitReport& report);
 
-// Worker slots a training job takes: one per instance (ResourceConfig.InstanceCount, at least 1).
-int SlotsOf(const v1::TrainingJobRecord& job);
+// What a training job takes of its worker (worker_pool.h): its instances (ResourceConfig's
+// InstanceCount, at least 1) and its InstanceType's GPUs times them.
+WorkerNeed NeedOf(const v1::ResourceConfig& resources);
+WorkerNeed NeedOf(const v1::TrainingJobRecord& job);
 
 // ValidationException "Requested resource not found.": SageMaker's answer to a Describe of a
 // training job it does not have.

@@ -5,8 +5,10 @@
 namespace amt::core {
 
 void WorkerPool::Connect(const std::string& id, int slots, std::shared_ptr<WorkerLink> link,
-                         bool single_use, std::string instance) {
+                         bool single_use, std::string instance, WorkerGpus gpus) {
   auto& worker = workers_[id];
+  worker.gpus = {std::max(0, gpus.count), std::max(1, gpus.share)};
+  worker.gpus_busy = 0;
   worker.single_use = single_use;
   worker.instance = std::move(instance);
   worker.slots = std::max(1, slots);
@@ -38,18 +40,28 @@ std::optional<std::set<std::string>> WorkerPool::Disconnect(const std::string& i
   auto it = workers_.find(id);
   if (it == workers_.end() || it->second.link.get() != link) return std::nullopt;
   std::set<std::string> jobs;
-  for (const auto& [key, slots] : it->second.jobs) jobs.insert(key);
+  for (const auto& [key, taken] : it->second.jobs) jobs.insert(key);
   workers_.erase(it);
   return jobs;
 }
 
-std::optional<std::string> WorkerPool::FreeWorker(int needed) const {
+std::optional<std::string> WorkerPool::FreeWorker(WorkerNeed need) const {
+  const int most_gpus = need.gpus > 0 ? MaxGpus() : 0;
   const std::string* best = nullptr;
-  int best_free = std::max(1, needed) - 1;
+  int best_free = 0;
   for (const auto& [id, worker] : workers_) {
     if (worker.single_use) continue;
-    const int free = worker.slots - worker.busy;
-    if (free > best_free) {
+    int free = 0;
+    if (most_gpus == 0) {
+      free = worker.slots - worker.busy;
+      if (free < std::max(1, need.instances)) continue;
+    } else if (need.gpus > most_gpus) {
+      free = worker.gpus.count;  // none can ever: the biggest says so
+    } else {
+      free = worker.gpus.count * worker.gpus.share - worker.gpus_busy;
+      if (worker.gpus.count < need.gpus || free < need.gpus) continue;
+    }
+    if (best == nullptr || free > best_free) {
       best = &id;
       best_free = free;
     }
@@ -66,6 +78,19 @@ int WorkerPool::MaxSlots() const {
   return most;
 }
 
+int WorkerPool::MaxGpus() const {
+  int most = 0;
+  for (const auto& [id, worker] : workers_) {
+    if (!worker.single_use) most = std::max(most, worker.gpus.count);
+  }
+  return most;
+}
+
+bool WorkerPool::Fits(WorkerNeed need) const {
+  if (need.gpus > 0 && MaxGpus() > 0) return true;  // FreeWorker finds it one, or the biggest
+  return std::max(1, need.instances) <= MaxSlots();
+}
+
 bool WorkerPool::Idle(const std::string& id) const {
   const auto it = workers_.find(id);
   return it != workers_.end() && it->second.jobs.empty();
@@ -76,17 +101,24 @@ const WorkerLink* WorkerPool::LinkOf(const std::string& id) const {
   return it == workers_.end() ? nullptr : it->second.link.get();
 }
 
-void WorkerPool::Assign(const std::string& id, const std::string& key, int instances) {
+void WorkerPool::Assign(const std::string& id, const std::string& key, WorkerNeed need) {
   auto it = workers_.find(id);
   if (it == workers_.end()) return;
   Worker& worker = it->second;
-  const int slots = std::max(1, instances);
-  auto [job, inserted] = worker.jobs.emplace(key, slots);
-  if (!inserted) {
-    worker.busy -= job->second;
-    job->second = slots;
+  Taken taken;
+  if (TakesGpus(worker, need)) {
+    taken.gpus = need.gpus;
+  } else {
+    taken.slots = std::max(1, need.instances);
   }
-  worker.busy += slots;
+  auto [job, inserted] = worker.jobs.emplace(key, taken);
+  if (!inserted) {
+    worker.busy -= job->second.slots;
+    worker.gpus_busy -= job->second.gpus;
+    job->second = taken;
+  }
+  worker.busy += taken.slots;
+  worker.gpus_busy += taken.gpus;
 }
 
 void WorkerPool::Release(const std::string& id, const std::string& key) {
@@ -94,7 +126,8 @@ void WorkerPool::Release(const std::string& id, const std::string& key) {
   if (it == workers_.end()) return;
   auto job = it->second.jobs.find(key);
   if (job == it->second.jobs.end()) return;
-  it->second.busy -= job->second;
+  it->second.busy -= job->second.slots;
+  it->second.gpus_busy -= job->second.gpus;
   it->second.jobs.erase(job);
 }
 

@@ -29,6 +29,25 @@ class WorkerLink {
   virtual bool Provisional() const { return false; }
 };
 
+// What an attempt takes of the worker that runs it (all its instances run on one worker): a slot
+// per instance; or, for an InstanceType with GPUs (common/instance_type.h) on a worker that has
+// GPUs, that many GPUs (per instance, times the instances) and no slot, so GPU jobs do not wait
+// behind CPU jobs for slots they would not use. A worker's GPU count times its --gpu-share is
+// how many such GPUs it gives at once. On workers that all have no GPU, a GPU type runs on CPU
+// and takes slots. (From an int: that many instances, no GPU.)
+struct WorkerNeed {
+  WorkerNeed(int instances = 1, int gpus = 0)  // NOLINT(google-explicit-constructor)
+      : instances(instances), gpus(gpus) {}
+  int instances;
+  int gpus;
+};
+
+// A worker's GPUs (WorkerHello.gpus and gpu_share).
+struct WorkerGpus {
+  int count = 0;
+  int share = 1;
+};
+
 class WorkerPool {
  public:
   // Registers `id` with `slots` (at least 1) over `link`, replacing an earlier connection of the
@@ -38,18 +57,23 @@ class WorkerPool {
   // `instance` is the worker process's WorkerHello.instance_id (empty for a provisional link or
   // an older worker).
   void Connect(const std::string& id, int slots, std::shared_ptr<WorkerLink> link,
-               bool single_use = false, std::string instance = "");
+               bool single_use = false, std::string instance = "", WorkerGpus gpus = {});
   // Removes `id` when `link` is its current connection and returns the keys of the jobs it ran;
   // nullopt (nothing changed) for a late disconnect of a replaced connection or an unknown id.
   std::optional<std::set<std::string>> Disconnect(const std::string& id, const WorkerLink* link);
 
-  // The worker with the most free slots, at least `needed` of them (the first by id on ties);
-  // nullopt when none has that many free.
-  std::optional<std::string> FreeWorker(int needed = 1) const;
-  // The most slots any connected worker has (0 with none): a job of more instances waits.
+  // The worker with the most free slots, at least `need.instances` of them (the first by id on
+  // ties); for a need of GPUs (when a worker has any), the one with the most GPUs free among
+  // those with at least `need.gpus` GPUs, or, when no worker has that many GPUs at all, the one
+  // with the most (its worker fails the job, saying what it has). nullopt when none will do now.
+  std::optional<std::string> FreeWorker(WorkerNeed need = 1) const;
+  // The most slots any connected worker has (0 with none).
   int MaxSlots() const;
-  // Counts job `key` against `id`'s slots, `instances` of them. No-op for an unknown worker.
-  void Assign(const std::string& id, const std::string& key, int instances = 1);
+  // Whether a connected worker could take `need` once the jobs it runs end: a job that cannot
+  // waits for a bigger worker without holding up the jobs behind it.
+  bool Fits(WorkerNeed need) const;
+  // Counts job `key` against `id`'s slots or GPUs (WorkerNeed). No-op for an unknown worker.
+  void Assign(const std::string& id, const std::string& key, WorkerNeed need = 1);
   // Frees the slot job `key` held on `id`, if any.
   void Release(const std::string& id, const std::string& key);
   // Whether `id` is connected and runs no job.
@@ -72,17 +96,30 @@ class WorkerPool {
   bool Send(const std::string& id, const v1::OrchestratorMessage& message);
 
  private:
+  struct Taken {
+    int slots = 0;
+    int gpus = 0;
+  };
   struct Worker {
     int slots = 0;
+    WorkerGpus gpus;
     std::shared_ptr<WorkerLink> link;
-    // Keys (lower-cased names) of the training jobs it runs -> the slots each takes.
-    std::map<std::string, int> jobs;
+    // Keys (lower-cased names) of the training jobs it runs -> what each takes.
+    std::map<std::string, Taken> jobs;
     int busy = 0;              // the sum of `jobs`' slots
+    int gpus_busy = 0;         // the sum of `jobs`' GPUs
     bool single_use = false;   // runs only the job it was made for
     std::string instance;      // WorkerHello.instance_id
     uint64_t applied_seq = 0;  // highest report seq applied over `link`
     uint64_t acked_seq = 0;    // highest seq acknowledged over `link`
   };
+  // Whether `need` takes GPUs of `worker` (rather than slots).
+  static bool TakesGpus(const Worker& worker, WorkerNeed need) {
+    return need.gpus > 0 && worker.gpus.count > 0;
+  }
+  // The most GPUs any (reusable) worker has.
+  int MaxGpus() const;
+
   std::map<std::string, Worker> workers_;
 };
 

@@ -393,6 +393,8 @@ class DaemonImpl final : public Daemon {
     worker.keep_job_dirs = options.keep_job_dirs;
     worker.container_runtime = options.container_runtime;
     worker.container_resource_scale = options.container_resource_scale;
+    worker.gpus = options.gpus;
+    worker.gpu_share = options.gpu_share;
     if (!options.credentials_file.empty()) {
       worker.credentials_file = fs::absolute(options.credentials_file).string();
     }

@@ -62,8 +62,11 @@ struct DaemonOptions {
   // does not name to the workers (core::LaunchOptions::containers).
   std::string container_runtime = "auto";
   double container_resource_scale = 1.0;  // amt-worker --container-resource-scale
-  std::string image_map_file;             // JSON image -> command; empty: none
-  std::string s3_root;                    // default: <data_dir>/s3
+  // The local worker's GPUs (amt-worker --gpus: all, none or indices) and --gpu-share.
+  std::string gpus = "all";
+  int gpu_share = 1;
+  std::string image_map_file;  // JSON image -> command; empty: none
+  std::string s3_root;         // default: <data_dir>/s3
   // "full" (fsync every commit: survives power loss) or "normal" (survives kill -9 only).
   std::string sqlite_sync = "full";
   // The orchestrator's options (time scale, stop grace, worker-lost timeout, early stopping,

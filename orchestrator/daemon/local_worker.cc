@@ -122,6 +122,10 @@ std::vector<std::string> LocalWorkerArgv(const LocalWorkerOptions& options) {
     scale << options.container_resource_scale;
     argv.insert(argv.end(), {"--container-resource-scale", scale.str()});
   }
+  if (options.gpus != "all") argv.insert(argv.end(), {"--gpus", options.gpus});
+  if (options.gpu_share != 1) {
+    argv.insert(argv.end(), {"--gpu-share", std::to_string(options.gpu_share)});
+  }
   return argv;
 }
 

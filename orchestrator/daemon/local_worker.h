@@ -28,6 +28,8 @@ struct LocalWorkerOptions {
   bool keep_job_dirs = false;                   // amt-worker --keep-job-dirs
   std::string container_runtime = "auto";       // amt-worker --container-runtime
   double container_resource_scale = 1.0;        // amt-worker --container-resource-scale
+  std::string gpus = "all";                     // amt-worker --gpus
+  int gpu_share = 1;                            // amt-worker --gpu-share
   std::function<void(const std::string&)> log;  // amtd's log; may be empty
 };
 

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import unittest
@@ -204,6 +205,30 @@ class ContainersTest(unittest.TestCase):
         lines = self.log_lines("ct-pair")
         self.assertIn("algo-1 heard: hello from algo-2", lines)
         self.assertIn("model dir: /opt/ml/model, job: ct-pair, host: algo-2", lines)
+
+    def test_script_mode_finds_the_jobs_code_in_opt_ml_code(self):
+        # What a framework estimator of the SDK uploads: sourcedir.tar.gz with the entry point,
+        # named by sagemaker_submit_directory (JSON-encoded, as the SDK writes hyperparameters).
+        archive = os.path.join(self.work, "sourcedir.tar.gz")
+        entry = os.path.join(self.work, "entry.sh")
+        with open(entry, "w") as f:
+            f.write('echo "entry.sh in $(pwd) with $*"\necho "loss=0.25"\n')
+        with tarfile.open(archive, "w:gz") as tar:
+            tar.add(entry, arcname="entry.sh")
+        s3 = self.amtd.client("s3")
+        try:
+            s3.create_bucket(Bucket="containers")
+        except s3.exceptions.ClientError:
+            pass  # another test made it
+        s3.upload_file(archive, "containers", "code/ct-script/sourcedir.tar.gz")
+        self.training_job("ct-script", HyperParameters={
+            "x": "1.5", "sagemaker_program": '"entry.sh"',
+            "sagemaker_submit_directory": '"s3://containers/code/ct-script/sourcedir.tar.gz"'})
+        job = self.wait_for_job("ct-script")
+        self.assertEqual(job["TrainingJobStatus"], "Completed", job.get("FailureReason"))
+        self.assertIn("entry.sh in /opt/ml/code with --x 1.5", self.log_lines("ct-script"))
+        self.assertEqual([(m["MetricName"], m["Value"]) for m in job["FinalMetricDataList"]],
+                         [("loss", 0.25)])
 
     def test_an_image_the_engine_lacks_fails_the_job_naming_it(self):
         self.training_job("ct-missing", AlgorithmSpecification={

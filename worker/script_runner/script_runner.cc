@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "nlohmann/json.hpp"
+#include "worker/job_code.h"
 #include "worker/script_runner/requirements.h"
 #include "worker/script_runner/toolkit_environment.h"
 #include "worker/tar_gz.h"
@@ -167,90 +168,25 @@ Outcome RunProcess(const std::vector<std::string>& argv, const std::string& cwd,
   return outcome;
 }
 
-// s3://bucket/key -> <s3_root>/bucket/key; file:///x -> /x; a path as it is.
-std::string LocalPathOf(const std::string& uri, const std::string& s3_root) {
-  if (uri.rfind("s3://", 0) == 0) return (fs::path(s3_root) / uri.substr(5)).string();
-  if (uri.rfind("file://", 0) == 0) return uri.substr(7);
-  return uri;
-}
-
-bool IsEmptyFolder(const fs::path& dir) {
-  std::error_code ec;
-  return !fs::exists(dir, ec) || fs::is_empty(dir, ec);
-}
-
-// The cap on what the code may unpack to: the job's volume, as a SageMaker instance's code
-// lands on its ML storage volume (VolumeSizeInGB, which amt-worker passes as
-// AMT_VOLUME_SIZE_GB); SageMaker's default volume, 30 GB, when none is known.
+// The cap on what the code may unpack to: the job's volume (AMT_VOLUME_SIZE_GB, which amt-worker
+// sets from VolumeSizeInGB), job_code.h's CodeUnpackLimits.
 ExtractOptions UnpackLimits(const std::map<std::string, std::string>& env) {
-  ExtractOptions options;
   const std::string text = Get(env, "AMT_VOLUME_SIZE_GB");
   char* end = nullptr;
   const unsigned long long gb = std::strtoull(text.c_str(), &end, 10);
-  // 1 << 20 GB (a petabyte) is past any disk, and keeps the shift below in range.
-  if (!text.empty() && *end == '\0' && gb > 0 && gb < (1ull << 20)) {
-    options.max_bytes = static_cast<uint64_t>(gb) << 30;
-    options.max_bytes_name = "the VolumeSizeInGB of " + std::to_string(gb) + " GB";
-  } else {
-    options.max_bytes = kDefaultMaxUnpackedBytes;
-    options.max_bytes_name = "the default volume of " +
-                             std::to_string(kDefaultMaxUnpackedBytes >> 30) +
-                             " GB (the job gives no VolumeSizeInGB)";
-  }
-  return options;
+  return CodeUnpackLimits(!text.empty() && *end == '\0' ? gb : 0);
 }
 
-bool IsDiskFull(const absl::Status& status) {
-  const std::string message(status.message());
-  return absl::IsResourceExhausted(status) &&
-         (message.find(std::strerror(ENOSPC)) != std::string::npos ||
-          message.find(std::strerror(EDQUOT)) != std::string::npos);
-}
-
-// Step 2: the code in <job dir>/code, unpacked within `limits`.
+// Step 2: the code in <job dir>/code (job_code.h), unpacked within `limits`.
 std::optional<Failure> FetchCode(const std::string& submit, const std::string& s3_root,
                                  const fs::path& code_dir, const fs::path& job_dir,
                                  ExtractOptions limits) {
-  std::error_code ec;
-  if (!IsEmptyFolder(code_dir)) {
+  const absl::StatusOr<bool> fetched =
+      FetchJobCode(LocalPathOfUri(submit, s3_root), submit, code_dir, job_dir, std::move(limits));
+  if (!fetched.ok()) return Failure{"ClientError: " + std::string(fetched.status().message())};
+  if (!*fetched) {
     Say("amt-script-runner: " + code_dir.string() + " is not empty, abandoning unzipping " +
         submit);
-    return std::nullopt;
-  }
-  fs::create_directories(code_dir, ec);
-  const fs::path source = LocalPathOf(submit, s3_root);
-  // What was copied or unpacked before a failure goes: the job cannot run half its code, and on
-  // a full disk that makes room for output/failure.
-  const auto discard_code = [&] {
-    std::error_code ignored;
-    fs::remove_all(code_dir, ignored);
-  };
-  const std::string disk_full = "ClientError: No space left on device in the job folder " +
-                                job_dir.string() + " (" + limits.max_bytes_name +
-                                ") while writing the job's code, sagemaker_submit_directory " +
-                                submit + ": ";
-  if (fs::is_directory(source, ec)) {
-    fs::copy(source, code_dir, fs::copy_options::recursive, ec);
-    if (ec) {
-      discard_code();
-      if (ec.value() == ENOSPC || ec.value() == EDQUOT) {
-        return Failure{disk_full + "cannot copy " + source.string() + ": " + ec.message()};
-      }
-      return Failure{"ClientError: cannot copy the code folder " + source.string() + ": " +
-                     ec.message()};
-    }
-    return std::nullopt;
-  }
-  if (!fs::is_regular_file(source, ec)) {
-    return Failure{"ClientError: the code of the job, sagemaker_submit_directory " + submit +
-                   ", does not exist (looked for " + source.string() + ")"};
-  }
-  const absl::Status unpacked = ExtractTarGz(source, code_dir, limits);
-  if (!unpacked.ok()) {
-    discard_code();
-    if (IsDiskFull(unpacked)) return Failure{disk_full + std::string(unpacked.message())};
-    return Failure{"ClientError: sagemaker_submit_directory " + submit + ": " +
-                   std::string(unpacked.message())};
   }
   return std::nullopt;
 }

@@ -123,6 +123,34 @@ TEST(PlanLaunch, SendsImagesTheImageMapDoesNotNameToTheWorkersContainerEngine) {
   }
 }
 
+TEST(PlanLaunch, GivesAContainerItsScriptModeCodeAsALocalPath) {
+  LaunchOptions options;
+  options.containers = true;
+  options.s3_root = "/data/s3";
+  v1::TrainingJobRecord job;
+  auto* d = job.mutable_describe();
+  d->set_training_job_name("j1");
+  d->mutable_algorithm_specification()->set_training_image("my-framework:1");
+  auto& hps = *d->mutable_hyper_parameters();
+  // As the SDK writes it (JSON-encoded), and as a user may (bare).
+  hps["sagemaker_submit_directory"] = R"("s3://bucket/j1/source/sourcedir.tar.gz")";
+  auto start = PlanLaunch(job, options);
+  ASSERT_TRUE(start.ok()) << start.status();
+  EXPECT_EQ(start->container().code_uri(), "s3://bucket/j1/source/sourcedir.tar.gz");
+  EXPECT_EQ(start->container().code_path(), "/data/s3/bucket/j1/source/sourcedir.tar.gz");
+  // The toolkit reads the hyperparameter as it was.
+  EXPECT_EQ(start->hyperparameters().at("sagemaker_submit_directory"),
+            R"("s3://bucket/j1/source/sourcedir.tar.gz")");
+  hps["sagemaker_submit_directory"] = "file:///home/me/src";
+  start = PlanLaunch(job, options);
+  ASSERT_TRUE(start.ok()) << start.status();
+  EXPECT_EQ(start->container().code_path(), "/home/me/src");
+  hps.erase("sagemaker_submit_directory");
+  start = PlanLaunch(job, options);
+  ASSERT_TRUE(start.ok()) << start.status();
+  EXPECT_EQ(start->container().code_path(), "");
+}
+
 TEST(PlanLaunch, FillsChannelsOutputPathsAndCheckpoints) {
   LaunchOptions options;
   options.s3_root = "/s3";

@@ -80,5 +80,55 @@ TEST(WorkerPool, AJobTakesASlotPerInstance) {
   EXPECT_EQ(pool.FreeWorker(4), "b");
 }
 
+TEST(WorkerPool, AGpuJobTakesGpusNotSlots) {
+  WorkerPool pool;
+  // One GPU, two slots: a GPU job runs beside two CPU jobs, and a second GPU job waits.
+  pool.Connect("a", 2, std::make_shared<FakeWorkerLink>(), false, "", WorkerGpus{1, 1});
+  pool.Assign("a", "cpu1");
+  pool.Assign("a", "cpu2");
+  EXPECT_FALSE(pool.FreeWorker(WorkerNeed(1, 0)).has_value());
+  ASSERT_EQ(pool.FreeWorker(WorkerNeed(1, 1)), "a");
+  pool.Assign("a", "gpu1", WorkerNeed(1, 1));
+  EXPECT_FALSE(pool.FreeWorker(WorkerNeed(1, 1)).has_value());
+  EXPECT_TRUE(pool.Fits(WorkerNeed(1, 1)));  // it waits for the GPU
+  pool.Release("a", "gpu1");
+  EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 1)), "a");
+  // The slots were never the GPU job's.
+  pool.Release("a", "cpu1");
+  EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 0)), "a");
+}
+
+TEST(WorkerPool, SharedGpusAndTheWorkerWithTheMostFree) {
+  WorkerPool pool;
+  pool.Connect("a", 1, std::make_shared<FakeWorkerLink>(), false, "", WorkerGpus{1, 2});
+  pool.Connect("b", 1, std::make_shared<FakeWorkerLink>(), false, "", WorkerGpus{2, 1});
+  EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 1)), "a");  // 2 free shares against 2: the first
+  pool.Assign("a", "j1", WorkerNeed(1, 1));
+  EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 1)), "b");
+  // Two GPUs of one job are two devices: only b has them.
+  EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 2)), "b");
+  pool.Assign("b", "j2", WorkerNeed(1, 2));
+  EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 1)), "a");  // a's second share
+  pool.Assign("a", "j3", WorkerNeed(1, 1));
+  EXPECT_FALSE(pool.FreeWorker(WorkerNeed(1, 1)).has_value());
+}
+
+TEST(WorkerPool, GpusNoWorkerHasGoToTheBiggestAndGpuTypesRunOnCpuWhereNoneHas) {
+  WorkerPool pool;
+  pool.Connect("a", 1, std::make_shared<FakeWorkerLink>());
+  pool.Connect("b", 1, std::make_shared<FakeWorkerLink>());
+  // No worker has a GPU: a GPU type is a CPU job (slots).
+  EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 4)), "a");
+  pool.Assign("a", "j1", WorkerNeed(1, 4));
+  EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 4)), "b");
+  EXPECT_FALSE(pool.Fits(WorkerNeed(2, 4)));  // two instances need two slots on one worker
+  // With a one-GPU worker, a job of four GPUs goes to it, busy or not: its worker fails the job
+  // saying what it has, rather than the job waiting for ever.
+  pool.Connect("c", 1, std::make_shared<FakeWorkerLink>(), false, "", WorkerGpus{1, 1});
+  pool.Assign("c", "j2", WorkerNeed(1, 1));
+  EXPECT_TRUE(pool.Fits(WorkerNeed(1, 4)));
+  EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 4)), "c");
+}
+
 }  // namespace
 }  // namespace amt::core

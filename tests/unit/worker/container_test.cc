@@ -3,11 +3,13 @@
 // engine runs in tests/integration/containers_test.py.
 #include <signal.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/status_matchers.h"
@@ -138,6 +140,20 @@ TEST(ContainerRunArgv, SaysTheContractAndPassesTheEnvironmentByName) {
                           "--network", "none", "--pull", "never", "--entrypoint", "python3", "-e",
                           "HOME=/root-of-the-job", "-e", "SM_MODEL_DIR",
                           "123456789012.dkr.ecr.us-east-1.amazonaws.com/my-algo:1", "train"));
+}
+
+TEST(ContainerRunArgv, GivesTheJobsGpusAsEachEngineTakesThem) {
+  LaunchSpec spec = ContainerJob();
+  spec.container->gpus = {1, 3};
+  const Argv docker = ContainerRunArgv("/usr/bin/docker", spec, {});
+  // One CSV field for Docker's --gpus: quoted, or its comma would split it.
+  EXPECT_THAT(docker, ::testing::Contains("\"device=1,3\""));
+  EXPECT_EQ(*(std::find(docker.begin(), docker.end(), "\"device=1,3\"") - 1), "--gpus");
+  const Argv podman = ContainerRunArgv("/usr/bin/podman", spec, {});
+  const std::string joined = absl::StrJoin(podman, " ");
+  EXPECT_THAT(joined, ::testing::HasSubstr(
+                          "--device nvidia.com/gpu=1 --device nvidia.com/gpu=3 --pull never"));
+  EXPECT_THAT(podman, ::testing::Not(::testing::Contains("--gpus")));
 }
 
 TEST(ContainerLauncher, RunsTheClientWithTheJobsEnvironmentButItsOwnVariables) {

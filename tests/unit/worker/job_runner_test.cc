@@ -659,6 +659,73 @@ TEST_F(JobRunnerTest, HostsGetAddressesOfTheirOwnNetworkAndAHostsFileWhenPrivate
   EXPECT_EQ(reports_.WaitForExit().back().exited().exit_code(), 0);
 }
 
+// Two fake GPUs (the allocator is the worker's: gpu_inventory.h).
+std::shared_ptr<GpuAllocator> TwoGpus(int share = 1) {
+  return std::make_shared<GpuAllocator>(
+      std::vector<Gpu>{{0, "GPU-a", 24576, "Fake A10G"}, {1, "GPU-b", 24576, "Fake A10G"}}, share);
+}
+
+constexpr char kShowGpus[] =
+    "echo \"gpus=[$CUDA_VISIBLE_DEVICES] n=$SM_NUM_GPUS order=$CUDA_DEVICE_ORDER\"";
+
+TEST_F(JobRunnerTest, AGpuJobSeesOnlyTheGpusItHoldsAndFreesThemAsItEnds) {
+  options_.gpus = TwoGpus();
+  const auto other = options_.gpus->Take(1);  // another job holds GPU 0
+  amt::v1::StartJob job = Job(kShowGpus);
+  job.set_instance_type("ml.g5.xlarge");
+  const auto messages = RunToExit(job);
+  EXPECT_THAT(LogTexts(messages), ElementsAre("gpus=[1] n=1 order=PCI_BUS_ID"));
+  EXPECT_THAT(LogTexts(messages, /*want_stderr=*/true),
+              ElementsAre("amt-worker: runs on GPU 1 (Fake A10G, GPU-b)"));
+  EXPECT_EQ(options_.gpus->Holders(1), 0);  // freed before the exit was reported
+  EXPECT_EQ(options_.gpus->Holders(0), 1);
+}
+
+TEST_F(JobRunnerTest, EachHostOfAMultiInstanceGpuJobHasItsOwnGpus) {
+  options_.gpus = TwoGpus();
+  amt::v1::StartJob job = Job(std::string("printf '%s ' \"$SM_CURRENT_HOST\"; ") + kShowGpus);
+  job.set_instance_type("ml.g5.xlarge");
+  job.set_instance_count(2);
+  const auto texts = LogTexts(RunToExit(job));
+  EXPECT_THAT(texts, Contains("algo-1 gpus=[0] n=1 order=PCI_BUS_ID"));
+  EXPECT_THAT(texts, Contains("algo-2 gpus=[1] n=1 order=PCI_BUS_ID"));
+}
+
+TEST_F(JobRunnerTest, ACpuTypeOnAGpuWorkerSeesNoGpu) {
+  options_.gpus = TwoGpus();
+  amt::v1::StartJob job = Job(kShowGpus);
+  job.set_instance_type("ml.m5.xlarge");
+  const auto messages = RunToExit(job);
+  EXPECT_THAT(LogTexts(messages), ElementsAre("gpus=[] n=0 order="));
+  EXPECT_THAT(LogTexts(messages, /*want_stderr=*/true), IsEmpty());
+}
+
+TEST_F(JobRunnerTest, AGpuTypeOnAWorkerWithoutGpusRunsOnCpuAndSaysSo) {
+  options_.gpus = std::make_shared<GpuAllocator>(std::vector<Gpu>{}, 1);
+  amt::v1::StartJob job = Job(kShowGpus);
+  job.set_instance_type("ml.g5.xlarge");
+  const auto messages = RunToExit(job);
+  EXPECT_THAT(LogTexts(messages), ElementsAre("gpus=[] n=0 order="));
+  EXPECT_THAT(LogTexts(messages, /*want_stderr=*/true),
+              ElementsAre("amt-worker: ml.g5.xlarge has 1 GPU per instance; this worker has no "
+                          "GPU (amt-worker --gpus, nvidia-smi), so the job runs on CPU: "
+                          "SM_NUM_GPUS=0"));
+  EXPECT_EQ(messages.back().exited().exit_code(), 0);
+}
+
+TEST_F(JobRunnerTest, AJobOfMoreGpusThanTheWorkerHasFailsSayingSo) {
+  options_.gpus = TwoGpus(/*share=*/4);
+  amt::v1::StartJob job = Job(kShowGpus);
+  job.set_instance_type("ml.p3.8xlarge");
+  const auto messages = RunToExit(job);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_TRUE(messages.back().exited().launch_failed());
+  EXPECT_EQ(messages.back().exited().failure_reason(),
+            "The training job asks for 4 GPUs (ml.p3.8xlarge has 4 GPUs per instance, 1 "
+            "instance on this worker) and this worker has 2 (amt-worker --gpus): choose an "
+            "InstanceType with fewer GPUs");
+}
+
 // A job whose image the container engine holds runs as `<engine> run ... <image> train`. The
 // engine here answers from fake_container_engine.h; its client is a script that prints what it
 // was given, so what reaches the client is checked end to end.
@@ -730,6 +797,42 @@ TEST_F(ContainerJobRunnerTest, RunsItsCommandWhenTheEngineLacksTheImage) {
   EXPECT_THAT(LogTexts(messages),
               ElementsAre("model dir: " + (temp_.path() / "work/job-1/model").string()));
   EXPECT_EQ(messages.back().exited().exit_code(), 0);
+}
+
+TEST_F(ContainerJobRunnerTest, ScriptModeUnpacksTheCodeIntoTheJobFolderMountedAtOptMlCode) {
+  commands_.AddImage("my-algo:1");
+  const fs::path source = temp_.path() / "source";
+  fs::create_directories(source);
+  WriteFile((source / "entry.py").string(), "print('hello')\n");
+  const fs::path archive = temp_.path() / "sourcedir.tar.gz";
+  ASSERT_TRUE(WriteTarGz(source, archive).ok());
+  amt::v1::StartJob job = ImageJob();
+  job.mutable_container()->set_code_uri("s3://bucket/src/sourcedir.tar.gz");
+  job.mutable_container()->set_code_path(archive.string());
+  options_.keep_job_dirs = true;
+  const auto messages = RunToExit(job);
+  const fs::path code = temp_.path() / "work" / "job-1" / "code";
+  ASSERT_FALSE(LogTexts(messages).empty());
+  EXPECT_THAT(
+      LogTexts(messages).front(),
+      ::testing::HasSubstr(" --mount type=bind,source=" + code.string() + ",target=/opt/ml/code "));
+  EXPECT_EQ(ReadFile((code / "entry.py").string()), "print('hello')\n");
+  EXPECT_EQ(messages.back().exited().exit_code(), 0);
+}
+
+TEST_F(ContainerJobRunnerTest, ScriptModeCodeThatIsNotThereFailsTheJobNamingIt) {
+  commands_.AddImage("my-algo:1");
+  amt::v1::StartJob job = ImageJob();
+  job.mutable_container()->set_code_uri("s3://bucket/src/sourcedir.tar.gz");
+  const std::string missing = (temp_.path() / "s3/bucket/src/sourcedir.tar.gz").string();
+  job.mutable_container()->set_code_path(missing);
+  const auto messages = RunToExit(job);
+  ASSERT_EQ(messages.size(), 1u);  // no container ran: no log
+  EXPECT_TRUE(messages.back().exited().launch_failed());
+  EXPECT_EQ(messages.back().exited().failure_reason(),
+            "the code of the job, sagemaker_submit_directory s3://bucket/src/sourcedir.tar.gz, "
+            "does not exist (looked for " +
+                missing + ")");
 }
 
 TEST_F(ContainerJobRunnerTest, FailsAnImageThatNeitherTheEngineNorACommandCanRun) {
