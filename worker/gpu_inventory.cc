@@ -128,19 +128,21 @@ GpuAllocator::Lease::~Lease() {
 
 std::unique_ptr<GpuAllocator::Lease> GpuAllocator::Take(int count) {
   MutexLock lock(&mu_);
-  std::vector<const Gpu*> open;
+  // (holders, device) of the devices with a free share.
+  std::vector<std::pair<int, const Gpu*>> open;
   for (const Gpu& gpu : gpus_) {
-    if (holders_[gpu.index] < share_) open.push_back(&gpu);
+    const auto it = holders_.find(gpu.index);
+    const int held = it == holders_.end() ? 0 : it->second;
+    if (held < share_) open.emplace_back(held, &gpu);
   }
   if (static_cast<int>(open.size()) < count) return nullptr;
-  // The least held first; stable: the lowest index among equals.
-  std::stable_sort(open.begin(), open.end(), [&](const Gpu* a, const Gpu* b) {
-    return holders_[a->index] < holders_[b->index];
-  });
+  // The least held first; stable: in inventory order among equals.
+  std::stable_sort(open.begin(), open.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Gpu> taken;
   for (int i = 0; i < count; ++i) {
-    ++holders_[open[i]->index];
-    taken.push_back(*open[i]);
+    ++holders_[open[i].second->index];
+    taken.push_back(*open[i].second);
   }
   std::sort(taken.begin(), taken.end(),
             [](const Gpu& a, const Gpu& b) { return a.index < b.index; });

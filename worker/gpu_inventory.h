@@ -74,8 +74,8 @@ class GpuAllocator {
     std::vector<Gpu> gpus_;
   };
 
-  // `count` distinct devices, the least held first (the lowest index on ties); null when fewer
-  // than `count` devices have a free share. A count of 0 is an empty lease.
+  // `count` distinct devices, the least held first (in the inventory's order on ties); null when
+  // fewer than `count` devices have a free share. A count of 0 is an empty lease.
   std::unique_ptr<Lease> Take(int count) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::vector<Gpu>& gpus() const { return gpus_; }
