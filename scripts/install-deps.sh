@@ -55,8 +55,9 @@ FULL_PACKAGES=(
   chromium
   # Docker (dockerd, its client, containerd, runc) and a static busybox: the container tests
   # start their own dockerd with private paths and build a FROM-scratch busybox training image
-  # (tests/integration/containers_test.py). No daemon starts on install (no systemd).
-  docker.io busybox-static
+  # (tests/integration/containers_test.py). No daemon starts on install (no systemd). Podman
+  # (with runc and netavark): the same tests with --engine podman.
+  docker.io busybox-static podman
 )
 case "$profile" in
   demo) ;;

@@ -1,8 +1,10 @@
 """A private dockerd for tests and benchmarks (tests/integration/containers_test.py,
 bench/worker/container_overhead.py): everything under one folder (--data-root, --exec-root, its
 own socket; no iptables, no bridge), so it runs beside any other dockerd and leaves nothing
-behind; and the FROM-scratch busybox training image of container_trainer/."""
+behind; a private Podman likewise (its storage and configuration under one folder); and the
+FROM-scratch busybox training image of container_trainer/."""
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -19,6 +21,8 @@ APPLETS = ["sh", "cat", "sed", "awk", "sleep", "ls", "head", "tail", "tr", "echo
 
 class Dockerd:
     """dockerd with everything under `root`: started in the constructor, stopped by close()."""
+
+    engine = "docker"
 
     def __init__(self, root):
         self.root = root
@@ -60,13 +64,72 @@ class Dockerd:
                 subprocess.run(["umount", mount], check=False)
 
 
-def engine_or_reason():
-    """Why containers cannot be tested here, or None."""
+class Podman:
+    """Podman with its storage and configuration under `root`: CONTAINERS_STORAGE_CONF and
+    CONTAINERS_CONF (in self.env, and in os.environ while it is open, which amtd's worker passes
+    to the engine's client) name files there, so nothing of it is outside `root`. No daemon.
+
+    containers.conf sets what this machine needs: runc, cgroupfs (no systemd), events to a file
+    (no journald), and the containers' file and process limits (podman's default, 1048576 each,
+    is above what runc may set here: "error setting rlimits"), taken from this process's
+    file limit and 4096 processes."""
+
+    engine = "podman"
+
+    def __init__(self, root):
+        self.root = root
+        self.host = None
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        files = "%d:%d" % (soft, hard) if hard != resource.RLIM_INFINITY else "65536:65536"
+        with open(os.path.join(root, "storage.conf"), "w") as f:
+            f.write('[storage]\ndriver = "vfs"\ngraphroot = "%s"\nrunroot = "%s"\n' % (
+                os.path.join(root, "storage"), os.path.join(root, "run")))
+        with open(os.path.join(root, "containers.conf"), "w") as f:
+            f.write('[containers]\ndefault_ulimits = ["nofile=%s", "nproc=4096:4096"]\n'
+                    '[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\n'
+                    'events_logger = "file"\nevents_logfile_path = "%s"\ntmp_dir = "%s"\n'
+                    'volume_path = "%s"\n[network]\nnetwork_config_dir = "%s"\n' % (
+                        files, os.path.join(root, "events.log"), os.path.join(root, "tmp"),
+                        os.path.join(root, "volumes"), os.path.join(root, "networks")))
+        self.conf = {"CONTAINERS_CONF": os.path.join(root, "containers.conf"),
+                     "CONTAINERS_STORAGE_CONF": os.path.join(root, "storage.conf")}
+        self.saved = {name: os.environ.get(name) for name in self.conf}
+        os.environ.update(self.conf)
+        self.docker("info", "--format", "{{.Host.OCIRuntime.Name}}")
+
+    def docker(self, *args, check=True, env=None):
+        result = subprocess.run(["podman"] + list(args), capture_output=True, text=True,
+                                env=dict(env if env is not None else os.environ, **self.conf))
+        if check and result.returncode != 0:
+            raise AssertionError("podman %s: %s" % (" ".join(args), result.stderr))
+        return result.stdout
+
+    def close(self):
+        """Removes its containers, then unmounts what is mounted under its folder."""
+        self.docker("rm", "--all", "--force", check=False)
+        self.docker("system", "reset", "--force", check=False)
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        with open("/proc/self/mounts") as f:
+            mounts = [line.split()[1] for line in f]
+        root = os.path.realpath(self.root) + "/"
+        for mount in reversed(mounts):
+            if mount.startswith(root):
+                subprocess.run(["umount", mount], check=False)
+
+
+def engine_or_reason(engine="docker"):
+    """Why containers of `engine` (docker or podman) cannot be tested here, or None."""
     if os.geteuid() != 0:
-        return "not root (a private dockerd needs root)"
-    for tool in ("dockerd", "docker"):
+        return "not root (a private %s needs root)" % ("dockerd" if engine == "docker" else
+                                                         "podman")
+    for tool in ("dockerd", "docker") if engine == "docker" else ("podman",):
         if shutil.which(tool) is None:
-            return tool + " is not installed (scripts/install-deps.sh installs docker.io)"
+            return tool + " is not installed (scripts/install-deps.sh installs %s)" % (
+                "docker.io" if engine == "docker" else "podman")
     if not os.access("/bin/busybox", os.X_OK):
         return "/bin/busybox is missing (scripts/install-deps.sh installs busybox-static)"
     return None
