@@ -76,11 +76,14 @@ class OrchestratorTest : public ::testing::Test {
     orch_ = std::make_unique<Orchestrator>(options, faulty_, clock_, timers_, provisioner_);
   }
 
-  std::shared_ptr<FakeWorkerLink> Connect(int slots, std::vector<v1::JobRef> running = {}) {
+  std::shared_ptr<FakeWorkerLink> Connect(int slots, std::vector<v1::JobRef> running = {},
+                                          int gpus = 0) {
     auto link = std::make_shared<FakeWorkerLink>();
     v1::WorkerHello hello;
     hello.set_worker_id("w1");
     hello.set_slots(slots);
+    hello.set_gpus(gpus);
+    hello.set_gpu_share(1);
     // The same worker process each time: a reconnect replaces the earlier connection.
     hello.set_instance_id("w1-process");
     for (auto& r : running) *hello.add_running() = r;

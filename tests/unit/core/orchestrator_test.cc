@@ -272,6 +272,33 @@ TEST_F(OrchestratorTest, RestartReadoptsRunningJobsAndCarriesOn) {
   EXPECT_EQ(d.best_training_job().training_job_name(), starts[1].training_job_name());
 }
 
+TEST_F(OrchestratorTest, GpuJobsWaitForTheWorkersGpusNotItsSlotsAlsoAfterARestart) {
+  auto request = TuningRequest();
+  request.mutable_training_job_definition()->mutable_resource_config()->set_instance_type(
+      "ml.g5.xlarge");  // 1 GPU
+  ASSERT_TRUE(orch_->CreateTuningJob(request).ok());
+  // Eight slots, one GPU: one trial at a time, although MaxParallelTrainingJobs is 2.
+  auto link = Connect(8, {}, /*gpus=*/1);
+  auto starts = link->Starts();
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].instance_type(), "ml.g5.xlarge");
+  Succeed(starts[0], {0.5});
+  starts = link->Starts();
+  ASSERT_EQ(starts.size(), 2u);  // the GPU is free again: the next trial
+  Started(starts[1]);
+  // amtd restarts; the worker comes back running that trial, which holds the GPU still.
+  orch_.reset();
+  Rebuild();
+  ASSERT_TRUE(orch_->Load().ok());
+  v1::JobRef running;
+  running.set_training_job_name(starts[1].training_job_name());
+  running.set_attempt(starts[1].attempt());
+  auto link2 = Connect(8, {running}, /*gpus=*/1);
+  EXPECT_TRUE(link2->Starts().empty());
+  Succeed(starts[1], {0.4});
+  EXPECT_EQ(link2->Starts().size(), 1u);
+}
+
 TEST_F(OrchestratorTest, JobsTheWorkerNoLongerRunsFailAsRetryableOnlyOnceTheyStarted) {
   ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
   auto starts = Connect(2)->Starts();
