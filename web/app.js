@@ -217,6 +217,7 @@ async function trainingJobView(name) {
       ["Training image", (job.AlgorithmSpecification || {}).TrainingImage],
       ["Instances", job.ResourceConfig ? job.ResourceConfig.InstanceCount + " x " +
                                          job.ResourceConfig.InstanceType : ""],
+      ["GPUs", (explained.Gpus || []).join("; ")],
       ["Training time", job.TrainingTimeInSeconds !== undefined ? job.TrainingTimeInSeconds + " s" : ""],
       ["Billable time", job.BillableTimeInSeconds !== undefined ? job.BillableTimeInSeconds + " s" : ""],
     ]),

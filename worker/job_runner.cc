@@ -342,6 +342,7 @@ void JobRunner::ReportStarted(const JobDir& first) {
   started.mutable_started()->set_training_job_name(job_.training_job_name());
   started.mutable_started()->set_attempt(job_.attempt());
   started.mutable_started()->set_job_dir(first.paths().root.string());
+  for (const std::string& gpus : gpu_summary_) started.mutable_started()->add_gpus(gpus);
   report_(std::move(started));
 }
 

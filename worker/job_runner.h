@@ -248,6 +248,7 @@ class JobRunner {
   std::unique_ptr<GpuAllocator::Lease> gpu_lease_;
   std::vector<std::vector<int>> host_gpus_;
   std::vector<std::string> gpu_notes_;
+  std::vector<std::string> gpu_summary_;  // JobStarted.gpus
 
   std::thread thread_;  // the job thread
 };

@@ -114,6 +114,7 @@ absl::Status JobRunner::TakeGpus(int hosts) {
       said += std::string(said.empty() ? "" : ", ") + std::to_string(gpu.index) + " (" + gpu.name +
               ", " + gpu.uuid + ")";
     }
+    gpu_summary_.push_back((hosts > 1 ? HostName(h + 1) + ": " : std::string()) + "GPU " + said);
     gpu_notes_.push_back(
         "amt-worker: " + (hosts > 1 ? HostName(h + 1) + " runs" : "runs") + " on GPU " + said +
         (options_.gpus->share() > 1

@@ -24,6 +24,7 @@ absl::StatusOr<v1::ExplainTrainingJobResponse> Orchestrator::ExplainTrainingJob(
   out.set_early_stopping(std::string(EarlyStoppingModeName(mode)));
   *out.mutable_decisions() = job->decisions();
   *out.mutable_objective_values() = job->objective_history();
+  *out.mutable_gpus() = job->gpus();
   return out;
 }
 

@@ -207,6 +207,7 @@ void Orchestrator::OnJobStarted(const v1::JobStarted& started) {
   if (job == nullptr || job->attempt() != started.attempt() || IsTerminal(*job)) return;
   if (job->attempt_started()) return;  // a replay
   job->set_attempt_started(true);
+  *job->mutable_gpus() = started.gpus();
   const double now = clock_.Now();
   if (job->describe().training_job_status() == kInProgress) {
     MarkTraining(*job, now);

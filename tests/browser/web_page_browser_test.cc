@@ -116,8 +116,13 @@ class WebPageBrowserTest : public ::testing::Test {
                 R"j(, "test/hostile:latest": ["/bin/sh", "-c",
                     "echo '<script>document.title=\"pwned\"</script>'; echo val_loss=0.5"])j");
     WriteFile(map, text);
+    // One GPU for the local worker: a stand-in nvidia-smi first on PATH (tests/integration/gpu).
+    const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
+    ::setenv("PATH", (std::string(AMT_SOURCE_DIR) + "/tests/integration/gpu:" + path).c_str(), 1);
+    ::setenv("FAKE_GPUS", "1", 1);
     // Spot attempts are interrupted 0.3 training seconds in (examples/spot-training.json, faster).
     amtd_ = new Amtd(*dir_ + "/data", {"--image-map", map, "--spot-interrupt-after", "0.3"});
+    ::setenv("PATH", path.c_str(), 1);
 
     CreateTuningJob(*amtd_, ToyTuningJob("web-tuning", R"j({"Strategy": "Random",
           "ResourceLimits": {"MaxNumberOfTrainingJobs": 3, "MaxParallelTrainingJobs": 3},
@@ -162,6 +167,10 @@ class WebPageBrowserTest : public ::testing::Test {
     const std::string spot =
         ExampleText("spot-training.json", R"({"HyperParameters": {"sleep_ms": "40"}})");
     CreateTrainingJob(*amtd_, spot);
+    CreateTrainingJob(*amtd_, ExampleText("training-job.json", R"j({"TrainingJobName": "toy-gpu",
+      "ResourceConfig": {"InstanceType": "ml.g5.xlarge"},
+      "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
+      "CheckpointConfig": null, "Environment": null})j"));
     WaitForTuningJob(amtd_->stub(), "web-tuning");
     WaitForTuningJob(amtd_->stub(), "web-auto");
     WaitForTuningJob(amtd_->stub(), "web-hyperband");
@@ -173,6 +182,7 @@ class WebPageBrowserTest : public ::testing::Test {
     WaitForTuningJob(amtd_->stub(), "toy-warm-start");
     WaitForTrainingJob(amtd_->stub(), "hostile", Terminal);
     WaitForTrainingJob(amtd_->stub(), "toy-spot", Terminal);
+    WaitForTrainingJob(amtd_->stub(), "toy-gpu", Terminal);
   }
 
   static void TearDownTestSuite() {
@@ -369,6 +379,18 @@ TEST_F(WebPageBrowserTest, DrawsASpotJobsTimeline) {
                         " s, billable " + std::to_string(job.billable_time_in_seconds()) + " s"));
   EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/training-jobs/toy-spot", *dir_ + "/chromium",
                          "spot-timeline"));
+}
+
+// The GPUs a job ran on (ExplainTrainingJob's Gpus, from its worker), with the stand-in GPU.
+TEST_F(WebPageBrowserTest, ShowsTheGpusAJobRanOn) {
+  ASSERT_EQ(WaitForTrainingJob(amtd_->stub(), "toy-gpu", Terminal).training_job_status(),
+            "Completed");
+  const std::string dom = Page("/training-jobs/toy-gpu");
+  EXPECT_THAT(dom, HasSubstr("<dt>Instances</dt><dd>1 x ml.g5.xlarge</dd>"));
+  EXPECT_THAT(dom, HasSubstr("<dt>GPUs</dt><dd>GPU 0 (NVIDIA A10G, "
+                             "GPU-fake0000-0000-0000-0000-000000000000)</dd>"));
+  // A job without GPUs has no such row.
+  EXPECT_THAT(Page("/training-jobs/toy-spot"), Not(HasSubstr("<dt>GPUs</dt>")));
 }
 
 // The page opened while a tuning job runs follows it through the live feed (/ui/events): no

@@ -73,6 +73,12 @@ class GpusTest(unittest.TestCase):
                 self.assertIn("gpus=[0] n=1", lines)
                 self.assertIn("amt-worker: runs on GPU 0 (NVIDIA A10G, "
                               "GPU-fake0000-0000-0000-0000-000000000000)", lines)
+                explained = json.loads(subprocess.run(
+                    amtd.amt_command("explain-training-job", "--training-job-name",
+                                     summary["TrainingJobName"]),
+                    capture_output=True, text=True, check=True).stdout)
+                self.assertEqual(explained["Gpus"],
+                                 ["GPU 0 (NVIDIA A10G, GPU-fake0000-0000-0000-0000-000000000000)"])
 
     def test_gpu_share_2_lets_two_jobs_use_one_gpu_at_once(self):
         with self.amtd("--gpu-share", "2") as amtd:

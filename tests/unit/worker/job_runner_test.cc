@@ -679,6 +679,8 @@ TEST_F(JobRunnerTest, AGpuJobSeesOnlyTheGpusItHoldsAndFreesThemAsItEnds) {
               ElementsAre("amt-worker: runs on GPU 1 (Fake A10G, GPU-b)"));
   EXPECT_EQ(options_.gpus->Holders(1), 0);  // freed before the exit was reported
   EXPECT_EQ(options_.gpus->Holders(0), 1);
+  ASSERT_TRUE(messages.front().has_started());
+  EXPECT_THAT(messages.front().started().gpus(), ElementsAre("GPU 1 (Fake A10G, GPU-b)"));
 }
 
 TEST_F(JobRunnerTest, EachHostOfAMultiInstanceGpuJobHasItsOwnGpus) {
