@@ -113,6 +113,19 @@ TEST(WorkerPool, SharedGpusAndTheWorkerWithTheMostFree) {
   EXPECT_FALSE(pool.FreeWorker(WorkerNeed(1, 1)).has_value());
 }
 
+TEST(WorkerPool, AWorkerThatIsGoneHoldsNoGpu) {
+  // amt-worker killed with SIGKILL: its connection ends, and the one that replaces it (a new
+  // process, its GPUs all free) gets the GPU jobs.
+  WorkerPool pool;
+  auto first = std::make_shared<FakeWorkerLink>();
+  pool.Connect("w", 1, first, false, "process-1", WorkerGpus{1, 1});
+  pool.Assign("w", "gpu1", WorkerNeed(1, 1));
+  EXPECT_FALSE(pool.FreeWorker(WorkerNeed(1, 1)).has_value());
+  ASSERT_TRUE(pool.Disconnect("w", first.get()).has_value());
+  pool.Connect("w", 1, std::make_shared<FakeWorkerLink>(), false, "process-2", WorkerGpus{1, 1});
+  EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 1)), "w");
+}
+
 TEST(WorkerPool, GpusNoWorkerHasGoToTheBiggestAndGpuTypesRunOnCpuWhereNoneHas) {
   WorkerPool pool;
   pool.Connect("a", 1, std::make_shared<FakeWorkerLink>());

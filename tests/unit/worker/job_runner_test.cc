@@ -683,6 +683,30 @@ TEST_F(JobRunnerTest, AGpuJobSeesOnlyTheGpusItHoldsAndFreesThemAsItEnds) {
   EXPECT_THAT(messages.front().started().gpus(), ElementsAre("GPU 1 (Fake A10G, GPU-b)"));
 }
 
+TEST_F(JobRunnerTest, AStoppedGpuJobAndOneThatCannotStartFreeTheirGpus) {
+  options_.gpus = TwoGpus();
+  amt::v1::StartJob job = Job("echo ready; while :; do sleep 1 & wait $!; done");
+  job.set_instance_type("ml.g5.2xlarge");  // 1 GPU
+  {
+    JobRunner runner(options_, job, *launcher_, clock_, reports_.Fn());
+    runner.Start();
+    reports_.WaitForLine("ready");
+    EXPECT_EQ(options_.gpus->Holders(0), 1);
+    runner.Stop(/*grace_seconds=*/30);
+    EXPECT_TRUE(reports_.WaitForExit().back().exited().stop_requested());
+    EXPECT_EQ(options_.gpus->Holders(0), 0);  // before the runner is gone
+  }
+  // A launch that fails after the GPUs were taken (a trainer that is not there).
+  job.set_training_job_name("job-2");
+  job.clear_command();
+  job.add_command((temp_.path() / "no-such-trainer").string());
+  Reports failing;
+  JobRunner runner(options_, job, *launcher_, clock_, failing.Fn());
+  runner.Start();
+  EXPECT_TRUE(failing.WaitForExit().back().exited().launch_failed());
+  EXPECT_EQ(options_.gpus->Holders(0), 0);
+}
+
 TEST_F(JobRunnerTest, EachHostOfAMultiInstanceGpuJobHasItsOwnGpus) {
   options_.gpus = TwoGpus();
   amt::v1::StartJob job = Job(std::string("printf '%s ' \"$SM_CURRENT_HOST\"; ") + kShowGpus);
