@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """What a training container costs per job: the same trainer as a container and as a process.
 
-One command (after a build, as root, with Debian's docker.io and busybox-static):
-    /usr/bin/python3 bench/worker/container_overhead.py [--jobs 20] [--json FILE]
+One command (after a build, as root, with Debian's docker.io and busybox-static; podman for
+--engine podman):
+    /usr/bin/python3 bench/worker/container_overhead.py [--jobs 20] [--engine podman] [--json FILE]
 
 Starts a private dockerd (tests/integration/private_dockerd.py: its own folder and socket),
 builds the FROM-scratch busybox trainer of tests/integration/container_trainer/, and runs amtd
@@ -26,7 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python" / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 import amt_local  # noqa: E402
-from private_dockerd import Dockerd, build_trainer_image, engine_or_reason  # noqa: E402
+from private_dockerd import Dockerd, Podman, build_trainer_image, engine_or_reason  # noqa: E402
 
 CONTAINER_IMAGE = "amt-bench/trainer:container"
 PROCESS_IMAGE = "amt-bench/trainer:process"
@@ -56,12 +57,14 @@ def main():
     parser.add_argument("--bin", default=str(ROOT / "build" / "bin"))
     parser.add_argument("--jobs", type=int, default=20)
     parser.add_argument("--json")
+    parser.add_argument("--engine", choices=["docker", "podman"], default="docker",
+                        help="the engine (podman: a private Podman, as integration.containers_podman)")
     args = parser.parse_args()
-    reason = engine_or_reason()
+    reason = engine_or_reason(args.engine)
     if reason is not None:
         sys.exit("container_overhead: " + reason)
     with tempfile.TemporaryDirectory(prefix="cb") as work:
-        dockerd = Dockerd(work)
+        dockerd = Dockerd(work) if args.engine == "docker" else Podman(work)
         try:
             build_trainer_image(dockerd, os.path.join(work, "image"), CONTAINER_IMAGE)
             # The process: the very script, /opt/ml being its job folder ($AMT_JOB_DIR) on a host.
@@ -73,8 +76,9 @@ def main():
             image_map = os.path.join(work, "image-map.json")
             with open(image_map, "w") as f:
                 json.dump({PROCESS_IMAGE: ["/bin/busybox", "sh", script]}, f)
-            os.environ["DOCKER_HOST"] = dockerd.host
-            with amt_local.Amtd(args.bin, "--container-runtime", "docker", image_map=image_map,
+            if dockerd.host is not None:
+                os.environ["DOCKER_HOST"] = dockerd.host
+            with amt_local.Amtd(args.bin, "--container-runtime", args.engine, image_map=image_map,
                                 slots=1, quiet=True) as amtd:
                 sm = amtd.client("sagemaker")
                 seconds = {"process": [], "container": []}
@@ -89,12 +93,13 @@ def main():
     overhead = medians["container"] - medians["process"]
     print("jobs of each kind: %d (one at a time, create to Completed)" % args.jobs)
     print("process (image map)  median %.3f s" % medians["process"])
-    print("container (docker)   median %.3f s" % medians["container"])
+    print("container (%s)   median %.3f s" % (args.engine, medians["container"]))
     print("container overhead per job: %.3f s (%.2fx)" % (overhead,
                                                           medians["container"] / medians["process"]))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"jobs": args.jobs, "seconds": seconds, "median": medians,
+            json.dump({"engine": args.engine, "jobs": args.jobs, "seconds": seconds,
+                       "median": medians,
                        "overhead_seconds": overhead}, f, indent=1)
 
 
