@@ -128,8 +128,10 @@ void JobRunner::Diagnose(const std::string& message) const {
 }
 
 void JobRunner::ReportExit(amt::v1::JobExited exited) {
-  // Its GPUs are free before amtd hears of the exit (and may send the next job for them).
+  // Its GPUs and its hosts' loopback network are free before amtd hears of the exit (and may
+  // send the next job for them), also when it ended before its hosts ran.
   gpu_lease_.reset();
+  network_.reset();
   exited.set_training_job_name(job_.training_job_name());
   exited.set_attempt(job_.attempt());
   {

@@ -630,6 +630,22 @@ TEST_F(JobRunnerTest, AStopReachesEveryHost) {
   EXPECT_EQ(exited.exit_code(), 0);
 }
 
+TEST_F(JobRunnerTest, AJobThatCannotLaunchGivesItsHostsNetworkBackAtOnce) {
+  auto networks = std::make_shared<LoopbackNetworks>();
+  options_.networks = networks;
+  amt::v1::StartJob job = Job("true");
+  job.clear_command();
+  job.add_command((temp_.path() / "no-such-trainer").string());
+  job.set_instance_count(2);
+  JobRunner runner(options_, job, *launcher_, clock_, reports_.Fn());
+  runner.Start();
+  EXPECT_TRUE(reports_.WaitForExit().back().exited().launch_failed());
+  // The runner is still there; its network is not held.
+  const auto next = networks->Take();
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(next->index(), 0);
+}
+
 TEST_F(JobRunnerTest, HostsGetAddressesOfTheirOwnNetworkAndAHostsFileWhenPrivate) {
   options_.private_hosts = true;
   options_.etc_hosts = (temp_.path() / "etc-hosts").string();
