@@ -128,6 +128,26 @@ GpuAllocator::Lease::~Lease() {
 
 std::unique_ptr<GpuAllocator::Lease> GpuAllocator::Take(int count) {
   MutexLock lock(&mu_);
+  return TakeLocked(count);
+}
+
+std::unique_ptr<GpuAllocator::Lease> GpuAllocator::TakeWhenFree(
+    int count, const std::function<bool()>& cancelled) {
+  MutexLock lock(&mu_);
+  if (count > static_cast<int>(gpus_.size())) return nullptr;
+  while (true) {
+    if (auto lease = TakeLocked(count)) return lease;
+    if (cancelled()) return nullptr;
+    released_.Wait(&mu_);
+  }
+}
+
+void GpuAllocator::Wake() {
+  MutexLock lock(&mu_);
+  released_.SignalAll();
+}
+
+std::unique_ptr<GpuAllocator::Lease> GpuAllocator::TakeLocked(int count) {
   // (holders, device) of the devices with a free share.
   std::vector<std::pair<int, const Gpu*>> open;
   for (const Gpu& gpu : gpus_) {
@@ -160,6 +180,7 @@ void GpuAllocator::Release(const std::vector<Gpu>& gpus) {
   for (const Gpu& gpu : gpus) {
     if (--holders_[gpu.index] <= 0) holders_.erase(gpu.index);
   }
+  released_.SignalAll();
 }
 
 int GpusTaken(const GpuAllocator* gpus, const std::string& instance_type, int hosts) {

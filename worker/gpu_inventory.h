@@ -8,6 +8,7 @@
 #define AMT_WORKER_GPU_INVENTORY_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -77,6 +78,13 @@ class GpuAllocator {
   // `count` distinct devices, the least held first (in the inventory's order on ties); null when
   // fewer than `count` devices have a free share. A count of 0 is an empty lease.
   std::unique_ptr<Lease> Take(int count) ABSL_LOCKS_EXCLUDED(mu_);
+  // As Take, but while other jobs hold the devices it waits until enough are given back, or
+  // until `cancelled()` holds (asked with the allocator's lock held, each time a lease ends and on
+  // Wake()). Null when cancelled, or when the allocator has fewer than `count` devices at all.
+  std::unique_ptr<Lease> TakeWhenFree(int count, const std::function<bool()>& cancelled)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Makes TakeWhenFree's waiters ask `cancelled` again.
+  void Wake() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::vector<Gpu>& gpus() const { return gpus_; }
   int share() const { return share_; }
@@ -85,11 +93,13 @@ class GpuAllocator {
 
  private:
   void Release(const std::vector<Gpu>& gpus) ABSL_LOCKS_EXCLUDED(mu_);
+  std::unique_ptr<Lease> TakeLocked(int count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::vector<Gpu> gpus_;
   const int share_;
   mutable Mutex mu_;
   std::map<int, int> holders_ ABSL_GUARDED_BY(mu_);  // device index -> jobs holding it
+  CondVar released_;                                 // a lease ended, or Wake()
 };
 
 // The GPUs a job of `instance_type` with `hosts` hosts takes from `gpus`: the type's GPUs per

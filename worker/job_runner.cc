@@ -66,6 +66,7 @@ JobRunner::~JobRunner() {
       for (auto& process : processes_) (void)process->SignalGroup(SIGKILL);
     }
   }
+  CancelGpuWait();
   if (thread_.joinable()) thread_.join();
   std::thread kill_timer;
   {
@@ -82,6 +83,18 @@ void JobRunner::Start() {
 }
 
 void JobRunner::Stop(double grace_seconds, bool worker_shutdown) {
+  StopLocked(grace_seconds, worker_shutdown);
+  // A job still waiting for its GPUs ends now, stopped (the runner's lock is not held here: the
+  // allocator's is taken).
+  CancelGpuWait();
+}
+
+void JobRunner::CancelGpuWait() {
+  gpu_wait_cancelled_ = true;
+  if (options_.gpus != nullptr) options_.gpus->Wake();
+}
+
+void JobRunner::StopLocked(double grace_seconds, bool worker_shutdown) {
   MutexLock lock(&mu_);
   if (process_exited_ || done_) return;
   if (worker_shutdown) worker_shutdown_ = true;
@@ -474,7 +487,16 @@ void JobRunner::Run() {
     return;
   }
   if (absl::Status gpus = TakeGpus(host->count); !gpus.ok()) {
-    ReportLaunchFailed(std::string(gpus.message()));
+    bool stopped = false;
+    {
+      MutexLock lock(&mu_);
+      stopped = stop_requested_;
+    }
+    if (absl::IsCancelled(gpus) && stopped) {
+      ReportExit(amt::v1::JobExited());  // stopped while it waited for its GPUs: Stopped
+    } else {
+      ReportLaunchFailed(std::string(gpus.message()));
+    }
     return;
   }
   std::vector<JobDir> dirs;

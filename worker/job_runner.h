@@ -26,6 +26,7 @@
 #ifndef AMT_WORKER_JOB_RUNNER_H_
 #define AMT_WORKER_JOB_RUNNER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -154,6 +155,10 @@ class JobRunner {
   // are on a loopback network of this worker's) and /etc/hosts text. An error's message is the
   // job's failure reason (too many hosts, no addresses for them).
   absl::StatusOr<HostSpec> PlanHosts();
+  // Stop's part under the runner's lock.
+  void StopLocked(double grace_seconds, bool worker_shutdown) ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends a wait for GPUs (TakeGpus): a stop, or the runner going away.
+  void CancelGpuWait() ABSL_LOCKS_EXCLUDED(mu_);
   // Reports a JobExited with launch_failed and `reason`.
   void ReportLaunchFailed(const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
   // Reports JobStarted, with algo-1's folder.
@@ -165,8 +170,8 @@ class JobRunner {
   // theirs): the InstanceType's count per host, distinct devices
   // held until the runner ends; each host's share in host_gpus_, and a log line per host that
   // says which (or that the job runs on CPU: a GPU type on a worker without GPUs). An error's
-  // message is the job's failure: the worker has fewer GPUs than the job asks, or they are held
-  // by other jobs (amtd counts every worker's GPUs, so it does not send such a job).
+  // message is the job's failure: the worker has fewer GPUs than the job asks. While other jobs
+  // hold them it waits; Cancelled when stopped meanwhile.
   absl::Status TakeGpus(int hosts);
   // Script mode in a container: the job's code (ContainerJob.code_path) in every host's code/
   // folder, which ContainerFor mounts at /opt/ml/code. An error's message is the job's failure
@@ -248,7 +253,8 @@ class JobRunner {
   std::unique_ptr<GpuAllocator::Lease> gpu_lease_;
   std::vector<std::vector<int>> host_gpus_;
   std::vector<std::string> gpu_notes_;
-  std::vector<std::string> gpu_summary_;  // JobStarted.gpus
+  std::vector<std::string> gpu_summary_;         // JobStarted.gpus
+  std::atomic<bool> gpu_wait_cancelled_{false};  // set by CancelGpuWait
 
   std::thread thread_;  // the job thread
 };

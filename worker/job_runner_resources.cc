@@ -100,10 +100,11 @@ absl::Status JobRunner::TakeGpus(int hosts) {
         " on this worker) and this worker has " + std::to_string(machine) +
         " (amt-worker --gpus): choose an InstanceType with fewer GPUs");
   }
-  gpu_lease_ = options_.gpus->Take(wanted);
+  // amtd sends a GPU job only when the worker has that many GPUs free, by its count; with
+  // --gpu-share, fewer distinct devices may have a free share than that count says: the job waits.
+  gpu_lease_ = options_.gpus->TakeWhenFree(wanted, [this] { return gpu_wait_cancelled_.load(); });
   if (gpu_lease_ == nullptr) {
-    return absl::UnavailableError("the training job asks for " + std::to_string(wanted) +
-                                  " GPUs and other training jobs hold this worker's");
+    return absl::CancelledError("stopped while waiting for " + std::to_string(wanted) + " GPUs");
   }
   const std::vector<Gpu>& held = gpu_lease_->gpus();
   for (int h = 0; h < hosts; ++h) {

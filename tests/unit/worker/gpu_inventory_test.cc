@@ -5,7 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -138,6 +141,31 @@ TEST(GpuAllocator, SharedDevicesGoToTheLeastHeldFirst) {
   c.reset();
   EXPECT_EQ(gpus.Holders(0), 0);
   EXPECT_THAT(Indices(gpus.Take(1)->gpus()), ElementsAre(0));
+}
+
+TEST(GpuAllocator, TakeWhenFreeWaitsForALeaseToEndOrACancel) {
+  GpuAllocator gpus(FourGpus(), /*share=*/1);
+  auto all = gpus.Take(4);
+  ASSERT_NE(all, nullptr);
+  std::atomic<bool> cancelled{false};
+  std::unique_ptr<GpuAllocator::Lease> got;
+  std::thread waiter([&] { got = gpus.TakeWhenFree(2, [&] { return cancelled.load(); }); });
+  all.reset();  // the devices come back: the waiter takes two (whether it waited or not)
+  waiter.join();
+  ASSERT_NE(got, nullptr);
+  EXPECT_THAT(Indices(got->gpus()), ElementsAre(0, 1));
+  // Held again: a cancel ends the wait with nothing.
+  auto rest = gpus.Take(2);
+  std::unique_ptr<GpuAllocator::Lease> none =
+      std::make_unique<GpuAllocator::Lease>(nullptr, std::vector<Gpu>{});
+  std::thread cancelled_waiter(
+      [&] { none = gpus.TakeWhenFree(1, [&] { return cancelled.load(); }); });
+  cancelled = true;
+  gpus.Wake();
+  cancelled_waiter.join();
+  EXPECT_EQ(none, nullptr);
+  // More than it has at all: null at once.
+  EXPECT_EQ(gpus.TakeWhenFree(5, [] { return false; }), nullptr);
 }
 
 }  // namespace

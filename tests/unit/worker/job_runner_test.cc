@@ -723,6 +723,30 @@ TEST_F(JobRunnerTest, AStoppedGpuJobAndOneThatCannotStartFreeTheirGpus) {
   EXPECT_EQ(options_.gpus->Holders(0), 0);
 }
 
+TEST_F(JobRunnerTest, AGpuJobWaitsWhileOtherJobsHoldTheGpusAndAStopEndsTheWait) {
+  options_.gpus = TwoGpus();
+  auto held = options_.gpus->Take(2);  // other jobs hold both
+  amt::v1::StartJob job = Job(kShowGpus);
+  job.set_instance_type("ml.g5.xlarge");
+  {
+    JobRunner runner(options_, job, *launcher_, clock_, reports_.Fn());
+    runner.Start();
+    held.reset();  // given back: the job gets one (it never fails for want of them)
+    const auto messages = reports_.WaitForExit();
+    EXPECT_FALSE(messages.back().exited().launch_failed());
+    EXPECT_THAT(LogTexts(messages), ElementsAre("gpus=[0] n=1 order=PCI_BUS_ID"));
+  }
+  // Held for good: a stop ends the wait, and the job is stopped (not failed).
+  held = options_.gpus->Take(2);
+  Reports stopped;
+  JobRunner runner(options_, job, *launcher_, clock_, stopped.Fn());
+  runner.Start();
+  runner.Stop(/*grace_seconds=*/30);
+  const auto exited = stopped.WaitForExit().back().exited();
+  EXPECT_FALSE(exited.launch_failed());
+  EXPECT_TRUE(exited.stop_requested());
+}
+
 TEST_F(JobRunnerTest, EachHostOfAMultiInstanceGpuJobHasItsOwnGpus) {
   options_.gpus = TwoGpus();
   amt::v1::StartJob job = Job(std::string("printf '%s ' \"$SM_CURRENT_HOST\"; ") + kShowGpus);
