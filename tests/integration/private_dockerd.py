@@ -19,6 +19,16 @@ APPLETS = ["sh", "cat", "sed", "awk", "sleep", "ls", "head", "tail", "tr", "echo
            "hostname"]
 
 
+def unmount_under(folder):
+    """Unmounts everything mounted under `folder`, the innermost first."""
+    with open("/proc/self/mounts") as f:
+        mounts = [line.split()[1] for line in f]
+    root = os.path.realpath(folder) + "/"
+    for mount in reversed(mounts):
+        if mount.startswith(root):
+            subprocess.run(["umount", mount], check=False)
+
+
 class Dockerd:
     """dockerd with everything under `root`: started in the constructor, stopped by close()."""
 
@@ -56,12 +66,7 @@ class Dockerd:
         """Stops dockerd and unmounts what it left mounted under its folder (its default
         network namespace stays bind-mounted at exec/netns/default)."""
         self.process.close(timeout=60)
-        with open("/proc/self/mounts") as f:
-            mounts = [line.split()[1] for line in f]
-        root = os.path.realpath(self.root) + "/"
-        for mount in reversed(mounts):
-            if mount.startswith(root):
-                subprocess.run(["umount", mount], check=False)
+        unmount_under(self.root)
 
 
 class Podman:
@@ -113,12 +118,7 @@ class Podman:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        with open("/proc/self/mounts") as f:
-            mounts = [line.split()[1] for line in f]
-        root = os.path.realpath(self.root) + "/"
-        for mount in reversed(mounts):
-            if mount.startswith(root):
-                subprocess.run(["umount", mount], check=False)
+        unmount_under(self.root)
 
 
 def engine_or_reason(engine="docker"):
