@@ -1,0 +1,292 @@
+#!/usr/bin/python3
+"""Real training problems: amtd's strategies against Optuna's TPE and Random (bench/README.md).
+
+Every trial of amtd's strategies is a real training job: amtd (build/bin, on free ports, its local
+worker with --slots 2) runs bench/real/train, which trains an XGBoost or scikit-learn model on a
+data set that ships with scikit-learn and prints its validation loss; the tuning jobs are created
+with the amt CLI (Debian's botocore predates RandomSeed; one trial at a time each, RandomSeed =
+the seed) and read back with boto3's ListTrainingJobsForHyperParameterTuningJob. Optuna 3.1 (Debian's python3-optuna, installed
+with apt-get when missing) runs TPESampler and RandomSampler, seeded, in-process on the same
+evaluate() with the same ranges.
+
+One run of the largest budget per (problem, strategy, seed): no strategy here looks at the
+budget, so its first 20 trials are what a 20-trial tuning job would run. Reported per problem and
+budget: the median and 80th percentile over seeds of the best validation loss, and whether
+Bayesian is below TPE beyond seed noise (a one-sided Mann-Whitney U test over the seeds, p <
+0.05); over all trials of a strategy: repeated points, trials with a continuous hyperparameter on
+a bound of its range, and returns to a bound an earlier trial of the run found bad (its loss worse
+than the run's median so far).
+
+    /usr/bin/python3 bench/real/real_bench.py --bin build/bin --seeds 10 --out /tmp/real.json
+    /usr/bin/python3 bench/real/real_bench.py --bin build/bin --seeds 3 --budgets 20 \
+        --problems xgb-breast-cancer --strategies Bayesian,TPE
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "src"))
+import problems  # noqa: E402
+
+PYTHON = "/usr/bin/python3"
+OURS = ("Bayesian", "Random")
+OPTUNA = ("TPE", "OptunaRandom")
+
+
+def ensure_optuna():
+    try:
+        import optuna  # noqa: F401
+        return
+    except ImportError:
+        pass
+    print("[real] python3-optuna is missing; installing it with apt-get", flush=True)
+    cmd = ["apt-get", "install", "-y", "--no-install-recommends", "python3-optuna"]
+    if os.geteuid() != 0 and shutil.which("sudo"):
+        cmd = ["sudo"] + cmd
+    subprocess.run(cmd, check=True)
+    os.execv(PYTHON, [PYTHON] + sys.argv)
+
+
+def ranges_of(problem):
+    """(name, kind, lo, hi, log) per hyperparameter of `problem`."""
+    ranges = problems.PROBLEMS[problem][4]
+    out = []
+    for kind, key in (("float", "ContinuousParameterRanges"), ("int", "IntegerParameterRanges")):
+        for r in ranges.get(key, []):
+            out.append((r["Name"], kind, float(r["MinValue"]), float(r["MaxValue"]),
+                        r.get("ScalingType") == "Logarithmic"))
+    return out
+
+
+# --- amtd's strategies ---------------------------------------------------------------------------
+
+def tuning_request(name, problem, strategy, seed, budget):
+    return {
+        "HyperParameterTuningJobName": name,
+        "HyperParameterTuningJobConfig": {
+            "Strategy": strategy,
+            "RandomSeed": seed,
+            "HyperParameterTuningJobObjective": {"Type": "Minimize",
+                                                 "MetricName": "validation:loss"},
+            "ResourceLimits": {"MaxNumberOfTrainingJobs": budget,
+                               "MaxParallelTrainingJobs": 1},
+            "ParameterRanges": problems.PROBLEMS[problem][4]},
+        "TrainingJobDefinition": {
+            "AlgorithmSpecification": {
+                "TrainingImage": os.path.join(HERE, "train"), "TrainingInputMode": "File",
+                "MetricDefinitions": [{"Name": "validation:loss",
+                                       "Regex": "validation-loss: ([-+0-9.eE]+)"}]},
+            "RoleArn": "arn:aws:iam::123456789012:role/SageMakerRole",
+            "OutputDataConfig": {"S3OutputPath": "s3://real-bench/output"},
+            "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
+                               "VolumeSizeInGB": 10},
+            "StoppingCondition": {"MaxRuntimeInSeconds": 3600},
+            "StaticHyperParameters": {"problem": problem}}}
+
+
+def run_ours(a, runs):
+    """{(problem, strategy, seed): [(params, loss)] in launch order} for amtd's strategies."""
+    import boto3
+    import amt_local
+    budget = max(a.budgets)
+    out = {}
+    with amt_local.Amtd(a.bin, slots=a.slots, quiet=True, prefix="amt-real-") as amtd:
+        sm = boto3.client("sagemaker", **amtd.boto3_kwargs())
+        names = {}
+        for i, (problem, strategy, seed) in enumerate(runs):
+            name = "real-%d-%s-%s-%d" % (i, problem, strategy.lower(), seed)
+            names[name] = (problem, strategy, seed)
+            # The amt CLI: Debian's botocore (1.29) predates RandomSeed.
+            path = os.path.join(amtd.work, name + ".json")
+            with open(path, "w") as f:
+                json.dump(tuning_request(name, problem, strategy, seed, budget), f)
+            subprocess.run(amtd.amt_command("create-hyper-parameter-tuning-job",
+                                            "--cli-input-json", "file://" + path),
+                           check=True, capture_output=True)
+        pending = set(names)
+        while pending:
+            for name in sorted(pending):
+                status = sm.describe_hyper_parameter_tuning_job(
+                    HyperParameterTuningJobName=name)["HyperParameterTuningJobStatus"]
+                if status in ("Completed", "Failed", "Stopped"):
+                    pending.discard(name)
+                    if status != "Completed":
+                        print("[real] %s ended %s" % (name, status), flush=True)
+            if pending:
+                time.sleep(1)
+        for name, key in names.items():
+            summaries = []
+            kwargs = {"HyperParameterTuningJobName": name, "MaxResults": 100}
+            while True:
+                page = sm.list_training_jobs_for_hyper_parameter_tuning_job(**kwargs)
+                summaries += page["TrainingJobSummaries"]
+                if not page.get("NextToken"):
+                    break
+                kwargs["NextToken"] = page["NextToken"]
+            summaries.sort(key=lambda s: s["TrainingJobName"])
+            trials = []
+            for s in summaries:
+                metric = s.get("FinalHyperParameterTuningJobObjectiveMetric")
+                loss = float(metric["Value"]) if metric else float("inf")
+                trials.append(({k: v for k, v in s["TunedHyperParameters"].items()}, loss))
+            out[key] = trials
+    return out
+
+
+# --- Optuna ---------------------------------------------------------------------------------------
+
+def run_optuna(job):
+    problem, strategy, seed, budget = job
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = (optuna.samplers.TPESampler(seed=seed) if strategy == "TPE" else
+               optuna.samplers.RandomSampler(seed=seed))
+    study = optuna.create_study(sampler=sampler)
+    specs = ranges_of(problem)
+    trials = []
+
+    def objective(trial):
+        params = {}
+        for name, kind, lo, hi, log in specs:
+            if kind == "int":
+                params[name] = str(trial.suggest_int(name, int(lo), int(hi), log=log))
+            else:
+                params[name] = repr(trial.suggest_float(name, lo, hi, log=log))
+        loss = problems.evaluate(problem, params)
+        trials.append((params, loss))
+        return loss
+
+    study.optimize(objective, n_trials=budget)
+    return (problem, strategy, seed), trials
+
+
+# --- statistics -----------------------------------------------------------------------------------
+
+def percentile(values, q):
+    values = sorted(values)
+    k = (len(values) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def waste(problem, trials):
+    """(repeats, trials on a bound, returns to a bad bound) of one run."""
+    specs = [s for s in ranges_of(problem) if s[1] == "float"]
+    seen = set()
+    repeats = on_bound = bad_returns = 0
+    bad_bounds = set()  # (name, bound) an earlier trial found worse than the run's median
+    losses = []
+    for params, loss in trials:
+        key = tuple(sorted((k, float(v)) for k, v in params.items()))
+        repeats += key in seen
+        seen.add(key)
+        bounds = [(name, v) for name, _, lo, hi, _ in specs
+                  for v in (float(params[name]),) if v in (lo, hi)]
+        on_bound += bool(bounds)
+        bad_returns += any(b in bad_bounds for b in bounds)
+        losses.append(loss)
+        if loss > statistics.median(losses):
+            bad_bounds.update(bounds)
+    return repeats, on_bound, bad_returns
+
+
+def summarize(results, a):
+    table = {}
+    for problem in a.problems:
+        for budget in a.budgets:
+            row = {}
+            for strategy in a.strategies:
+                bests = [min(loss for _, loss in results[(problem, strategy, seed)][:budget])
+                         for seed in range(1, a.seeds + 1)]
+                row[strategy] = {"median": statistics.median(bests),
+                                 "p80": percentile(bests, 0.8), "bests": bests}
+            if "Bayesian" in row and "TPE" in row and a.seeds >= 3:
+                from scipy.stats import mannwhitneyu
+                p = mannwhitneyu(row["Bayesian"]["bests"], row["TPE"]["bests"],
+                                 alternative="less").pvalue
+                row["bayesian_below_tpe_p"] = p
+            table["%s@%d" % (problem, budget)] = row
+    wasted = {}
+    for strategy in a.strategies:
+        totals = [0, 0, 0, 0]
+        for problem in a.problems:
+            for seed in range(1, a.seeds + 1):
+                trials = results[(problem, strategy, seed)]
+                r, b, back = waste(problem, trials)
+                totals = [totals[0] + len(trials), totals[1] + r, totals[2] + b,
+                          totals[3] + back]
+        wasted[strategy] = dict(zip(("trials", "repeats", "on_bound", "bad_bound_returns"),
+                                    totals))
+    return table, wasted
+
+
+def print_table(table, wasted, a):
+    names = list(a.strategies)
+    print("\n%-22s " % "problem@budget" + " ".join("%22s" % n for n in names) + "   p(B<TPE)")
+    for key, row in table.items():
+        cells = ["%10.4g / %9.4g" % (row[n]["median"], row[n]["p80"]) for n in names]
+        p = row.get("bayesian_below_tpe_p")
+        print("%-22s " % key + " ".join("%22s" % c for c in cells) +
+              ("   %.3f" % p if p is not None else ""))
+    print("(cells: median / 80th percentile of the best validation loss over %d seeds)" % a.seeds)
+    print("\n%-14s %8s %8s %9s %18s" % ("strategy", "trials", "repeats", "on bound",
+                                        "bad-bound returns"))
+    for n in names:
+        w = wasted[n]
+        print("%-14s %8d %8d %9d %18d" % (n, w["trials"], w["repeats"], w["on_bound"],
+                                          w["bad_bound_returns"]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin", default="build/bin", help="folder of amtd, amt-worker, amt")
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--budgets", default="20,50")
+    parser.add_argument("--problems", default=",".join(problems.PROBLEMS))
+    parser.add_argument("--strategies", default="Bayesian,Random,TPE,OptunaRandom")
+    parser.add_argument("--slots", type=int, default=2, help="amtd's local worker's slots")
+    parser.add_argument("--out", help="write every trial and the table as JSON")
+    a = parser.parse_args()
+    a.budgets = sorted(int(b) for b in a.budgets.split(","))
+    a.problems = a.problems.split(",")
+    a.strategies = a.strategies.split(",")
+    if any(s in OPTUNA for s in a.strategies):
+        ensure_optuna()
+    budget = max(a.budgets)
+    seeds = range(1, a.seeds + 1)
+    start = time.monotonic()
+    results = {}
+    ours = [(p, s, seed) for p in a.problems for s in a.strategies if s in OURS for seed in seeds]
+    if ours:
+        results.update(run_ours(a, ours))
+        print("[real] amtd: %d runs in %.0f s" % (len(ours), time.monotonic() - start),
+              flush=True)
+    theirs = [(p, s, seed, budget) for p in a.problems for s in a.strategies if s in OPTUNA
+              for seed in seeds]
+    if theirs:
+        t = time.monotonic()
+        with multiprocessing.Pool(a.slots) as pool:
+            for key, trials in pool.imap_unordered(run_optuna, theirs):
+                results[key] = trials
+        print("[real] Optuna: %d runs in %.0f s" % (len(theirs), time.monotonic() - t),
+              flush=True)
+    table, wasted = summarize(results, a)
+    print_table(table, wasted, a)
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"table": table, "wasted": wasted,
+                       "runs": [{"problem": k[0], "strategy": k[1], "seed": k[2], "trials": v}
+                                for k, v in results.items()]}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
