@@ -103,15 +103,17 @@ def run_ours(a, runs):
         sm = boto3.client("sagemaker", **amtd.boto3_kwargs())
         names = {}
         for i, (problem, strategy, seed) in enumerate(runs):
-            name = "real-%d-%s-%s-%d" % (i, problem, strategy.lower(), seed)
+            name = "real-%d-%s-%d" % (i, strategy.lower(), seed)  # 32 characters at most
             names[name] = (problem, strategy, seed)
             # The amt CLI: Debian's botocore (1.29) predates RandomSeed.
             path = os.path.join(amtd.work, name + ".json")
             with open(path, "w") as f:
                 json.dump(tuning_request(name, problem, strategy, seed, budget), f)
-            subprocess.run(amtd.amt_command("create-hyper-parameter-tuning-job",
-                                            "--cli-input-json", "file://" + path),
-                           check=True, capture_output=True)
+            created = subprocess.run(amtd.amt_command("create-hyper-parameter-tuning-job",
+                                                      "--cli-input-json", "file://" + path),
+                                     capture_output=True, text=True)
+            if created.returncode != 0:
+                sys.exit("[real] amt create-hyper-parameter-tuning-job: " + created.stderr)
         pending = set(names)
         while pending:
             for name in sorted(pending):
@@ -179,11 +181,13 @@ def percentile(values, q):
 
 
 def waste(problem, trials):
-    """(repeats, trials on a bound, returns to a bad bound) of one run."""
+    """(repeats, trials on a bound, returns to a bad bound) of one run. A bound (a continuous
+    range's MinValue or MaxValue) is bad once trials have used it and the best of them is worse
+    than the median of the run's results so far: going back to it wastes a trial."""
     specs = [s for s in ranges_of(problem) if s[1] == "float"]
     seen = set()
     repeats = on_bound = bad_returns = 0
-    bad_bounds = set()  # (name, bound) an earlier trial found worse than the run's median
+    best_at = {}  # (name, bound) -> the best loss of the trials there
     losses = []
     for params, loss in trials:
         key = tuple(sorted((k, float(v)) for k, v in params.items()))
@@ -192,10 +196,12 @@ def waste(problem, trials):
         bounds = [(name, v) for name, _, lo, hi, _ in specs
                   for v in (float(params[name]),) if v in (lo, hi)]
         on_bound += bool(bounds)
-        bad_returns += any(b in bad_bounds for b in bounds)
+        if losses:
+            median = statistics.median(losses)
+            bad_returns += any(b in best_at and best_at[b] > median for b in bounds)
         losses.append(loss)
-        if loss > statistics.median(losses):
-            bad_bounds.update(bounds)
+        for b in bounds:
+            best_at[b] = min(best_at.get(b, loss), loss)
     return repeats, on_bound, bad_returns
 
 

@@ -1,6 +1,7 @@
 // BayesianStrategy::Acquire: log Expected Improvement (averaged over the running trials'
 // fantasies, penalised around them) maximised over seeded random and local candidates, the best
-// refined by projected L-BFGS, and the best point not tried before.
+// refined by projected L-BFGS, and the best point not tried before. The GP's prior mean is a
+// quantile of the results (BayesianOptions::prior_mean_quantile).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -123,13 +124,26 @@ Eigen::MatrixXd Candidates(const SpaceEncoder& encoder,
           x.segment(b.offset, b.width).setZero();
           x[b.offset + static_cast<int>(UniformIndex(engine, static_cast<size_t>(b.width)))] = 1;
         } else {
-          x[b.offset] += step * Normal(engine);
+          // Reflected at the bounds: clamping would put every step past a bound exactly on it.
+          double& v = x[b.offset];
+          v += step * Normal(engine);
+          for (int k = 0; k < 4 && (v < 0 || v > 1); ++k) v = v < 0 ? -v : 2 - v;
         }
       }
     }
     candidates.row(i) = encoder.Snap(x);
   }
   return candidates;
+}
+
+// The q-quantile (0..1) of `y` (not empty), interpolated between order statistics.
+double Quantile(const Eigen::VectorXd& y, double q) {
+  std::vector<double> sorted(y.data(), y.data() + y.size());
+  std::sort(sorted.begin(), sorted.end());
+  const double at = std::clamp(q, 0.0, 1.0) * static_cast<double>(sorted.size() - 1);
+  const size_t below = static_cast<size_t>(at);
+  const size_t above = std::min(below + 1, sorted.size() - 1);
+  return sorted[below] + (sorted[above] - sorted[below]) * (at - static_cast<double>(below));
 }
 
 struct Scored {
@@ -222,7 +236,9 @@ Assignment BayesianStrategy::Acquire(const Data& data, const Fit& fit,
                                      std::mt19937_64& engine) const {
   const SpaceEncoder& encoder = data.encoder;
   const OutputWarping warping = OutputWarping::Fit(Vector(data.ok_y));
-  const Eigen::VectorXd y_ok = warping.Apply(Vector(data.ok_y));
+  // Shifted so that the GP's zero prior mean is options_.prior_mean_quantile of the results.
+  Eigen::VectorXd y_ok = warping.Apply(Vector(data.ok_y));
+  y_ok.array() -= Quantile(y_ok, options_.prior_mean_quantile);
   std::vector<Eigen::VectorXd> xs = data.ok_x;
   xs.insert(xs.end(), data.failed_x.begin(), data.failed_x.end());
   Eigen::VectorXd y(static_cast<Eigen::Index>(xs.size()));
