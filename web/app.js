@@ -3,7 +3,8 @@
 // they see. No framework; every value is put into the page as text (textContent), never as HTML,
 // and the server's Content-Security-Policy allows no inline script.
 //
-// Views (the URL's fragment): #/ the tuning jobs; #/tuning-jobs/<name>; #/training-jobs/<name>.
+// Views (the URL's fragment): #/ the tuning jobs; #/tuning-jobs/<name>; #/training-jobs/<name>;
+// #/compare/<name>,<name>,... tuning jobs side by side (compare.js).
 // While the view shows a job that is not finished, it is read again on every change of it (the
 // live feed, server-sent events) or, for the list and when the feed fails, every POLL_MS.
 "use strict";
@@ -83,9 +84,12 @@ async function allTuningJobs() {
 async function tuningJobsView() {
   crumbs("Tuning jobs");
   const described = await allTuningJobs();
+  const compare = compareControls(described);
   const view = [
     el("h1", {}, "Tuning jobs"),
+    described.length > 1 ? el("p", {}, compare.go) : "",
     table("Every tuning job of this amtd, newest first", [
+      ["Compare", (j) => el("td", {}, compare.boxOf(j))],
       ["Name", (j) => link("#/tuning-jobs/" + encodeURIComponent(j.HyperParameterTuningJobName),
                            j.HyperParameterTuningJobName)],
       ["Status", (j) => statusCell(j.HyperParameterTuningJobStatus)],
@@ -177,6 +181,10 @@ async function tuningJobView(name) {
         : el("p", {}, "No final objective yet."),
     el("h2", {}, "Hyperparameters"),
     hyperparameterCharts(training, config, objective, chartWidth()),
+    el("h2", {}, "Parallel coordinates"),
+    parallelCoordinates(training, config, objective, chartWidth()),
+    el("h2", {}, "Hyperparameter importance"),
+    importanceChart(training, config),
     ...(spot.length ? [el("h2", {}, "Spot"), spotTable(spot)] : []),
     el("h2", {}, "Warm-start lineage"),
     lineage(name, family),
@@ -292,6 +300,10 @@ function route() {
   const parts = hash.split("/").filter(Boolean).map(decodeURIComponent);
   if (parts[0] === "tuning-jobs" && parts[1]) {
     return {view: () => tuningJobView(parts[1]), feed: "tuning-job=" + encodeURIComponent(parts[1])};
+  }
+  if (parts[0] === "compare" && parts[1]) {
+    const names = [...new Set(parts[1].split(",").map(decodeURIComponent).filter(Boolean))];
+    return {view: () => compareView(names), feed: null};
   }
   if (parts[0] === "training-jobs" && parts[1]) {
     return {view: () => trainingJobView(parts[1]), feed: "training-job=" + encodeURIComponent(parts[1])};

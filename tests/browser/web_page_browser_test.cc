@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -213,7 +214,59 @@ TEST_F(WebPageBrowserTest, ListsTheTuningJobs) {
   EXPECT_THAT(dom, HasSubstr("<td class=\"status-Completed\">Completed</td>"));
   EXPECT_THAT(dom, HasSubstr("Completed 3"));
   EXPECT_THAT(dom, HasSubstr("<td>Random</td>"));
+  // A box per tuning job to choose the ones to compare.
+  EXPECT_THAT(dom, HasSubstr("<input type=\"checkbox\" class=\"compare-box\" value=\"web-tuning\" "
+                             "aria-label=\"Compare web-tuning\">"));
+  EXPECT_THAT(dom, HasSubstr("Compare the selected tuning jobs"));
   EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/", *dir_ + "/chromium", "tuning-jobs"));
+}
+
+// Issue 38: tuning jobs side by side, a colour each: the best objective so far against the
+// training jobs and against the training seconds spent, and a row per job (Random against
+// Hyperband on the same toy trainer and objective).
+TEST_F(WebPageBrowserTest, ComparesTuningJobsSideBySide) {
+  const auto random = WaitForTuningJob(amtd_->stub(), "web-tuning");
+  const auto hyperband = WaitForTuningJob(amtd_->stub(), "web-hyperband");
+  const std::string dom = Page("/compare/web-tuning,web-hyperband");
+  EXPECT_THAT(dom, HasSubstr("<h1>Compare 2 tuning jobs</h1>"));
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"compare-jobs\" data-series=\"2\""));
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"compare-seconds\" data-series=\"2\""));
+  EXPECT_THAT(dom, HasSubstr("<a href=\"#/tuning-jobs/web-tuning\">web-tuning</a>"));
+  EXPECT_THAT(dom, HasSubstr("<a href=\"#/tuning-jobs/web-hyperband\">web-hyperband</a>"));
+  EXPECT_THAT(dom, HasSubstr("<td>Hyperband</td>"));
+  EXPECT_THAT(
+      dom, HasSubstr("<td class=\"num\">" + std::to_string(random.training_jobs_size()) + "</td>"));
+  EXPECT_THAT(dom, HasSubstr("<td class=\"num\">" + std::to_string(hyperband.training_jobs_size()) +
+                             "</td>"));
+  EXPECT_THAT(dom, Not(HasSubstr("do not share one objective")));
+  EXPECT_EQ(Count(dom, "<canvas"), 2u);  // both charts drew
+  EXPECT_TRUE(
+      Screenshot(amtd_->http_endpoint() + "/#/compare/web-tuning,web-hyperband,toy-bayesian",
+                 *dir_ + "/chromium", "compare", /*height=*/1100));
+}
+
+// Issue 38: a tuning job's trials as parallel coordinates (an axis per tuned hyperparameter and
+// the objective, a line per finished job) and each hyperparameter's importance.
+TEST_F(WebPageBrowserTest, DrawsParallelCoordinatesAndHyperparameterImportance) {
+  const auto job = WaitForTuningJob(amtd_->stub(), "toy-bayesian");
+  ASSERT_EQ(job.tuning_job().hyper_parameter_tuning_job_status(), "Completed");
+  const std::string dom = Page("/tuning-jobs/toy-bayesian");
+  const std::string jobs = std::to_string(job.training_jobs_size());
+  // learning_rate, num_layers, optimizer and val_loss.
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"parallel-coordinates\" data-axes=\"4\" data-lines=\"" +
+                             jobs + "\""));
+  EXPECT_EQ(Count(dom, "<polyline "), static_cast<size_t>(job.training_jobs_size()));
+  EXPECT_THAT(dom, HasSubstr(">learning_rate (log)</text>"));
+  EXPECT_THAT(dom, HasSubstr(">val_loss</text>"));
+  EXPECT_THAT(dom, HasSubstr("data-chart=\"importance\" data-params=\"3\""));
+  for (const char* name : {"learning_rate", "num_layers", "optimizer"}) {
+    const std::string row = "<tr><td>" + std::string(name) + "</td><td class=\"num\">";
+    const size_t at = dom.find(row);
+    ASSERT_NE(at, std::string::npos) << name;
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(dom[at + row.size()]))) << name;
+  }
+  EXPECT_TRUE(Screenshot(amtd_->http_endpoint() + "/#/tuning-jobs/toy-bayesian",
+                         *dir_ + "/chromium", "parallel-coordinates", /*height=*/2600));
 }
 
 TEST_F(WebPageBrowserTest, ShowsARowPerTrainingJobOfATuningJob) {

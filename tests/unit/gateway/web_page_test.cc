@@ -98,8 +98,8 @@ TEST(WebPageHandler, AnswersHeadWithTheLengthAndAnUnknownFileWithNotFound) {
 }
 
 TEST(WebAssets, HoldEveryFileOfThePage) {
-  for (const char* file :
-       {"index.html", "dom.js", "charts.js", "app.js", "style.css", "uplot.js", "uplot.css"}) {
+  for (const char* file : {"index.html", "dom.js", "charts.js", "compare.js", "app.js", "style.css",
+                           "uplot.js", "uplot.css"}) {
     const web::Asset* asset = web::FindAsset(file);
     ASSERT_NE(asset, nullptr) << file;
     EXPECT_FALSE(asset->body.empty()) << file;
