@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""End-to-end overhead per job-slot, as a user's integration test sees it (issue 38).
+
+One command (after a build):
+    /usr/bin/python3 bench/orchestrator/end_to_end.py [--jobs 200] [--parallel 2] [--poll-ms 50]
+
+amtd runs on its own (build/bin/amtd on free ports, its local worker with --slots PARALLEL). A
+Random tuning job of JOBS trivial training jobs (the toy trainer, 1 epoch), PARALLEL at a time, is
+created with the amt CLI, and DescribeHyperParameterTuningJob is polled through the HTTP endpoint
+(boto3) every POLL_MS until it is Completed. Baseline, in the same run: the same trainer started
+JOBS times with posix_spawn, PARALLEL at a time, each in a prepared /opt/ml-like folder. The
+overhead per job-slot is (amtd's wall time - the baseline's) * PARALLEL / JOBS.
+
+Where the time goes: amtd's and amt-worker's CPU seconds during the run (/proc), the CLI's
+create call, and per training job, from ListTrainingJobsForHyperParameterTuningJob, the median
+gap between a job's end and the next launch in its slot and the median time from a job's creation
+to its training start and from its training end to its Completed state being visible.
+"""
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python" / "src"))
+import amt_local  # noqa: E402
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of `pid` and its reaped children."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(v) for v in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def bare(trainer, jobs, parallel, work):
+    """Seconds to run `trainer train` `jobs` times, `parallel` at a time, with posix_spawn."""
+    envs = []
+    for i in range(jobs):
+        d = work / f"b{i}"
+        for sub in ("config", "model", "output"):
+            (d / sub).mkdir(parents=True)
+        (d / "config" / "hyperparameters.json").write_text(json.dumps(
+            {"learning_rate": "0.01", "num_layers": str(1 + i % 8), "epochs": "1"}))
+        envs.append(dict(os.environ, SM_INPUT_CONFIG_DIR=str(d / "config"),
+                         SM_MODEL_DIR=str(d / "model"), SM_OUTPUT_DIR=str(d / "output")))
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    start = time.monotonic()
+    running = set()
+    for env in envs:
+        if len(running) >= parallel:
+            pid, _ = os.wait()
+            running.discard(pid)
+        running.add(os.posix_spawn(trainer, [trainer, "train"], env,
+                                   file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1)]))
+    while running:
+        pid, _ = os.wait()
+        running.discard(pid)
+    elapsed = time.monotonic() - start
+    os.close(devnull)
+    return elapsed
+
+
+def request(jobs, parallel):
+    job = json.loads((ROOT / "examples" / "random-tuning.json").read_text())
+    job["HyperParameterTuningJobName"] = "end-to-end"
+    job["HyperParameterTuningJobConfig"]["ResourceLimits"] = {
+        "MaxNumberOfTrainingJobs": jobs, "MaxParallelTrainingJobs": parallel}
+    job["TrainingJobDefinition"]["StaticHyperParameters"] = {"epochs": "1"}
+    job["TrainingJobDefinition"]["AlgorithmSpecification"]["TrainingImage"] = str(
+        ROOT / "build" / "bin" / "amt-toy-trainer")
+    return job
+
+
+def through_amtd(a, work):
+    import boto3
+    out = {}
+    with amt_local.Amtd(a.bin, *a.amtd_flag, slots=a.parallel, quiet=True,
+                        data_dir=work / "data") as amtd:
+        sm = boto3.client("sagemaker", **amtd.boto3_kwargs())
+        sm.list_hyper_parameter_tuning_jobs()  # the connection, before the clock starts
+        worker = int(subprocess.run(["pgrep", "-P", str(amtd.pid), "amt-worker"],
+                                    capture_output=True, text=True).stdout.split()[0])
+        path = work / "request.json"
+        path.write_text(json.dumps(request(a.jobs, a.parallel)))
+        cpu0 = cpu_seconds(amtd.pid), cpu_seconds(worker)
+        start = time.monotonic()
+        subprocess.run(amtd.amt_command("create-hyper-parameter-tuning-job",
+                                        "--cli-input-json", "file://" + str(path)),
+                       check=True, capture_output=True)
+        out["create_s"] = time.monotonic() - start
+        polls = 0
+        while True:
+            polls += 1
+            status = sm.describe_hyper_parameter_tuning_job(
+                HyperParameterTuningJobName="end-to-end")["HyperParameterTuningJobStatus"]
+            if status != "InProgress":
+                break
+            time.sleep(a.poll_ms / 1000)
+        out["wall_s"] = time.monotonic() - start
+        out["status"] = status
+        out["polls"] = polls
+        out["amtd_cpu_s"] = cpu_seconds(amtd.pid) - cpu0[0]
+        out["worker_cpu_s"] = cpu_seconds(worker) - cpu0[1]
+        summaries = []
+        kwargs = {"HyperParameterTuningJobName": "end-to-end", "MaxResults": 100}
+        while True:
+            page = sm.list_training_jobs_for_hyper_parameter_tuning_job(**kwargs)
+            summaries += page["TrainingJobSummaries"]
+            if not page.get("NextToken"):
+                break
+            kwargs["NextToken"] = page["NextToken"]
+    summaries.sort(key=lambda s: s["CreationTime"])
+    ts = lambda s, k: s[k].timestamp() if k in s else None  # noqa: E731
+    out["create_to_start_ms"] = 1000 * statistics.median(
+        ts(s, "TrainingStartTime") - ts(s, "CreationTime") for s in summaries
+        if ts(s, "TrainingStartTime"))
+    out["train_ms"] = 1000 * statistics.median(
+        ts(s, "TrainingEndTime") - ts(s, "TrainingStartTime") for s in summaries
+        if ts(s, "TrainingEndTime"))
+    # A slot's next launch follows the end of one of its jobs: each creation after the first
+    # PARALLEL, matched with the latest end before it.
+    ends = sorted(ts(s, "TrainingEndTime") for s in summaries if ts(s, "TrainingEndTime"))
+    gaps = []
+    for s in summaries[a.parallel:]:
+        before = [e for e in ends if e <= ts(s, "CreationTime")]
+        if before:
+            gaps.append(ts(s, "CreationTime") - before[-1])
+    out["end_to_next_launch_ms"] = 1000 * statistics.median(gaps) if gaps else None
+    out["jobs"] = len(summaries)
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--jobs", type=int, default=200)
+    p.add_argument("--parallel", type=int, default=2)
+    p.add_argument("--poll-ms", type=float, default=50)
+    p.add_argument("--bin", default=str(ROOT / "build" / "bin"))
+    p.add_argument("--json", help="also write the results here")
+    p.add_argument("--amtd-flag", action="append", default=[],
+                   help="one more amtd flag (repeat; e.g. --amtd-flag=--sqlite-sync=normal)")
+    a = p.parse_args()
+    work = pathlib.Path(tempfile.mkdtemp(prefix="amt-e2e-"))
+    try:
+        base = bare(os.path.join(a.bin, "amt-toy-trainer"), a.jobs, a.parallel, work / "bare")
+        r = through_amtd(a, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    r["bare_s"] = base
+    r["overhead_ms_per_job_slot"] = (r["wall_s"] - base) * 1000 * a.parallel / a.jobs
+    print(f"{a.jobs} jobs, {a.parallel} at a time, Describe every {a.poll_ms:g} ms")
+    print(f"bare posix_spawn loop   {base:7.3f} s  {a.jobs / base:7.1f} jobs/s")
+    print(f"amtd (CLI create)       {r['wall_s']:7.3f} s  {a.jobs / r['wall_s']:7.1f} jobs/s  "
+          f"({r['status']}, {r['jobs']} jobs, {r['polls']} polls)")
+    print(f"overhead per job-slot   {r['overhead_ms_per_job_slot']:.2f} ms (target <= 5)")
+    print(f"where: CLI create {r['create_s'] * 1000:.0f} ms; CPU amtd {r['amtd_cpu_s']:.2f} s, "
+          f"amt-worker {r['worker_cpu_s']:.2f} s; per job (medians): creation to training "
+          f"start {r['create_to_start_ms']:.1f} ms, training {r['train_ms']:.1f} ms, a slot's "
+          f"end to its next launch {r['end_to_next_launch_ms']:.1f} ms")
+    if a.json:
+        pathlib.Path(a.json).write_text(json.dumps(r, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
