@@ -5,7 +5,8 @@
 #   dry run here:    bash scripts/gpu-check.sh dry-run (a stand-in nvidia-smi, torch on CPU)
 # `pack` copies amtd, amt-worker, amt, amt-job-shim and amt-script-runner, stripped, into
 # build-gpu/bin and the shared libraries they need that are not the C and C++ runtimes into
-# build-gpu/lib (the GPU host runs another distribution and cannot install packages).
+# build-gpu/lib (the GPU host runs another distribution and cannot install packages; amt-job-shim
+# is static, so ldd has nothing to list for it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(amtd amt-worker amt amt-job-shim amt-script-runner)
@@ -15,8 +16,9 @@ case "${1:-}" in
     mkdir -p build-gpu/bin build-gpu/lib
     for p in "${programs[@]}"; do
       strip -o "build-gpu/bin/$p" "build/bin/$p"
+      ldd "build/bin/$p" >/dev/null 2>&1 || continue  # static: nothing to carry
       ldd "build/bin/$p" | awk '$3 ~ /^\// {print $3}' |
-        grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' |
+        { grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' || true; } |
         while read -r lib; do cp -nL "$lib" build-gpu/lib/; done
     done
     du -sh build-gpu;;

@@ -11,7 +11,8 @@ created with the amt CLI, and DescribeHyperParameterTuningJob is polled through 
 JOBS times with posix_spawn, PARALLEL at a time, each in a prepared /opt/ml-like folder. The
 overhead per job-slot is (amtd's wall time - the baseline's) * PARALLEL / JOBS.
 
-Where the time goes: amtd's and amt-worker's CPU seconds during the run (/proc), the CLI's
+Where the time goes: amtd's, amt-worker's and its jobs' (amt-job-shim and the trainer) CPU
+seconds during the run (/proc), the CLI's
 create call, and per training job, from ListTrainingJobsForHyperParameterTuningJob, the median
 gap between a job's end and the next launch in its slot and the median time from a job's creation
 to its training start and from its training end to its Completed state being visible.
@@ -33,10 +34,10 @@ sys.path.insert(0, str(ROOT / "python" / "src"))
 import amt_local  # noqa: E402
 
 
-def cpu_seconds(pid):
-    """User + system CPU seconds of `pid` and its reaped children."""
+def cpu_seconds(pid, children=False):
+    """User + system CPU seconds of `pid` itself, or (children=True) of its reaped children."""
     fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = sum(int(v) for v in fields[11:15])
+    ticks = sum(int(v) for v in (fields[13:15] if children else fields[11:13]))
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
@@ -90,7 +91,7 @@ def through_amtd(a, work):
                                     capture_output=True, text=True).stdout.split()[0])
         path = work / "request.json"
         path.write_text(json.dumps(request(a.jobs, a.parallel)))
-        cpu0 = cpu_seconds(amtd.pid), cpu_seconds(worker)
+        cpu0 = cpu_seconds(amtd.pid), cpu_seconds(worker), cpu_seconds(worker, children=True)
         start = time.monotonic()
         subprocess.run(amtd.amt_command("create-hyper-parameter-tuning-job",
                                         "--cli-input-json", "file://" + str(path)),
@@ -109,6 +110,7 @@ def through_amtd(a, work):
         out["polls"] = polls
         out["amtd_cpu_s"] = cpu_seconds(amtd.pid) - cpu0[0]
         out["worker_cpu_s"] = cpu_seconds(worker) - cpu0[1]
+        out["jobs_cpu_s"] = cpu_seconds(worker, children=True) - cpu0[2]  # shims + trainers
         summaries = []
         kwargs = {"HyperParameterTuningJobName": "end-to-end", "MaxResults": 100}
         while True:
@@ -162,7 +164,8 @@ def main():
           f"({r['status']}, {r['jobs']} jobs, {r['polls']} polls)")
     print(f"overhead per job-slot   {r['overhead_ms_per_job_slot']:.2f} ms (target <= 5)")
     print(f"where: CLI create {r['create_s'] * 1000:.0f} ms; CPU amtd {r['amtd_cpu_s']:.2f} s, "
-          f"amt-worker {r['worker_cpu_s']:.2f} s; per job (medians): creation to training "
+          f"amt-worker {r['worker_cpu_s']:.2f} s, its jobs (amt-job-shim and the trainer) "
+          f"{r['jobs_cpu_s']:.2f} s; per job (medians): creation to training "
           f"start {r['create_to_start_ms']:.1f} ms, training {r['train_ms']:.1f} ms, a slot's "
           f"end to its next launch {r['end_to_next_launch_ms']:.1f} ms")
     if a.json:
