@@ -26,7 +26,6 @@ import argparse
 import json
 import multiprocessing
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,25 +34,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "src"))
+sys.path.insert(0, os.path.join(HERE, "..", "bayes"))
 import problems  # noqa: E402
+from compare import ensure_optuna  # noqa: E402  (installs python3-optuna, then re-runs this)
 
-PYTHON = "/usr/bin/python3"
 OURS = ("Bayesian", "Random")
 OPTUNA = ("TPE", "OptunaRandom")
-
-
-def ensure_optuna():
-    try:
-        import optuna  # noqa: F401
-        return
-    except ImportError:
-        pass
-    print("[real] python3-optuna is missing; installing it with apt-get", flush=True)
-    cmd = ["apt-get", "install", "-y", "--no-install-recommends", "python3-optuna"]
-    if os.geteuid() != 0 and shutil.which("sudo"):
-        cmd = ["sudo"] + cmd
-    subprocess.run(cmd, check=True)
-    os.execv(PYTHON, [PYTHON] + sys.argv)
 
 
 def ranges_of(problem):
