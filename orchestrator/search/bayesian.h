@@ -25,8 +25,11 @@
 //   the same hyperparameters again, and a job whose failures are deterministic (out of memory
 //   at a large batch size) moves away. The exact hyperparameters of any earlier trial (any
 //   state) or prior observation are never suggested again while another combination exists.
-// - log Expected Improvement is maximised over seeded random and local candidates, the best
-//   refined by projected L-BFGS; integers are rounded and categoricals one-hot throughout.
+// - log Expected Improvement is maximised over seeded random and local candidates (local steps
+//   reflected at the range bounds), the best refined by projected L-BFGS; integers are rounded
+//   and categoricals one-hot throughout. The acquisition GP's prior mean is the worst result so
+//   far (BayesianOptions::prior_mean_quantile), so far from every trial (the box's corners and
+//   edges) it expects no improvement and does not run there.
 // - Kernel hyperparameters are refitted on a schedule (on every new result up to 100 results,
 //   then whenever the number of finished trials has grown by 50%, on the first finished trials
 //   in launch order), on at most 200 results, and cached by the data they were fitted to: the
