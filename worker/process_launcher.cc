@@ -93,10 +93,11 @@ class LineSplitter {
 
 class PosixProcess final : public Process {
  public:
-  PosixProcess(pid_t pid, std::string tree_marker, int stdout_fd, int stderr_fd, int wake_read,
-               int wake_write, LineCallback on_line)
+  PosixProcess(pid_t pid, std::string tree_marker, bool shim, int stdout_fd, int stderr_fd,
+               int wake_read, int wake_write, LineCallback on_line)
       : pid_(pid),
         tree_marker_(std::move(tree_marker)),
+        shim_(shim),
         wake_read_(wake_read),
         wake_write_(wake_write),
         on_line_(std::move(on_line)),
@@ -130,10 +131,19 @@ class PosixProcess final : public Process {
     siginfo_t info{};
     while (::waitid(P_PID, pid_, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
     }
+    // amt-job-shim (a subreaper) ends by itself only once it has reaped every descendant, so
+    // nothing of the tree can be left; killed by SIGKILL (a stop, the OOM killer; or passing on
+    // its trainer's SIGKILL) it may not have, and the tree is searched for by its marker. The
+    // search reads /proc: a few milliseconds at the end of every job (bench/README.md).
+    const bool tree_reaped =
+        shim_ &&
+        (info.si_code == CLD_EXITED ||
+         ((info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) && info.si_status != SIGKILL));
     {
       MutexLock lock(&mu_);
       ::kill(-pid_, SIGKILL);
-      KillProcessTree(tree_marker_);  // what left the group (setsid, double fork) goes too
+      // What left the group (setsid, double fork) goes too.
+      if (!tree_reaped) KillProcessTree(tree_marker_);
       int status = 0;
       while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
       }
@@ -202,6 +212,7 @@ class PosixProcess final : public Process {
 
   const pid_t pid_;
   const std::string tree_marker_;  // AMT_PROCESS_TREE of the child and its descendants
+  const bool shim_;                // the group leader is amt-job-shim
   int wake_read_;
   int wake_write_;
   const LineCallback on_line_;
@@ -459,8 +470,8 @@ class PosixProcessLauncher final : public ProcessLauncher {
       return exec;
     }
     return std::unique_ptr<Process>(std::make_unique<PosixProcess>(
-        pid, std::move(command.tree_marker), pipes.out[0], pipes.err[0], pipes.wake[0],
-        pipes.wake[1], std::move(on_line)));
+        pid, std::move(command.tree_marker), !shim_.empty(), pipes.out[0], pipes.err[0],
+        pipes.wake[0], pipes.wake[1], std::move(on_line)));
   }
 
  private:

@@ -208,6 +208,23 @@ TEST_P(PosixProcessLauncherTest, KillsDescendantsThatLeftTheGroupWhenTheLeaderEx
   EXPECT_TRUE(ExitsSoon(grandchild)) << "a setsid grandchild outlived its job";
 }
 
+// The group leader itself killed (with the shim: the shim, which then cannot reap the tree; the
+// OOM killer does this): Wait still finds what left the group by its marker.
+TEST_P(PosixProcessLauncherTest, KillsDescendantsThatLeftTheGroupWhenTheLeaderIsKilled) {
+  TempDir temp;
+  auto launcher = MakeLauncher();
+  Lines lines;
+  auto printed = lines.WhenSeen("running");
+  auto process = launcher->Launch(
+      Shell(EscapingGrandchild(temp.path(), "echo running; exec sleep 30")), lines.Fn());
+  ASSERT_THAT(process, IsOk());
+  printed.wait();
+  const pid_t grandchild = std::stoi(lines.out()[0]);
+  ASSERT_EQ(::kill((*process)->pid(), SIGKILL), 0);  // the leader only, not its group
+  EXPECT_EQ((*process)->Wait().signal, SIGKILL);
+  EXPECT_TRUE(ExitsSoon(grandchild)) << "a setsid grandchild outlived its killed leader";
+}
+
 TEST_P(PosixProcessLauncherTest, SigkillReachesDescendantsThatLeftTheGroup) {
   TempDir temp;
   auto launcher = MakeLauncher();
