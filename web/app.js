@@ -302,7 +302,7 @@ function route() {
     return {view: () => tuningJobView(parts[1]), feed: "tuning-job=" + encodeURIComponent(parts[1])};
   }
   if (parts[0] === "compare" && parts[1]) {
-    const names = [...new Set(parts[1].split(",").map(decodeURIComponent).filter(Boolean))];
+    const names = [...new Set(parts[1].split(",").filter(Boolean))];  // parts are decoded
     return {view: () => compareView(names), feed: null};
   }
   if (parts[0] === "training-jobs" && parts[1]) {
