@@ -110,14 +110,9 @@ def through_amtd(a, work):
         out["amtd_cpu_s"] = cpu_seconds(amtd.pid) - cpu0[0]
         out["worker_cpu_s"] = cpu_seconds(worker) - cpu0[1]
         out["jobs_cpu_s"] = cpu_seconds(worker, children=True) - cpu0[2]  # shims + trainers
-        summaries = []
-        kwargs = {"HyperParameterTuningJobName": "end-to-end", "MaxResults": 100}
-        while True:
-            page = sm.list_training_jobs_for_hyper_parameter_tuning_job(**kwargs)
-            summaries += page["TrainingJobSummaries"]
-            if not page.get("NextToken"):
-                break
-            kwargs["NextToken"] = page["NextToken"]
+        pages = sm.get_paginator("list_training_jobs_for_hyper_parameter_tuning_job").paginate(
+            HyperParameterTuningJobName="end-to-end", MaxResults=100)
+        summaries = [s for page in pages for s in page["TrainingJobSummaries"]]
     summaries.sort(key=lambda s: s["CreationTime"])
     ts = lambda s, k: s[k].timestamp() if k in s else None  # noqa: E731
     out["create_to_start_ms"] = 1000 * statistics.median(

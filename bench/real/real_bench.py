@@ -112,14 +112,9 @@ def run_ours(a, runs):
             if pending:
                 time.sleep(1)
         for name, key in names.items():
-            summaries = []
-            kwargs = {"HyperParameterTuningJobName": name, "MaxResults": 100}
-            while True:
-                page = sm.list_training_jobs_for_hyper_parameter_tuning_job(**kwargs)
-                summaries += page["TrainingJobSummaries"]
-                if not page.get("NextToken"):
-                    break
-                kwargs["NextToken"] = page["NextToken"]
+            pages = sm.get_paginator("list_training_jobs_for_hyper_parameter_tuning_job").paginate(
+                HyperParameterTuningJobName=name, MaxResults=100)
+            summaries = [s for page in pages for s in page["TrainingJobSummaries"]]
             summaries.sort(key=lambda s: s["TrainingJobName"])
             trials = []
             for s in summaries:

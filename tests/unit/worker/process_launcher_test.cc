@@ -14,6 +14,7 @@
 #include <future>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -208,20 +209,32 @@ TEST_P(PosixProcessLauncherTest, KillsDescendantsThatLeftTheGroupWhenTheLeaderEx
   EXPECT_TRUE(ExitsSoon(grandchild)) << "a setsid grandchild outlived its job";
 }
 
+// A running job whose shell started a setsid grandchild (EscapingGrandchild) and then sleeps:
+// the process (null after a failure), and the grandchild's pid.
+std::pair<std::unique_ptr<Process>, pid_t> WithEscapedGrandchild(ProcessLauncher& launcher,
+                                                                 const fs::path& dir,
+                                                                 Lines& lines) {
+  auto printed = lines.WhenSeen("running");
+  auto process =
+      launcher.Launch(Shell(EscapingGrandchild(dir, "echo running; exec sleep 30")), lines.Fn());
+  if (!process.ok()) {
+    ADD_FAILURE() << process.status();
+    return {nullptr, 0};
+  }
+  printed.wait();
+  return {std::move(*process), std::stoi(lines.out()[0])};
+}
+
 // The group leader itself killed (with the shim: the shim, which then cannot reap the tree; the
 // OOM killer does this): Wait still finds what left the group by its marker.
 TEST_P(PosixProcessLauncherTest, KillsDescendantsThatLeftTheGroupWhenTheLeaderIsKilled) {
   TempDir temp;
   auto launcher = MakeLauncher();
   Lines lines;
-  auto printed = lines.WhenSeen("running");
-  auto process = launcher->Launch(
-      Shell(EscapingGrandchild(temp.path(), "echo running; exec sleep 30")), lines.Fn());
-  ASSERT_THAT(process, IsOk());
-  printed.wait();
-  const pid_t grandchild = std::stoi(lines.out()[0]);
-  ASSERT_EQ(::kill((*process)->pid(), SIGKILL), 0);  // the leader only, not its group
-  EXPECT_EQ((*process)->Wait().signal, SIGKILL);
+  auto [process, grandchild] = WithEscapedGrandchild(*launcher, temp.path(), lines);
+  ASSERT_NE(process, nullptr);
+  ASSERT_EQ(::kill(process->pid(), SIGKILL), 0);  // the leader only, not its group
+  EXPECT_EQ(process->Wait().signal, SIGKILL);
   EXPECT_TRUE(ExitsSoon(grandchild)) << "a setsid grandchild outlived its killed leader";
 }
 
@@ -229,16 +242,12 @@ TEST_P(PosixProcessLauncherTest, SigkillReachesDescendantsThatLeftTheGroup) {
   TempDir temp;
   auto launcher = MakeLauncher();
   Lines lines;
-  auto printed = lines.WhenSeen("running");
-  auto process = launcher->Launch(
-      Shell(EscapingGrandchild(temp.path(), "echo running; exec sleep 30")), lines.Fn());
-  ASSERT_THAT(process, IsOk());
-  printed.wait();
-  const pid_t grandchild = std::stoi(lines.out()[0]);
-  EXPECT_NE(::getsid(grandchild), ::getsid((*process)->pid()));
-  ASSERT_THAT((*process)->SignalGroup(SIGKILL), IsOk());  // a stop's SIGKILL, before Wait
+  auto [process, grandchild] = WithEscapedGrandchild(*launcher, temp.path(), lines);
+  ASSERT_NE(process, nullptr);
+  EXPECT_NE(::getsid(grandchild), ::getsid(process->pid()));
+  ASSERT_THAT(process->SignalGroup(SIGKILL), IsOk());  // a stop's SIGKILL, before Wait
   EXPECT_TRUE(ExitsSoon(grandchild)) << "the stop's SIGKILL missed a setsid grandchild";
-  EXPECT_EQ((*process)->Wait().signal, SIGKILL);
+  EXPECT_EQ(process->Wait().signal, SIGKILL);
 }
 
 TEST_P(PosixProcessLauncherTest, SigtermGoesToTheGroupOnly) {
