@@ -1,5 +1,6 @@
 #include "orchestrator/core/durable_state.h"
 
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -47,6 +48,8 @@ absl::Status DurableState::Persist(const v1::TrainingJobRecord& job,
     unsaved_log_bytes_ += TextBytes(logs);
     unsaved_training_[key] = Unsaved{std::move(logs), std::move(points)};
     OnStoreFailure(status);
+  } else if (batch_open_) {
+    Journal(key, std::move(logs), std::move(points));
   }
   return status;
 }
@@ -56,6 +59,7 @@ absl::Status DurableState::Persist(const v1::TuningJobRecord& tuning) {
   absl::Status status = store_.PutTuningJob(tuning);
   if (status.ok()) {
     unsaved_tuning_.erase(key);  // the record is whole: nothing older is left to write
+    if (batch_open_) Journal(key);
   } else {
     unsaved_tuning_.insert(key);
     OnStoreFailure(status);
@@ -68,8 +72,55 @@ absl::Status DurableState::PersistNew(const v1::TuningJobRecord* tuning,
   absl::Status status = tuning == nullptr  ? store_.PutTrainingJob(training.front())
                         : training.empty() ? store_.PutTuningJob(*tuning)
                                            : store_.CommitTuningStep(*tuning, training);
-  if (!status.ok()) OnStoreFailure(status);
+  if (!status.ok()) {
+    OnStoreFailure(status);
+  } else if (batch_open_) {
+    if (tuning != nullptr) Journal(Key(tuning->describe().hyper_parameter_tuning_job_name()));
+    for (const auto& job : training) Journal(Key(job.describe().training_job_name()), {}, {});
+  }
   return status;
+}
+
+void DurableState::BeginBatch() {
+  if (batch_depth_++ > 0) return;
+  batch_open_ = store_.BeginBatch().ok();  // else each write commits on its own
+}
+
+absl::Status DurableState::CommitBatch() {
+  if (batch_depth_ == 0 || --batch_depth_ > 0 || !batch_open_) return absl::OkStatus();
+  batch_open_ = false;
+  std::set<std::string> tuning = std::move(batch_tuning_);
+  std::map<std::string, Unsaved> training = std::move(batch_training_);
+  batch_tuning_.clear();
+  batch_training_.clear();
+  absl::Status status = store_.CommitBatch();
+  if (status.ok()) return status;
+  // Nothing of the batch is in the store: all of it is written again, each record as it is
+  // then, its log lines before any that failed on their own since (they came later).
+  unsaved_tuning_.insert(tuning.begin(), tuning.end());
+  for (auto& [key, batch] : training) {
+    unsaved_log_bytes_ += TextBytes(batch.logs);
+    auto [it, inserted] = unsaved_training_.try_emplace(key);
+    Unsaved& u = it->second;
+    if (!inserted) {
+      batch.logs.insert(batch.logs.end(), u.logs.begin(), u.logs.end());
+      batch.points.insert(batch.points.end(), u.points.begin(), u.points.end());
+    }
+    u = std::move(batch);
+  }
+  OnStoreFailure(status);
+  return status;
+}
+
+void DurableState::Journal(const std::string& tuning_key) { batch_tuning_.insert(tuning_key); }
+
+void DurableState::Journal(const std::string& training_key, std::vector<store::LogEntry> logs,
+                           std::vector<v1::MetricPoint> points) {
+  Unsaved& u = batch_training_[training_key];
+  u.logs.insert(u.logs.end(), std::make_move_iterator(logs.begin()),
+                std::make_move_iterator(logs.end()));
+  u.points.insert(u.points.end(), std::make_move_iterator(points.begin()),
+                  std::make_move_iterator(points.end()));
 }
 
 void DurableState::OnStoreFailure(const absl::Status& status) {
@@ -81,9 +132,13 @@ void DurableState::OnStoreFailure(const absl::Status& status) {
   if (!retry_timer_.armed()) ArmRetry();
 }
 
-void DurableState::ForgetTuning(const std::string& key) { unsaved_tuning_.erase(key); }
+void DurableState::ForgetTuning(const std::string& key) {
+  unsaved_tuning_.erase(key);
+  batch_tuning_.erase(key);
+}
 
 void DurableState::ForgetTraining(const std::string& key) {
+  batch_training_.erase(key);
   if (auto it = unsaved_training_.find(key); it != unsaved_training_.end()) {
     unsaved_log_bytes_ -= TextBytes(it->second.logs);
     unsaved_training_.erase(it);

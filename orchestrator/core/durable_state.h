@@ -1,14 +1,16 @@
 // DurableState: the orchestrator's one path to its Store, and what it does while the store fails.
 //
 // Every change of a record is written here before the request that made it is answered, so a
-// reply acknowledges durable state. When a write fails, the change is kept in memory (the record's
-// key, and the log lines and metric points of a training job not yet written, in order) and
-// written again every `retry_seconds`; until all of it is written the state is *degraded*:
-// CheckWritable refuses mutating requests with ServiceUnavailable and the orchestrator launches
-// nothing. While degraded and past `max_unsaved_log_bytes` of unwritten log text, a worker
-// connection's reports are held back on the worker (HoldBack) until the store recovers, so
-// memory stays bounded however long it fails. When every change is written again,
-// `on_recovered` runs with the connections whose reports were held back.
+// reply acknowledges durable state; the writes of one worker report are one batch (group
+// commit: BeginBatch .. CommitBatch), durable together before the report is acknowledged. When a
+// write fails, the change is kept in memory (the record's key, and the log lines and metric points
+// of a training job not yet written, in order) and written again every `retry_seconds`; until all
+// of it is written the state is *degraded*: CheckWritable refuses mutating requests with
+// ServiceUnavailable and the orchestrator launches nothing. While degraded and past
+// `max_unsaved_log_bytes` of unwritten log text, a worker connection's reports are held back on the
+// worker (HoldBack) until the store recovers, so memory stays bounded however long it fails. When
+// every change is written again, `on_recovered` runs with the connections whose reports were held
+// back.
 //
 // The retries read the current record of each key through `Records` (the orchestrator owns the
 // records), so a record changed many times while the store failed is written once, as it is now.
@@ -69,6 +71,16 @@ class DurableState {
   // written at once, or not kept (the caller drops them) and the store's error returned.
   absl::Status PersistNew(const v1::TuningJobRecord* tuning,
                           const std::vector<v1::TrainingJobRecord>& training);
+  // Group commit (store.h's batch). Between BeginBatch and CommitBatch the writes of Persist and
+  // PersistNew go into one store transaction, and CommitBatch makes them durable together: one
+  // sync of the disk instead of one per write. The caller holds back what acknowledges them
+  // (replies, Acks, messages to workers) until CommitBatch has returned. When the commit fails,
+  // every record written in the batch (a new one too, with its new log lines and metric points)
+  // is kept as unsaved and written again, as after a failed write: degraded, and CommitBatch
+  // returns the store's error. A batch the store cannot begin leaves each write committed on its
+  // own. Nested pairs count: only the outermost commits.
+  void BeginBatch();
+  absl::Status CommitBatch();
   // A write the caller made itself (a delete) failed with `status`: degraded until retries
   // succeed.
   void OnStoreFailure(const absl::Status& status);
@@ -97,6 +109,10 @@ class DurableState {
   };
   // Writes what is unsaved; leaves the degraded state when all of it is written.
   void RetryUnsaved();
+  // Notes a write of the open batch: what to keep as unsaved if its commit fails.
+  void Journal(const std::string& tuning_key);
+  void Journal(const std::string& training_key, std::vector<store::LogEntry> logs,
+               std::vector<v1::MetricPoint> points);
   void ArmRetry();
 
   DurableStateOptions options_;
@@ -111,6 +127,11 @@ class DurableState {
   size_t unsaved_log_bytes_ = 0;
   HeldLinks held_links_;
   bool failing_ = false;
+  // The open batch: its depth, whether the store's transaction began, and what it wrote.
+  int batch_depth_ = 0;
+  bool batch_open_ = false;
+  std::set<std::string> batch_tuning_;
+  std::map<std::string, Unsaved> batch_training_;
   ScopedTimer retry_timer_;  // declared last: cancelled first
 };
 

@@ -133,6 +133,12 @@ std::vector<std::optional<int64_t>> Orchestrator::TrialCapacities(
 }
 
 void Orchestrator::Notify(const std::string& tuning_job, const std::string& training_job) {
+  if (holding_notes_) {  // a group commit is open: watchers hear of it once it is durable
+    if (held_notes_.empty() || held_notes_.back() != std::pair(tuning_job, training_job)) {
+      held_notes_.emplace_back(tuning_job, training_job);
+    }
+    return;
+  }
   const auto listeners = listeners_;  // a listener may unsubscribe itself
   for (const auto& [id, fn] : listeners) fn(tuning_job, training_job);
 }

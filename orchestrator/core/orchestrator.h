@@ -10,7 +10,9 @@
 // this class hold no locks.
 //
 // Persistence (durable_state.h): every state change is written to the Store before the method
-// that made it returns, so a reply sent after it acknowledges durable state. When a write fails,
+// that made it returns, so a reply sent after it acknowledges durable state. The changes of one
+// worker report are one group commit (BeginGroup .. EndGroup), and the messages and
+// notifications they cause wait until it is done. When a write fails,
 // the request that made it is answered with the store's error (InternalFailure), the change is
 // kept in memory and written again every store_retry_seconds, and until every change is written
 // amtd is degraded: it launches nothing and refuses every mutating request with
@@ -33,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -239,7 +242,13 @@ class Orchestrator {
   // The store accepts writes again: acknowledge what was applied, drop the connections whose
   // reports were held back (their workers replay them), and carry on.
   void OnStoreRecovered(const DurableState::HeldLinks& held);
+  // Held while a group is open (EndGroup delivers them).
   void Notify(const std::string& tuning_job, const std::string& training_job);
+  // A group commit (DurableState's batch) around one worker report: the writes it makes are
+  // committed together by EndGroup, and the messages to workers and the change notifications
+  // it causes wait until then.
+  void BeginGroup();
+  void EndGroup();
 
   // Scheduling.
   void Schedule();
@@ -300,6 +309,8 @@ class Orchestrator {
   WorkerPool workers_;
   std::map<uint64_t, Listener> listeners_;
   uint64_t next_listener_ = 1;
+  bool holding_notes_ = false;  // within BeginGroup .. EndGroup
+  std::vector<std::pair<std::string, std::string>> held_notes_;
 
   DurableState state_;
 

@@ -149,21 +149,41 @@ void Orchestrator::OnWorkerReport(const std::string& worker_id, const WorkerLink
     if (!state_.failing()) workers_.AckApplied();
     return;
   }
-  switch (report.body_case()) {
-    case v1::WorkerMessage::kStarted:
-      OnJobStarted(report.started());
-      break;
-    case v1::WorkerMessage::kLogs:
-      OnLogs(report.logs(), parsed);
-      break;
-    case v1::WorkerMessage::kExited:
-      OnJobExited(report.exited());
-      break;
-    default:
-      return;  // a Hello after the first message, or an empty one: nothing to acknowledge
+  const auto body = report.body_case();
+  if (body != v1::WorkerMessage::kStarted && body != v1::WorkerMessage::kLogs &&
+      body != v1::WorkerMessage::kExited) {
+    return;  // a Hello after the first message, or an empty one: nothing to acknowledge
   }
+  // What a report changes (a job's end, its tuning job's counters, the next trial's launch) is
+  // one group commit: one sync, then the messages it caused and its Ack.
+  BeginGroup();
+  if (body == v1::WorkerMessage::kStarted) {
+    OnJobStarted(report.started());
+  } else if (body == v1::WorkerMessage::kLogs) {
+    OnLogs(report.logs(), parsed);
+  } else {
+    OnJobExited(report.exited());
+  }
+  EndGroup();
   workers_.Applied(worker_id, link, report.seq());
   if (!state_.failing()) workers_.AckApplied();
+}
+
+void Orchestrator::BeginGroup() {
+  state_.BeginBatch();
+  workers_.Hold();
+  holding_notes_ = true;
+}
+
+void Orchestrator::EndGroup() {
+  // On failure the batch's changes are kept and written again (degraded, durable_state.h); the
+  // launches in it still go out, as after any failed write of a launch.
+  (void)state_.CommitBatch();
+  workers_.Release();
+  holding_notes_ = false;
+  auto notes = std::move(held_notes_);
+  held_notes_.clear();
+  for (const auto& [tuning, training] : notes) Notify(tuning, training);
 }
 
 bool Orchestrator::ForeignReport(const std::string& worker_id, const v1::WorkerMessage& report) {

@@ -149,8 +149,19 @@ void WorkerPool::Drop(const std::string& id, const WorkerLink* link) {
 bool WorkerPool::Send(const std::string& id, const v1::OrchestratorMessage& message) {
   auto it = workers_.find(id);
   if (it == workers_.end()) return false;
-  it->second.link->Send(message);
+  if (holding_) {
+    held_.emplace_back(it->second.link, message);
+  } else {
+    it->second.link->Send(message);
+  }
   return true;
+}
+
+void WorkerPool::Release() {
+  holding_ = false;
+  auto held = std::move(held_);
+  held_.clear();
+  for (const auto& [link, message] : held) link->Send(message);
 }
 
 }  // namespace amt::core

@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "amt/v1/worker.pb.h"
 
@@ -92,8 +94,13 @@ class WorkerPool {
   void AckApplied();
   // Drops `id`'s connection when `link` is still it (WorkerLink::Drop); else nothing.
   void Drop(const std::string& id, const WorkerLink* link);
-  // Hands `message` to `id`'s link; false when `id` is not connected.
+  // Hands `message` to `id`'s link; false when `id` is not connected. While held, the message
+  // waits here (for the link `id` has now) until Release.
   bool Send(const std::string& id, const v1::OrchestratorMessage& message);
+  // Holds every Send from now until Release, which hands the held messages to their links in
+  // order (for the group commit: nothing goes out before the state it follows from is durable).
+  void Hold() { holding_ = true; }
+  void Release();
 
  private:
   struct Taken {
@@ -121,6 +128,8 @@ class WorkerPool {
   int MaxGpus() const;
 
   std::map<std::string, Worker> workers_;
+  bool holding_ = false;
+  std::vector<std::pair<std::shared_ptr<WorkerLink>, v1::OrchestratorMessage>> held_;
 };
 
 }  // namespace amt::core

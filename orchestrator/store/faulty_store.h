@@ -6,7 +6,9 @@
 #ifndef AMT_ORCHESTRATOR_STORE_FAULTY_STORE_H_
 #define AMT_ORCHESTRATOR_STORE_FAULTY_STORE_H_
 
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "orchestrator/store/store.h"
 
@@ -20,9 +22,17 @@ class FaultyStore final : public Store {
   // While set, every write fails with Internal "injected store failure: disk full" and writes
   // nothing; reads still go through.
   void FailWrites(bool fail) { fail_writes_ = fail; }
+  // While set, every CommitBatch fails with Internal "injected commit failure: disk full" and
+  // nothing of the batch is written (as SQLite rolls it back); its writes had each returned OK.
+  void FailCommits(bool fail) { fail_commits_ = fail; }
   // Writes that were refused, and that went through, so far.
   int failed_writes() const { return failed_writes_; }
   int writes() const { return writes_; }
+  // Whether a batch is open (between BeginBatch and CommitBatch).
+  bool in_batch() const { return in_batch_; }
+  // Batches committed, and refused, so far.
+  int commits() const { return commits_; }
+  int failed_commits() const { return failed_commits_; }
 
   absl::Status PutTuningJob(const v1::TuningJobRecord& record) override;
   absl::StatusOr<v1::TuningJobRecord> GetTuningJob(std::string_view name) override {
@@ -63,15 +73,26 @@ class FaultyStore final : public Store {
       std::string_view training_job_name) override {
     return base_.ReadMetrics(training_job_name);
   }
+  // Inside a batch the writes are kept here and reach the base store at CommitBatch, in order
+  // (all, or none when the commit fails), so reads inside a batch do not see them yet.
+  absl::Status BeginBatch() override;
+  absl::Status CommitBatch() override;
 
  private:
   // The injected failure when writes fail, else OK (and the write is counted).
   absl::Status Check();
+  // Runs `write` now, or at CommitBatch inside a batch.
+  absl::Status Write(std::function<absl::Status()> write);
 
   Store& base_;
   bool fail_writes_ = false;
   int failed_writes_ = 0;
   int writes_ = 0;
+  bool fail_commits_ = false;
+  int commits_ = 0;
+  int failed_commits_ = 0;
+  bool in_batch_ = false;
+  std::vector<std::function<absl::Status()>> pending_;  // the batch's writes
 };
 
 }  // namespace amt::store

@@ -172,6 +172,20 @@ class InMemoryStore final : public Store {
     return found->second;
   }
 
+  // Writes are applied at once, and nothing outlives the store: a batch only has to be well
+  // formed.
+  absl::Status BeginBatch() override {
+    if (in_batch_) return internal::BatchMisuse(true);
+    in_batch_ = true;
+    return absl::OkStatus();
+  }
+
+  absl::Status CommitBatch() override {
+    if (!in_batch_) return internal::BatchMisuse(false);
+    in_batch_ = false;
+    return absl::OkStatus();
+  }
+
  private:
   template <typename Record>
   static void Upsert(std::map<std::string, Entry<Record>>& table, const std::string& name,
@@ -211,6 +225,7 @@ class InMemoryStore final : public Store {
   std::map<std::string, std::map<int64_t, LogEntry>> logs_;
   std::map<std::string, std::vector<v1::MetricPoint>> metrics_;
   int64_t next_creation_ = 0;
+  bool in_batch_ = false;
 };
 
 }  // namespace

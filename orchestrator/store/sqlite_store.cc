@@ -242,6 +242,26 @@ class SqliteStore final : public Store {
     return points;
   }
 
+  absl::Status BeginBatch() override {
+    if (batch_) return internal::BatchMisuse(true);
+    {
+      StatementUse use(begin_);
+      RETURN_IF_ERROR(CheckDone(sqlite3_step(use.get()), "begin batch"));
+    }
+    batch_ = true;
+    return absl::OkStatus();
+  }
+
+  absl::Status CommitBatch() override {
+    if (!batch_) return internal::BatchMisuse(false);
+    batch_ = false;
+    // An I/O error or a full disk inside it may have rolled it all back already (SQLite's own).
+    if (sqlite3_get_autocommit(db_.get())) {
+      return absl::InternalError("sqlite: the batch was rolled back by an earlier error");
+    }
+    return Finish(absl::OkStatus());
+  }
+
  private:
   SqliteStore(DataDirLock lock, Database db) : lock_(std::move(lock)), db_(std::move(db)) {}
 
@@ -316,6 +336,9 @@ class SqliteStore final : public Store {
     RETURN_IF_ERROR(Prepare(begin_, "BEGIN IMMEDIATE"));
     RETURN_IF_ERROR(Prepare(commit_, "COMMIT"));
     RETURN_IF_ERROR(Prepare(rollback_, "ROLLBACK"));
+    RETURN_IF_ERROR(Prepare(savepoint_, "SAVEPOINT write"));
+    RETURN_IF_ERROR(Prepare(rollback_to_, "ROLLBACK TO write"));
+    RETURN_IF_ERROR(Prepare(release_, "RELEASE write"));
     // Upserts rather than INSERT OR REPLACE: REPLACE deletes the old row and gives the new one a
     // new rowid, which would move a replaced job to the end of the creation order.
     RETURN_IF_ERROR(Prepare(put_tuning_,
@@ -364,12 +387,19 @@ class SqliteStore final : public Store {
 
   // Runs `body` in one transaction: committed when it returns OK, rolled back otherwise (and
   // when COMMIT itself fails), so a write is either all there or not at all.
+  // Inside a batch, a savepoint instead: undone alone on failure, committed with the batch.
   absl::Status InTransaction(const std::function<absl::Status()>& body) {
+    if (batch_) return InSavepoint(body);
     {
       StatementUse use(begin_);
       RETURN_IF_ERROR(CheckDone(sqlite3_step(use.get()), "begin transaction"));
     }
-    absl::Status status = body();
+    return Finish(body());
+  }
+
+  // Ends the open transaction: commits it after `status` OK, else (or when COMMIT fails) rolls
+  // it back. Returns the first error.
+  absl::Status Finish(absl::Status status) {
     if (status.ok()) {
       StatementUse use(commit_);
       status = CheckDone(sqlite3_step(use.get()), "commit");
@@ -377,6 +407,24 @@ class SqliteStore final : public Store {
     if (!status.ok() && !sqlite3_get_autocommit(db_.get())) {
       StatementUse use(rollback_);
       sqlite3_step(use.get());  // the first error is the one to report
+    }
+    return status;
+  }
+
+  absl::Status InSavepoint(const std::function<absl::Status()>& body) {
+    {
+      StatementUse use(savepoint_);
+      RETURN_IF_ERROR(CheckDone(sqlite3_step(use.get()), "savepoint"));
+    }
+    absl::Status status = body();
+    if (!status.ok() && !sqlite3_get_autocommit(db_.get())) {
+      StatementUse use(rollback_to_);
+      sqlite3_step(use.get());  // the first error is the one to report
+    }
+    if (!sqlite3_get_autocommit(db_.get())) {
+      StatementUse use(release_);
+      const absl::Status released = CheckDone(sqlite3_step(use.get()), "release savepoint");
+      if (status.ok()) status = released;
     }
     return status;
   }
@@ -523,6 +571,8 @@ class SqliteStore final : public Store {
   DataDirLock lock_;  // released after the database is closed
   Database db_;       // declared before the statements: destroyed after every one of them
   Statement begin_, commit_, rollback_;
+  Statement savepoint_, rollback_to_, release_;  // one write's part of a batch
+  bool batch_ = false;                           // between BeginBatch and CommitBatch
   Statement put_tuning_, get_tuning_, tuning_exists_, list_tuning_;
   Statement put_training_, get_training_, training_exists_, list_training_,
       list_training_for_tuning_;

@@ -1,8 +1,8 @@
 // The orchestrator's state store: tuning-job and training-job records (amt/v1/state.proto), the
 // log lines of every training job and the metric points captured from them. Two implementations
 // share one contract: SQLite (durable, the production store) and in memory (unit tests of the
-// core). Every write is committed when the call returns, so a kill -9 of amtd loses nothing that
-// was acknowledged.
+// core). Every write is committed when the call returns (or, inside a batch, when CommitBatch
+// returns), so a kill -9 of amtd loses nothing that was acknowledged after it.
 //
 // Not thread-safe: a Store is owned and used by the orchestrator loop only.
 #ifndef AMT_ORCHESTRATOR_STORE_STORE_H_
@@ -93,6 +93,16 @@ class Store {
   // All metric points of a job in emission order. NotFound when no training job has that name.
   virtual absl::StatusOr<std::vector<v1::MetricPoint>> ReadMetrics(
       std::string_view training_job_name) = 0;
+
+  // Group commit. The writes between BeginBatch and CommitBatch are one transaction: each is
+  // still all or nothing and returns its own error at once, but none is committed (durable)
+  // before CommitBatch, which commits all of them with one sync of the disk instead of one per
+  // write. When CommitBatch fails (Internal), nothing of the batch is kept. A store destroyed
+  // (or a process killed) inside a batch keeps nothing of it. Reads inside a batch see its
+  // writes (SQLite, in memory). FailedPrecondition for a BeginBatch inside a batch or a
+  // CommitBatch outside one.
+  virtual absl::Status BeginBatch() = 0;
+  virtual absl::Status CommitBatch() = 0;
 };
 
 // The file the SQLite store keeps under its data directory.

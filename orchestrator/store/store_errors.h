@@ -29,6 +29,12 @@ inline absl::Status NegativeLimit(int limit) {
   return absl::InvalidArgumentError("log limit must be >= 0, got " + std::to_string(limit));
 }
 
+// BeginBatch inside a batch (`open`), or CommitBatch outside one.
+inline absl::Status BatchMisuse(bool open) {
+  return absl::FailedPreconditionError(open ? "a batch is already open"
+                                            : "no batch is open to commit");
+}
+
 inline absl::Status CheckRecord(const v1::TuningJobRecord& record) {
   if (record.describe().hyper_parameter_tuning_job_name().empty()) {
     return absl::InvalidArgumentError("tuning job record has no HyperParameterTuningJobName");

@@ -215,3 +215,68 @@ TEST_F(DurableStateTest, ReportsAreHeldBackOnlyPastTheUnsavedLogBytesWhileFailin
 
 }  // namespace
 }  // namespace amt::core
+
+namespace amt::core {
+namespace {
+
+TEST_F(DurableStateTest, ABatchIsOneCommitOfAllItsWrites) {
+  jobs_["a"] = Job("a");
+  tunings_["t"] = Tuning("t");
+  state_.BeginBatch();
+  ASSERT_TRUE(state_.Persist(jobs_["a"], {Line(0, "epoch 1")}, {}).ok());
+  ASSERT_TRUE(state_.Persist(tunings_["t"]).ok());
+  EXPECT_TRUE(faulty_.in_batch());
+  EXPECT_EQ(StoredStatus("a"), "(none)");  // not in the store before the commit
+  EXPECT_EQ(faulty_.commits(), 0);
+  ASSERT_TRUE(state_.CommitBatch().ok());
+  EXPECT_FALSE(faulty_.in_batch());
+  EXPECT_EQ(faulty_.commits(), 1);
+  EXPECT_EQ(StoredStatus("a"), "InProgress");
+  EXPECT_THAT(StoredLines("a"), ElementsAre("epoch 1"));
+  EXPECT_TRUE(store_->GetTuningJob("t").ok());
+  EXPECT_FALSE(state_.failing());
+}
+
+TEST_F(DurableStateTest, NestedBatchesCommitOnceAtTheOutermost) {
+  jobs_["a"] = Job("a");
+  state_.BeginBatch();
+  state_.BeginBatch();
+  ASSERT_TRUE(state_.Persist(jobs_["a"]).ok());
+  ASSERT_TRUE(state_.CommitBatch().ok());
+  EXPECT_EQ(faulty_.commits(), 0);
+  EXPECT_TRUE(faulty_.in_batch());
+  ASSERT_TRUE(state_.CommitBatch().ok());
+  EXPECT_EQ(faulty_.commits(), 1);
+  EXPECT_EQ(StoredStatus("a"), "InProgress");
+}
+
+TEST_F(DurableStateTest, ABatchWhoseCommitFailsIsKeptWithItsLinesAndWrittenAgain) {
+  jobs_["a"] = Job("a");
+  jobs_["new"] = Job("new");
+  tunings_["t"] = Tuning("t");
+  faulty_.FailCommits(true);
+  state_.BeginBatch();
+  ASSERT_TRUE(state_.Persist(jobs_["a"], {Line(0, "epoch 1")}, {}).ok());
+  ASSERT_TRUE(state_.PersistNew(&tunings_["t"], {jobs_["new"]}).ok());
+  EXPECT_EQ(state_.CommitBatch(), absl::InternalError("injected commit failure: disk full"));
+  EXPECT_TRUE(state_.failing());
+  EXPECT_EQ(state_.CheckWritable().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(StoredStatus("a"), "(none)");  // nothing of the batch was kept
+  EXPECT_EQ(state_.unsaved_log_bytes(), 7u);
+  // A later line of the same job waits behind the batch's, in order.
+  EXPECT_EQ(state_.Persist(jobs_["a"], {Line(1, "epoch 2")}, {}).code(),
+            absl::StatusCode::kUnavailable);
+  jobs_["a"].mutable_describe()->set_training_job_status("Completed");
+  faulty_.FailCommits(false);
+  timers_.Advance(2);
+  EXPECT_FALSE(state_.failing());
+  EXPECT_EQ(StoredStatus("a"), "Completed");
+  EXPECT_THAT(StoredLines("a"), ElementsAre("epoch 1", "epoch 2"));
+  EXPECT_EQ(StoredStatus("new"), "InProgress");
+  EXPECT_TRUE(store_->GetTuningJob("t").ok());
+  EXPECT_EQ(state_.unsaved_log_bytes(), 0u);
+  ASSERT_THAT(recovered_, SizeIs(1));
+}
+
+}  // namespace
+}  // namespace amt::core

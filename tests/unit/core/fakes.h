@@ -3,6 +3,7 @@
 #ifndef AMT_TESTS_UNIT_CORE_FAKES_H_
 #define AMT_TESTS_UNIT_CORE_FAKES_H_
 
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -53,7 +54,10 @@ class FakeTimers final : public Timers {
 
 class FakeWorkerLink final : public WorkerLink {
  public:
-  void Send(const v1::OrchestratorMessage& message) override { sent.push_back(message); }
+  void Send(const v1::OrchestratorMessage& message) override {
+    if (on_send) on_send(message);
+    sent.push_back(message);
+  }
   void Drop() override { ++drops; }
   bool Provisional() const override { return provisional; }
   std::vector<v1::StartJob> Starts() const {
@@ -71,8 +75,9 @@ class FakeWorkerLink final : public WorkerLink {
     return out;
   }
   std::vector<v1::OrchestratorMessage> sent;
-  int drops = 0;             // Drop() calls
-  bool provisional = false;  // a provisioner's stand-in link
+  std::function<void(const v1::OrchestratorMessage&)> on_send;  // runs at each Send when set
+  int drops = 0;                                                // Drop() calls
+  bool provisional = false;                                     // a provisioner's stand-in link
 };
 
 }  // namespace amt::core

@@ -13,6 +13,7 @@ namespace {
 using ::google::protobuf::util::MessageDifferencer;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
 constexpr char kStoreError[] = "injected store failure: disk full";
@@ -245,6 +246,73 @@ TEST_F(PersistenceTest, NothingIsWrittenWhileWritesFailAndEveryRetryIsCounted) {
   timers_.Advance(10);
   EXPECT_EQ(faulty_.writes(), writes);  // recovered: no more retries
   EXPECT_EQ(timers_.pending(), 1u);     // only the job's MaxRuntimeInSeconds
+}
+
+// The group commit of a worker report (orchestrator.h): a job's end, its tuning job's counters
+// and the launch of the next trial are one commit, and the StartJob and the Ack follow it.
+v1::WorkerMessage ExitReport(const v1::StartJob& start, uint64_t seq) {
+  v1::WorkerMessage m;
+  m.set_seq(seq);
+  m.mutable_exited()->set_training_job_name(start.training_job_name());
+  m.mutable_exited()->set_attempt(start.attempt());
+  m.mutable_exited()->set_model_uploaded(true);
+  return m;
+}
+
+std::vector<uint64_t> Acks(const FakeWorkerLink& link) {
+  std::vector<uint64_t> acks;
+  for (const auto& m : link.sent) {
+    if (m.has_ack()) acks.push_back(m.ack().seq());
+  }
+  return acks;
+}
+
+TEST_F(PersistenceTest, AnExitAndTheLaunchItFreesAreOneCommitThatTheStartJobAndAckFollow) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(2);
+  const auto first = link->Starts().at(0);
+  Started(first);
+  Log(first, {"val_loss=0.5"});
+  std::vector<bool> sent_in_batch;
+  link->on_send = [&](const v1::OrchestratorMessage&) {
+    sent_in_batch.push_back(faulty_.in_batch());
+  };
+  const int commits = faulty_.commits();
+  const int writes = faulty_.writes();
+  orch_->OnWorkerReport("w1", link.get(), ExitReport(first, 9));
+  EXPECT_EQ(faulty_.commits(), commits + 1);
+  EXPECT_GE(faulty_.writes() - writes, 3);  // the job's end, the counters, the launch
+  ASSERT_THAT(link->Starts(), SizeIs(3));
+  EXPECT_THAT(Acks(*link), ElementsAre(9));
+  EXPECT_THAT(sent_in_batch, ElementsAre(false, false));  // the StartJob, then the Ack
+  EXPECT_EQ(StoredTuning().training_job_status_counters().completed(), 1);
+  EXPECT_EQ(Stored(link->Starts().at(2).training_job_name()).training_job_status(), "InProgress");
+  ExpectSaved(first.training_job_name());
+}
+
+TEST_F(PersistenceTest, AReportWhoseGroupCommitFailsIsNotAcknowledgedAndIsWrittenLater) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(2);
+  const auto first = link->Starts().at(0);
+  Started(first);
+  Log(first, {"val_loss=0.5"});
+  faulty_.FailCommits(true);
+  orch_->OnWorkerReport("w1", link.get(), ExitReport(first, 9));
+  EXPECT_THAT(Acks(*link), IsEmpty());
+  EXPECT_EQ(Describe().training_job_status_counters().completed(), 1);  // applied in memory
+  EXPECT_EQ(StoredTuning().training_job_status_counters().completed(), 0);
+  EXPECT_EQ(Stored(first.training_job_name()).training_job_status(), "InProgress");
+  ASSERT_THAT(link->Starts(), SizeIs(3));  // the launch made in it goes ahead, kept
+  const std::string third = link->Starts().at(2).training_job_name();
+  EXPECT_EQ(store_->GetTrainingJob(third).status().code(), absl::StatusCode::kNotFound);
+  ExpectRefused();
+  faulty_.FailCommits(false);
+  timers_.Advance(1);
+  EXPECT_EQ(StoredTuning().training_job_status_counters().completed(), 1);
+  EXPECT_EQ(StoredTuning().training_job_status_counters().in_progress(), 2);
+  ExpectSaved(first.training_job_name());
+  ExpectSaved(third);
+  EXPECT_THAT(Acks(*link), ElementsAre(9));  // once written
 }
 
 TEST_F(PersistenceTest, DestroyingTheOrchestratorCancelsEveryTimer) {

@@ -176,6 +176,41 @@ TEST(SqliteStore, WritesAreCommittedWhenTheCallReturns) {
   EXPECT_EQ(other.QueryText("SELECT count(*) FROM metrics"), "1");
 }
 
+TEST(SqliteStore, ABatchIsCommittedByCommitBatchAndNotBefore) {
+  TempDir dir;
+  std::unique_ptr<Store> store = OpenOrDie(dir.str());
+  ASSERT_NE(store, nullptr);
+  RawConnection other(dir.path() / kDatabaseFileName);
+  ASSERT_THAT(store->BeginBatch(), IsOk());
+  ASSERT_THAT(store->PutTuningJob(TuningRecord("tune")), IsOk());
+  ASSERT_THAT(store->CommitTrainingJobProgress(TrainingRecord("job"), {{0, 1.0, "a"}}, {}), IsOk());
+  EXPECT_EQ(other.QueryText("SELECT count(*) FROM tuning_jobs"), "0");
+  EXPECT_EQ(other.QueryText("SELECT count(*) FROM logs"), "0");
+  ASSERT_THAT(store->CommitBatch(), IsOk());
+  EXPECT_EQ(other.QueryText("SELECT name FROM tuning_jobs"), "tune");
+  EXPECT_EQ(other.QueryText("SELECT message FROM logs WHERE training_job = 'job'"), "a");
+}
+
+TEST(SqliteStoreDeathTest, ABatchNotCommittedIsLostWhenTheProcessIsKilled) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  TempDir dir;
+  EXPECT_EXIT(
+      {
+        absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(dir.str());
+        if (!store.ok()) std::_Exit(1);
+        if (!(*store)->PutTuningJob(TuningRecord("before")).ok()) std::_Exit(1);
+        if (!(*store)->BeginBatch().ok()) std::_Exit(1);
+        if (!(*store)->PutTuningJob(TuningRecord("inside")).ok()) std::_Exit(1);
+        raise(SIGKILL);
+      },
+      ::testing::KilledBySignal(SIGKILL), "");
+  std::unique_ptr<Store> reopened = OpenOrDie(dir.str());
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_THAT(reopened->GetTuningJob("before"), IsOk());
+  EXPECT_THAT(reopened->GetTuningJob("inside"),
+              StatusIs(absl::StatusCode::kNotFound, "tuning job 'inside' not found"));
+}
+
 TEST(SqliteStore, ReadsSeeWritesOfAnotherConnection) {
   TempDir dir;
   std::unique_ptr<Store> store = OpenOrDie(dir.str());

@@ -511,6 +511,42 @@ TEST_P(StoreContractTest, DeleteTrainingJobRemovesItsRecordLogsAndMetrics) {
               StatusIs(absl::StatusCode::kNotFound, "training job 'missing' not found"));
 }
 
+TEST_P(StoreContractTest, WritesOfABatchAreReadableInItAndKeptAfterItsCommit) {
+  ASSERT_THAT(store_->BeginBatch(), IsOk());
+  ASSERT_THAT(store_->PutTuningJob(TuningRecord("tune")), IsOk());
+  ASSERT_THAT(store_->CommitTuningStep(TuningRecord("tune", 2), {TrainingRecord("job")}), IsOk());
+  ASSERT_THAT(CommitLines("job", 0, 2), IsOk());
+  EXPECT_THAT(Sequences(store_->ReadLogs("job", 0, 10)), ElementsAre(0, 1));
+  ASSERT_THAT(store_->CommitBatch(), IsOk());
+  EXPECT_THAT(TuningNames(), ElementsAre("tune"));
+  EXPECT_THAT(TrainingNames(store_->ListTrainingJobs()), ElementsAre("job"));
+  EXPECT_THAT(Sequences(store_->ReadLogs("job", 0, 10)), ElementsAre(0, 1));
+}
+
+TEST_P(StoreContractTest, AFailedWriteInABatchChangesNothingAndTheOthersAreCommitted) {
+  ASSERT_THAT(store_->BeginBatch(), IsOk());
+  ASSERT_THAT(CommitLines("job", 0, 2), IsOk());
+  EXPECT_THAT(CommitLines("job", 1, 3),
+              StatusIs(absl::StatusCode::kAlreadyExists,
+                       "log line 1 of training job 'job' already stored"));
+  ASSERT_THAT(CommitLines("other", 0, 1), IsOk());
+  ASSERT_THAT(store_->CommitBatch(), IsOk());
+  EXPECT_THAT(Sequences(store_->ReadLogs("job", 0, 10)), ElementsAre(0, 1));
+  EXPECT_EQ(store_->GetTrainingJob("job").value().next_log_sequence(), 2);
+  EXPECT_THAT(TrainingNames(store_->ListTrainingJobs()), ElementsAre("job", "other"));
+}
+
+TEST_P(StoreContractTest, BatchesDoNotNest) {
+  EXPECT_THAT(store_->CommitBatch(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "no batch is open to commit"));
+  ASSERT_THAT(store_->BeginBatch(), IsOk());
+  EXPECT_THAT(store_->BeginBatch(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "a batch is already open"));
+  ASSERT_THAT(store_->CommitBatch(), IsOk());
+  ASSERT_THAT(store_->BeginBatch(), IsOk());  // a new one after the commit
+  ASSERT_THAT(store_->CommitBatch(), IsOk());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Implementations, StoreContractTest,
     ::testing::Values(
