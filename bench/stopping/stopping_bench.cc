@@ -12,7 +12,8 @@
 // --family=mild|strong --quick (5 seeds, cap 150) --json=PATH, and the knobs, whose defaults are
 // the libraries': --reference=completed-or-stopped|completed|all --min-reference-jobs=1
 // --best-so-far --grace-epochs=2 --auto-grace=0 (the second Auto row) --min-resource=1 --eta=3
-// --brackets=3 --allocation=round-robin|budget --few-at-rung=continue|best (AshaOptions).
+// --brackets=3 --allocation=round-robin|budget --few-at-rung=continue|best
+// --weights=W0,W1,... (AshaOptions::bracket_weights: explicit shares of the brackets).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -103,6 +104,14 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
   take_int("min-resource", &flags->sim.asha.min_resource);
   take_int("eta", &flags->sim.asha.reduction_factor);
   take_int("brackets", &flags->sim.asha.brackets);
+  if (auto it = kv.find("weights"); it != kv.end()) {
+    for (size_t at = 0; at <= it->second.size();) {  // comma-separated parts, bracket 0 first
+      const size_t comma = std::min(it->second.find(',', at), it->second.size());
+      flags->sim.asha.bracket_weights.push_back(std::stoll(it->second.substr(at, comma - at)));
+      at = comma + 1;
+    }
+    kv.erase(it);
+  }
   if (kv.erase("best-so-far") > 0) flags->sim.median.compare_best_so_far = true;
   if (auto it = kv.find("reference"); it != kv.end()) {
     bool known = false;
@@ -291,7 +300,8 @@ int Run(const Flags& flags) {
                             {"reduction_factor", flags.sim.asha.reduction_factor},
                             {"brackets", flags.sim.asha.brackets},
                             {"allocation", AllocationName(flags.sim.asha.allocation)},
-                            {"few_at_rung", FewAtRungName(flags.sim.asha.few_at_rung)}}},
+                            {"few_at_rung", FewAtRungName(flags.sim.asha.few_at_rung)},
+                            {"bracket_weights", flags.sim.asha.bracket_weights}}},
                           {"problems", problems},
                           {"fixed_points", fixed_points}};
     std::ofstream file(flags.json);

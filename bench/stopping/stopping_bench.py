@@ -11,7 +11,7 @@ method needs to reach Off's final regret, medians over the seeds, with the targe
 
 Other flags (--seeds, --first-seed, --trials, --cap, --max-epochs, --family, and the knobs --reference,
 --min-reference-jobs, --best-so-far, --min-resource, --eta, --brackets, --allocation,
---few-at-rung; "--name=value" or "--name value") go to the C++ harness;
+--few-at-rung, --weights; "--name=value" or "--name value") go to the C++ harness;
 the Optuna side reads what it needs from the harness's JSON. Installs python3-optuna (Debian's
 Optuna 3.1) with apt-get when it is missing.
 """
@@ -226,7 +226,7 @@ def main():
         "epochs; epochs to reach: up to %d trials per seed. Medians over seeds.\n"
         "Auto: reference=%s, min_reference_jobs=%d, compare_best_so_far=%s, grace_epochs=%d "
         "(second row: grace_epochs=%d). Hyperband: "
-        "min_resource=%d, reduction_factor=%d, brackets=%d, allocation=%s, few_at_rung=%s. "
+        "min_resource=%d, reduction_factor=%d, brackets=%d, allocation=%s, few_at_rung=%s%s. "
         "Optuna: MedianPruner() defaults "
         "(n_startup_trials=5), HyperbandPruner(min_resource=1, max_resource=%d, reduction_factor=3)."
         % (
@@ -234,7 +234,9 @@ def main():
             knobs["reference"], knobs["min_reference_jobs"], str(knobs["compare_best_so_far"]).lower(),
             knobs["grace_epochs"], knobs["auto_grace"],
             knobs["min_resource"], knobs["reduction_factor"], knobs["brackets"], knobs["allocation"],
-            knobs["few_at_rung"], data["max_epochs"],
+            knobs["few_at_rung"],
+            ", bracket_weights=%s" % ",".join(map(str, knobs["bracket_weights"])) if knobs.get("bracket_weights") else "",
+            data["max_epochs"],
         )
     )
     off = summary["off"]

@@ -74,6 +74,18 @@ absl::Status ValidateAshaOptions(const AshaOptions& options) {
     return absl::InvalidArgumentError("AshaOptions.brackets must be at least 1; got " +
                                       std::to_string(options.brackets) + ".");
   }
+  int64_t total = 0;
+  for (size_t b = 0; b < options.bracket_weights.size(); ++b) {
+    const int64_t w = options.bracket_weights[b];
+    if (w < 1) {
+      return absl::InvalidArgumentError("AshaOptions.bracket_weights[" + std::to_string(b) +
+                                        "] must be at least 1; got " + std::to_string(w) + ".");
+    }
+    if (static_cast<double>(w) > kMaxWeightTotal - static_cast<double>(total)) {
+      return absl::InvalidArgumentError("AshaOptions.bracket_weights must add up to at most 4096.");
+    }
+    total += w;
+  }
   return absl::OkStatus();
 }
 
@@ -83,6 +95,11 @@ int64_t EffectiveBrackets(const AshaOptions& options) {
 
 std::vector<int64_t> BracketWeights(const AshaOptions& options) {
   const int64_t brackets = EffectiveBrackets(options);
+  if (!options.bracket_weights.empty()) {
+    std::vector<int64_t> weights = options.bracket_weights;
+    weights.resize(brackets, 1);
+    return weights;
+  }
   if (options.allocation == AshaOptions::Allocation::kRoundRobin) {
     return std::vector<int64_t>(brackets, 1);
   }
@@ -130,7 +147,8 @@ std::vector<int64_t> BracketPeriod(const AshaOptions& options) {
 class BracketMap {
  public:
   explicit BracketMap(const AshaOptions& options)
-      : round_robin_(options.allocation == AshaOptions::Allocation::kRoundRobin),
+      : round_robin_(options.allocation == AshaOptions::Allocation::kRoundRobin &&
+                     options.bracket_weights.empty()),
         brackets_(EffectiveBrackets(options)),
         period_(round_robin_ ? std::vector<int64_t>{} : BracketPeriod(options)) {}
   int64_t operator()(int64_t index) const {

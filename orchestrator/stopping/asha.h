@@ -69,6 +69,12 @@ struct AshaOptions {
   // both at 20 and 50 jobs.
   Allocation allocation = Allocation::kRoundRobin;
   FewAtRung few_at_rung = FewAtRung::kBest;
+  // Explicit shares, overriding `allocation`'s: bracket b gets bracket_weights[b] parts,
+  // interleaved as for kByBudget; a bracket in use beyond the list gets 1 part, entries beyond
+  // EffectiveBrackets() are ignored. Empty (the default): `allocation` decides. For measuring other
+  // shares with bench/stopping (bench/README.md); amtd does not set it. Entries must be >= 1 and
+  // add up to at most 4096.
+  std::vector<int64_t> bracket_weights;
 };
 
 // 1 + the number of rungs of bracket 0 (the last bracket then has no rung: it never stops a job
@@ -79,19 +85,21 @@ int64_t MaxBrackets(const AshaOptions& options);
 int64_t EffectiveBrackets(const AshaOptions& options);
 
 // InvalidArgument naming the field when min_resource < 1, max_resource < min_resource,
-// reduction_factor < 2, or brackets < 1.
+// reduction_factor < 2, brackets < 1, or bracket_weights has an entry < 1 or adds up to more
+// than 4096.
 absl::Status ValidateAshaOptions(const AshaOptions& options);
 
-// The parts of each bracket in use (EffectiveBrackets() entries) under options.allocation: all 1
-// for kRoundRobin; Hyperband's ceil(B * eta^s / (s + 1)) for kByBudget, scaled down (each part at
-// least 1) when they would add up to more than 4096. Requires valid options.
+// The parts of each bracket in use (EffectiveBrackets() entries): options.bracket_weights when set
+// (1 for the brackets it does not cover); else under options.allocation, all 1 for kRoundRobin and
+// Hyperband's ceil(B * eta^s / (s + 1)) for kByBudget, scaled down (each part at least 1) when
+// they would add up to more than 4096. Requires valid options.
 std::vector<int64_t> BracketWeights(const AshaOptions& options);
 
 // The bracket of the job launched with 0-based `index`, a function of (index, options) only, so a
-// restarted amtd assigns the same brackets: index modulo EffectiveBrackets() for kRoundRobin; for
-// kByBudget, position index modulo the sum of BracketWeights() in a smooth weighted round robin
-// over the weights (ties to the lower bracket). Requires valid options and index >= 0. Cost:
-// O(sum of weights * brackets) for kByBudget.
+// restarted amtd assigns the same brackets: index modulo EffectiveBrackets() for kRoundRobin
+// without bracket_weights; otherwise position index modulo the sum of BracketWeights() in a smooth
+// weighted round robin over the weights (ties to the lower bracket). Requires valid options and
+// index >= 0. Cost: O(sum of weights * brackets) unless round robin.
 int64_t BracketOf(int64_t index, const AshaOptions& options);
 
 // The rung epochs of `bracket`, ascending: MinResource * eta^(bracket + k) < MaxResource.

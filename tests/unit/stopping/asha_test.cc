@@ -132,6 +132,28 @@ TEST(BracketOf, InterleavesBracketsByBudget) {
   for (int64_t i = 0; i < 17; ++i) EXPECT_EQ(BracketOf(i + 17 * 5, options), period[i]) << i;
 }
 
+TEST(BracketWeights, AreTheGivenSharesWhenSet) {
+  AshaOptions options = Options(1, 27, 3);
+  options.bracket_weights = {2};
+  EXPECT_THAT(BracketWeights(options), ElementsAre(2, 1, 1));  // the others get 1 part
+  options.bracket_weights = {4, 3, 2, 1};
+  EXPECT_THAT(BracketWeights(options), ElementsAre(4, 3, 2));  // 3 brackets in use
+  options.allocation = AshaOptions::Allocation::kByBudget;
+  EXPECT_THAT(BracketWeights(options), ElementsAre(4, 3, 2));  // they override the allocation
+}
+
+TEST(BracketOf, InterleavesTheGivenShares) {
+  AshaOptions options = Options(1, 27, 3);
+  options.bracket_weights = {2, 1, 1};  // a period of 4; round robin would give 1 at index 4
+  std::vector<int64_t> brackets;
+  for (int64_t i = 0; i < 8; ++i) brackets.push_back(BracketOf(i, options));
+  EXPECT_THAT(brackets, ElementsAre(0, 1, 2, 0, 0, 1, 2, 0));
+  // EvaluateAsha uses the same brackets: index 4 is judged in bracket 0, at its rung 1.
+  const Decision d = MustEvaluate(Job("cur", 4, {0.3}), {Job("a", 0, {0.1})}, kLoss, options);
+  EXPECT_EQ(d.bracket, 0);
+  EXPECT_TRUE(d.stop);
+}
+
 TEST(EvaluateAsha, ComparesWithinTheBudgetAllocatedBracket) {
   // By budget with 3 brackets, indices 0, 2, 4 are in bracket 0 and 1 in bracket 1.
   std::vector<JobCurve> others = {Job("a", 0, {0.1}), Job("b", 1, {0.01}), Job("c", 2, {0.2})};
@@ -156,6 +178,15 @@ TEST(ValidateAshaOptions, NamesTheInvalidField) {
   EXPECT_EQ(ValidateAshaOptions(Options(1, 81, 0)).message(),
             "AshaOptions.brackets must be at least 1; got 0.");
   EXPECT_EQ(ValidateAshaOptions(Options(1, 81, 6)), absl::OkStatus());  // clamped to 5
+  AshaOptions weights = Options(1, 81, 3);
+  weights.bracket_weights = {2, 0};
+  EXPECT_EQ(ValidateAshaOptions(weights).message(),
+            "AshaOptions.bracket_weights[1] must be at least 1; got 0.");
+  weights.bracket_weights = {4000, 97};
+  EXPECT_EQ(ValidateAshaOptions(weights).message(),
+            "AshaOptions.bracket_weights must add up to at most 4096.");
+  weights.bracket_weights = {4000, 96};
+  EXPECT_EQ(ValidateAshaOptions(weights), absl::OkStatus());
 }
 
 TEST(EvaluateAsha, NeverStopsBeforeMinResource) {
