@@ -1,7 +1,8 @@
 // BayesianStrategy::Acquire: log Expected Improvement (averaged over the running trials'
 // fantasies, penalised around them) maximised over seeded random and local candidates, the best
-// refined by projected L-BFGS, and the best point not tried before. The GP's prior mean is a
-// quantile of the results (BayesianOptions::prior_mean_quantile).
+// refined by projected L-BFGS, and the best point not tried before and not on a range bound that
+// earlier trials found bad. The GP's prior mean is a quantile of the results
+// (BayesianOptions::prior_mean_quantile).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -208,12 +209,53 @@ std::vector<Eigen::VectorXd> Refine(const Model& model, const SpaceEncoder& enco
   return refined;
 }
 
-// The best candidate of `pool` (sorted) not tried before. When every candidate repeats an earlier
-// trial (a small discrete space): any new combination, else the best candidate that did not fail.
+// The bounds of continuous ranges that earlier trials found bad: a (feature, 0 or 1) where every
+// trial with that feature exactly on the bound did worse than the median result (a failed trial
+// counts as the worst). A box-constrained optimiser of the acquisition lands exactly on a bound
+// whenever the acquisition rises toward it, and a stationary GP cannot tell that the bound itself
+// is a cliff (XGBoost's eta = 0 learns nothing, while eta = 0.05 may be the best value), so
+// without this the same useless bound is proposed again with other values of the rest.
+using BoundKey = std::pair<int, double>;
+std::set<BoundKey> BadBounds(const SpaceEncoder& encoder, const std::vector<Eigen::VectorXd>& ok_x,
+                             const Eigen::VectorXd& y_ok,
+                             const std::vector<Eigen::VectorXd>& failed_x) {
+  std::set<BoundKey> bad;
+  if (y_ok.size() == 0) return bad;
+  std::vector<double> sorted(y_ok.data(), y_ok.data() + y_ok.size());
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[(sorted.size() - 1) / 2];
+  for (const SpaceEncoder::Block& b : encoder.blocks()) {
+    if (b.kind != SpaceEncoder::Kind::kContinuous) continue;
+    for (const double bound : {0.0, 1.0}) {
+      bool tried = false;
+      double best = INFINITY;
+      for (size_t i = 0; i < ok_x.size(); ++i) {
+        if (ok_x[i][b.offset] != bound) continue;
+        tried = true;
+        best = std::min(best, y_ok[static_cast<Eigen::Index>(i)]);
+      }
+      for (const Eigen::VectorXd& x : failed_x) tried |= x[b.offset] == bound;
+      if (tried && best > median) bad.insert({b.offset, bound});
+    }
+  }
+  return bad;
+}
+
+bool OnBadBound(const Eigen::VectorXd& x, const std::set<BoundKey>& bad) {
+  for (const auto& [feature, bound] : bad) {
+    if (x[feature] == bound) return true;
+  }
+  return false;
+}
+
+// The best candidate of `pool` (sorted) not tried before and not on a bad bound. When every
+// candidate repeats an earlier trial (a small discrete space): any new combination, else the best
+// candidate that did not fail.
 Assignment FirstNew(const std::vector<Scored>& pool, const std::set<Assignment>& seen,
-                    const std::set<Assignment>& failed, const SpaceEncoder& encoder,
-                    std::mt19937_64& engine) {
+                    const std::set<Assignment>& failed, const std::set<BoundKey>& bad_bounds,
+                    const SpaceEncoder& encoder, std::mt19937_64& engine) {
   for (const Scored& s : pool) {
+    if (OnBadBound(s.x, bad_bounds)) continue;
     Assignment params = encoder.Decode(s.x);
     if (seen.count(params) == 0) return params;
   }
@@ -301,7 +343,9 @@ Assignment BayesianStrategy::Acquire(const Data& data, const Fit& fit,
     }
     SortByScore(pool);
   }
-  return FirstNew(pool, data.seen, data.failed, encoder, engine);
+  std::set<BoundKey> bad_bounds;
+  if (options_.avoid_bad_bounds) bad_bounds = BadBounds(encoder, data.ok_x, y_ok, data.failed_x);
+  return FirstNew(pool, data.seen, data.failed, bad_bounds, encoder, engine);
 }
 
 }  // namespace amt::search

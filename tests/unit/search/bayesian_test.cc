@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/support/status_matchers.h"
@@ -170,6 +172,69 @@ TEST(BayesianStrategy, DoesNotCrowdTheBoundsOrReturnToABadOne) {
   // With prior_mean_quantile 0.5 (about a plain zero-mean GP) 34 of these 120 trials lay on a
   // bound, and seed 2 went back to eta = 0.
   EXPECT_LE(on_bound, trials / 10);
+}
+
+// A bound next to the best region that is itself useless: the learning rate's best values lie
+// just above 0, where XGBoost learns nothing. Smooth everywhere else, so the GP expects eta = 0
+// to be about as good as its neighbours.
+double CliffAtZeroLoss(const Assignment& a) {
+  const double eta = Get(a, "eta");
+  if (eta == 0) return 0.693;
+  auto square = [](double v) { return v * v; };
+  return 0.13 + square(eta - 0.04) + 0.02 * square(Get(a, "alpha") - 0.1) +
+         0.002 * square(Get(a, "min_child_weight") - 1.5) +
+         0.2 * square(Get(a, "subsample") - 0.95) + 0.001 * square(Get(a, "max_depth") - 5) +
+         0.05 * std::exp(-Get(a, "num_round") / 100);
+}
+
+// Trials on a continuous range's bound, and returns to a bound whose earlier trials were all
+// worse than the median result so far, in 40 trials of CliffAtZeroLoss for seeds 1-6.
+struct BoundVisits {
+  int on_bound = 0;
+  int bad_returns = 0;
+};
+BoundVisits VisitBounds(const BayesianOptions& options) {
+  const SearchSpace space = XgboostRanges();
+  BoundVisits visits;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    std::unique_ptr<Strategy> strategy = Make(space, seed, options);
+    const History history = RunTrials(*strategy, 40, CliffAtZeroLoss);
+    std::map<std::pair<std::string, double>, double> best_at;  // (name, bound) -> best loss
+    std::vector<double> losses;
+    for (const Trial& t : history.trials) {
+      std::vector<std::pair<std::string, double>> bounds;
+      for (const ContinuousParameter& p : space.continuous) {
+        const double v = Get(t.params, p.name);
+        if (v == p.min_value || v == p.max_value) bounds.push_back({p.name, v});
+      }
+      visits.on_bound += !bounds.empty();
+      std::vector<double> sorted = losses;
+      std::sort(sorted.begin(), sorted.end());
+      for (const auto& b : bounds) {
+        auto it = best_at.find(b);
+        visits.bad_returns += it != best_at.end() && it->second > sorted[sorted.size() / 2];
+      }
+      losses.push_back(*t.objective);
+      for (const auto& b : bounds) {
+        auto [it, inserted] = best_at.emplace(b, *t.objective);
+        if (!inserted) it->second = std::min(it->second, *t.objective);
+      }
+    }
+  }
+  return visits;
+}
+
+// Issue 38: once every trial on a range bound was worse than the median result, no trial goes
+// back to that bound; bounds that did well stay open.
+TEST(BayesianStrategy, DoesNotReturnToABoundWhoseTrialsWereBad) {
+  const BoundVisits visits = VisitBounds(BayesianOptions{});
+  EXPECT_EQ(visits.bad_returns, 0);
+  // alpha = 0 and min_child_weight = 1 are near the best values.
+  EXPECT_GT(visits.on_bound, 0);
+  // Without the rule the optimiser goes back (to eta = 0 on seeds 2, 4 and 5).
+  BayesianOptions without;
+  without.avoid_bad_bounds = false;
+  EXPECT_GE(VisitBounds(without).bad_returns, 3);
 }
 
 TEST(BayesianStrategy, MaximisesWhenTheObjectiveIsMaximised) {
