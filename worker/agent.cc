@@ -310,7 +310,16 @@ void Agent::ReapFinished() {
     MutexLock lock(&mu_);
     finished.swap(finished_);
   }
-  finished.clear();  // joins the runners' threads, which have made their last report
+  // A runner may still be emptying its folders after its last report (job_runner.h): joined
+  // once it is done, so that the agent thread (which takes the next StartJob) never waits.
+  std::vector<std::shared_ptr<JobRunner>> busy;
+  for (auto& runner : finished) {
+    if (!runner->WaitForExit(std::chrono::milliseconds(0))) busy.push_back(std::move(runner));
+  }
+  finished.clear();  // joins the done runners' threads
+  if (busy.empty()) return;
+  MutexLock lock(&mu_);
+  finished_.insert(finished_.end(), busy.begin(), busy.end());
 }
 
 void Agent::Shutdown() {

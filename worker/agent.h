@@ -109,7 +109,8 @@ class Agent {
   // Opens a stream and sends Hello and the unacknowledged reports. Returns null on failure, with
   // `refused` set to amtd's refusal when it ended the call with one.
   std::unique_ptr<WorkerStream> ConnectOnce(absl::Status* refused) ABSL_LOCKS_EXCLUDED(mu_);
-  // Joins the runners that have exited; never under mu_ (a runner's last report takes it).
+  // Joins the runners that have exited and are done (one may still empty its folders after its
+  // last report: joined at a later call); never under mu_ (a runner's last report takes it).
   void ReapFinished() ABSL_LOCKS_EXCLUDED(mu_);
   void Diagnose(const std::string& message) const;
 

@@ -183,13 +183,47 @@ bool JobDirPool::TakeInto(const fs::path& root) {
 }
 
 void JobDirPool::Recycle(const JobPaths& paths) {
-  std::error_code ec;
-  bool full;
+  if (const std::optional<Detached> detached = Detach(paths)) Keep(*detached);
+}
+
+std::optional<JobDirPool::Detached> JobDirPool::Detach(const JobPaths& paths) {
   uint64_t n = 0;
   {
     MutexLock lock(&mu_);
+    n = next_++;
+  }
+  Detached detached;
+  const fs::path to = dir_ / std::to_string(n);
+  // The same paths under the new root (a JobPaths member is empty or beneath the root).
+  const auto moved = [&](const fs::path& path) {
+    return path.empty() ? path : to / path.lexically_relative(paths.root);
+  };
+  detached.paths = {to,
+                    moved(paths.input),
+                    moved(paths.input_config),
+                    moved(paths.input_data),
+                    moved(paths.model),
+                    moved(paths.output),
+                    moved(paths.output_data),
+                    moved(paths.output_intermediate),
+                    moved(paths.failure),
+                    moved(paths.checkpoints),
+                    moved(paths.hosts_file)};
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (!ec) fs::rename(paths.root, to, ec);
+  if (!ec) return detached;
+  fs::remove_all(paths.root, ec);
+  return std::nullopt;
+}
+
+void JobDirPool::Keep(const Detached& detached) {
+  const JobPaths& paths = detached.paths;
+  std::error_code ec;
+  bool full;
+  {
+    MutexLock lock(&mu_);
     full = spares_.size() >= capacity_;
-    if (!full) n = next_++;
   }
   if (!full) {
     // The layout's directories and config files; everything else was the job's.
@@ -206,12 +240,9 @@ void JobDirPool::Recycle(const JobPaths& paths) {
                  configs.count(entry.filename().string()) > 0;
         },
         ec);
-    const fs::path spare = dir_ / std::to_string(n);
-    if (!ec) fs::create_directories(dir_, ec);
-    if (!ec) fs::rename(paths.root, spare, ec);
     if (!ec) {
       MutexLock lock(&mu_);
-      spares_.push_back(spare);
+      spares_.push_back(paths.root);
       return;
     }
   }

@@ -115,7 +115,18 @@ class JobDirPool {
 
   // Empties the folder of `paths` down to the layout and keeps it as a spare; removes it instead
   // when the pool is full or on a file-system error. The folder is gone from paths.root either way.
+  // The same as Keep(Detach(paths)).
   void Recycle(const JobPaths& paths);
+
+  // Recycle in two steps, so that only the first is on a job's way to its exit report. Detach
+  // moves the folder of `paths` into the pool's directory (one rename): gone from paths.root at
+  // once. nullopt when the move failed (the folder is then removed). Keep empties the moved
+  // folder down to the layout and keeps it as a spare, or removes it (pool full, an error).
+  struct Detached {
+    JobPaths paths;  // the folder's paths where it was moved to
+  };
+  std::optional<Detached> Detach(const JobPaths& paths);
+  void Keep(const Detached& detached);
 
  private:
   const std::filesystem::path dir_;

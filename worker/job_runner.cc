@@ -140,7 +140,7 @@ void JobRunner::Diagnose(const std::string& message) const {
   if (options_.diagnostics) options_.diagnostics(job_.training_job_name() + ": " + message);
 }
 
-void JobRunner::ReportExit(amt::v1::JobExited exited) {
+void JobRunner::ReportExit(amt::v1::JobExited exited, const std::function<void()>& after) {
   // Its GPUs and its hosts' loopback network are free before amtd hears of the exit (and may
   // send the next job for them), also when it ended before its hosts ran.
   gpu_lease_.reset();
@@ -156,6 +156,7 @@ void JobRunner::ReportExit(amt::v1::JobExited exited) {
   amt::v1::WorkerMessage message;
   *message.mutable_exited() = std::move(exited);
   report_(std::move(message));
+  if (after) after();
   MutexLock lock(&mu_);
   done_ = true;
   done_cv_.SignalAll();  // wakes WaitForExit
@@ -435,6 +436,27 @@ JobRunner::Failure JobRunner::ReadFailure(const std::vector<JobDir>& dirs, size_
   return failure;
 }
 
+void JobRunner::ReleaseAndReport(const std::vector<JobDir>& dirs, amt::v1::JobExited exited,
+                                 bool succeeded, bool out_of_space) {
+  // A succeeded job's folders leave their place before the exit is reported (a later attempt
+  // of the job may start right after it), by a rename each; they are emptied into spares after
+  // the report, off the way from one job's end to the next one's launch.
+  std::vector<JobDirPool::Detached> detached;
+  const std::shared_ptr<JobDirPool> spares = options_.job_dir.spares;
+  if (succeeded && !options_.keep_job_dirs && spares != nullptr) {
+    for (const JobDir& dir : dirs) {
+      if (auto moved = spares->Detach(dir.paths())) detached.push_back(std::move(*moved));
+    }
+  } else {
+    ReleaseJobDirs(dirs, succeeded, out_of_space);
+  }
+  network_.reset();
+  RemoveJobNetwork();
+  ReportExit(std::move(exited), [&] {
+    for (const auto& moved : detached) spares->Keep(moved);
+  });
+}
+
 void JobRunner::ReleaseJobDirs(const std::vector<JobDir>& dirs, bool succeeded,
                                bool out_of_space) const {
   if (!succeeded && out_of_space) {
@@ -545,10 +567,7 @@ void JobRunner::Run() {
   exited.set_failure_reason(failure.reason);
   const bool succeeded =
       !Failed(status) && exited.upload_failure().empty() && exited.failure_reason().empty();
-  ReleaseJobDirs(dirs, succeeded, failure.out_of_space);
-  network_.reset();
-  RemoveJobNetwork();
-  ReportExit(std::move(exited));
+  ReleaseAndReport(dirs, std::move(exited), succeeded, failure.out_of_space);
 }
 
 }  // namespace amt::worker

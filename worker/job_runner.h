@@ -209,7 +209,14 @@ class JobRunner {
   // kept within the cap when it failed, recycled or removed when it succeeded (unless
   // keep_job_dirs).
   void ReleaseJobDirs(const std::vector<JobDir>& dirs, bool succeeded, bool out_of_space) const;
-  void ReportExit(amt::v1::JobExited exited) ABSL_LOCKS_EXCLUDED(mu_);
+  // The job's last stage: its folders released (a succeeded job's moved out at once and emptied
+  // after the report), its network gone, its exit reported.
+  void ReleaseAndReport(const std::vector<JobDir>& dirs, amt::v1::JobExited exited, bool succeeded,
+                        bool out_of_space) ABSL_LOCKS_EXCLUDED(mu_);
+  // Sends JobExited, runs `after` (work that need not delay the report), then marks the runner
+  // done (WaitForExit).
+  void ReportExit(amt::v1::JobExited exited, const std::function<void()>& after = {})
+      ABSL_LOCKS_EXCLUDED(mu_);
   void SignalAndArmKillTimerLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void KillTimer() ABSL_LOCKS_EXCLUDED(mu_);
   // Packs `dirs` (the hosts' model/ or output/data/ folders) into `file` (model.tar.gz,

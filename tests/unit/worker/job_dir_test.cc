@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -391,6 +392,27 @@ TEST_F(JobDirTest, ASpareFolderIsTheNextJobsLayoutWithNothingOfTheLastJobLeft) {
   EXPECT_EQ(json::parse(ReadFile(pb.input_config / "hyperparameters.json"))["learning_rate"],
             "0.5");
   EXPECT_EQ(json::parse(ReadFile(pb.input_config / "inputdataconfig.json")), json::object());
+}
+
+TEST_F(JobDirTest, DetachMovesAFolderAwayAtOnceAndKeepMakesItASpare) {
+  const fs::path spare_dir = temp_.path() / "work" / ".spare-folders";
+  options_.spares = std::make_shared<JobDirPool>(spare_dir, 2);
+  auto a = JobDir::Create(options_, MakeJob(data_dir_));
+  ASSERT_THAT(a, IsOk());
+  WriteFile(a->paths().model / "model.bin", "weights");
+  const std::optional<JobDirPool::Detached> detached = options_.spares->Detach(a->paths());
+  ASSERT_TRUE(detached.has_value());
+  EXPECT_FALSE(fs::exists(a->paths().root));
+  EXPECT_EQ(detached->paths.root.parent_path(), spare_dir);
+  EXPECT_EQ(ReadFile(detached->paths.model / "model.bin"), "weights");  // not emptied yet
+  EXPECT_EQ(detached->paths.input_config, detached->paths.root / "input" / "config");
+  const fs::path next = temp_.path() / "work" / "tune-009-abcdef12";
+  EXPECT_FALSE(options_.spares->TakeInto(next));  // no spare before Keep
+  options_.spares->Keep(*detached);
+  EXPECT_FALSE(fs::exists(detached->paths.model / "model.bin"));
+  ASSERT_TRUE(options_.spares->TakeInto(next));
+  EXPECT_TRUE(fs::is_directory(next / "model"));
+  EXPECT_TRUE(fs::exists(next / "input" / "config" / "hyperparameters.json"));
 }
 
 TEST_F(JobDirTest, APoolKeepsAtMostItsCapacityAndRemovesWhatAnEarlierWorkerLeft) {

@@ -271,6 +271,29 @@ TEST_F(JobRunnerTest, RemovesTheFolderOfAJobThatSucceededAndKeepsAFailedOnes) {
   EXPECT_TRUE(fs::exists(folder / "model" / "model.txt"));
 }
 
+// With spare folders (amt-worker's default), a succeeded job's folder has left its place when its
+// exit is reported (a later attempt of the job may start at once), and is emptied into a spare
+// after the report: the runner is done (WaitForExit) only then.
+TEST_F(JobRunnerTest, ASucceededJobsFolderIsGoneWhenItsExitIsReportedAndASpareOnceItIsDone) {
+  const fs::path folder = temp_.path() / "work" / "job-1";
+  options_.job_dir.spares =
+      std::make_shared<JobDirPool>(temp_.path() / "work" / ".spare-folders", 2);
+  std::vector<bool> folder_there_at_exit;
+  JobRunner runner(options_, Job("echo weights > \"$SM_MODEL_DIR/model.txt\""), *launcher_, clock_,
+                   [&](amt::v1::WorkerMessage message) {
+                     if (message.has_exited()) folder_there_at_exit.push_back(fs::exists(folder));
+                     reports_.Fn()(std::move(message));
+                   });
+  runner.Start();
+  EXPECT_EQ(reports_.WaitForExit().back().exited().exit_code(), 0);
+  ASSERT_TRUE(runner.WaitForExit(std::chrono::seconds(20)));
+  EXPECT_THAT(folder_there_at_exit, ElementsAre(false));
+  const fs::path next = temp_.path() / "work" / "job-2";
+  ASSERT_TRUE(options_.job_dir.spares->TakeInto(next));
+  EXPECT_TRUE(fs::is_directory(next / "model"));
+  EXPECT_FALSE(fs::exists(next / "model" / "model.txt"));  // emptied
+}
+
 TEST_F(JobRunnerTest, SaysWhyTheModelCouldNotBeUploaded) {
   amt::v1::StartJob job = Job("echo weights > \"$SM_MODEL_DIR/model.txt\"");
   // Its folder cannot be made: a regular file is in the way (as a full disk, the write fails).
