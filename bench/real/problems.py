@@ -29,6 +29,18 @@ SVC_RANGES = {
     ],
 }
 
+# Hyperband's problems: the XGBoost ones with the boosting rounds as the resource. An epoch is
+# ROUNDS_PER_EPOCH rounds, after which the trainer prints the validation loss (one objective line
+# per epoch, which is what SageMaker's Hyperband counts); num_round leaves the ranges and the
+# static hyperparameter `epochs` (MaxResource) sets the most rounds a trial may train.
+ROUNDS_PER_EPOCH = 10
+HYPERBAND_MAX_EPOCHS = 27
+HYPERBAND_RANGES = {
+    "ContinuousParameterRanges": XGBOOST_RANGES["ContinuousParameterRanges"],
+    "IntegerParameterRanges": [r for r in XGBOOST_RANGES["IntegerParameterRanges"]
+                               if r["Name"] != "num_round"],
+}
+
 # name: (model, data set, XGBoost objective or None, metric, ranges)
 PROBLEMS = {
     "xgb-breast-cancer": ("xgboost", "breast_cancer", "binary:logistic", "logloss",
@@ -50,16 +62,30 @@ def _data(name):
 
 def evaluate(problem, params):
     """The validation loss of `problem` trained with `params` (names to strings or numbers)."""
-    model, data, objective, metric, _ = PROBLEMS[problem]
-    x_train, x_valid, y_train, y_valid = _data(data)
+    model, data, _, _, _ = PROBLEMS[problem]
     if model == "svc":
+        x_train, x_valid, y_train, y_valid = _data(data)
         from sklearn.preprocessing import StandardScaler
         from sklearn.svm import SVC
         scaler = StandardScaler().fit(x_train)
         svc = SVC(C=float(params["C"]), gamma=float(params["gamma"]))
         svc.fit(scaler.transform(x_train), y_train)
         return float(1.0 - svc.score(scaler.transform(x_valid), y_valid))
+    return _train_xgboost(problem, params, int(params["num_round"]), None)
+
+
+def evaluate_epochs(problem, params, epochs, report):
+    """Trains XGBoost `problem` for up to `epochs` epochs of ROUNDS_PER_EPOCH rounds, calling
+    report(epoch, validation loss) after each; stops early when report returns True. The first k
+    epochs are the same rounds whether or not training goes on (boosting is sequential), so a
+    trial stopped at epoch k has the loss a k-epoch training would have. Returns the last loss."""
+    return _train_xgboost(problem, params, epochs * ROUNDS_PER_EPOCH, report)
+
+
+def _train_xgboost(problem, params, rounds, report):
     import xgboost
+    _, data, objective, metric, _ = PROBLEMS[problem]
+    x_train, x_valid, y_train, y_valid = _data(data)
     booster_params = {
         "objective": objective, "eval_metric": metric, "nthread": 1, "seed": 0,
         "eta": float(params["eta"]), "alpha": float(params["alpha"]),
@@ -71,6 +97,15 @@ def evaluate(problem, params):
     train = xgboost.DMatrix(x_train, label=y_train)
     valid = xgboost.DMatrix(x_valid, label=y_valid)
     history = {}
-    xgboost.train(booster_params, train, int(params["num_round"]), evals=[(valid, "validation")],
-                  evals_result=history, verbose_eval=False)
+    callbacks = []
+    if report is not None:
+        class Epochs(xgboost.callback.TrainingCallback):
+            def after_iteration(self, model, iteration, evals_log):
+                if (iteration + 1) % ROUNDS_PER_EPOCH:
+                    return False
+                loss = float(evals_log["validation"][metric][-1])
+                return bool(report((iteration + 1) // ROUNDS_PER_EPOCH, loss))
+        callbacks.append(Epochs())
+    xgboost.train(booster_params, train, rounds, evals=[(valid, "validation")],
+                  evals_result=history, verbose_eval=False, callbacks=callbacks)
     return float(history["validation"][metric][-1])

@@ -9,13 +9,21 @@ the seed) and read back with boto3's ListTrainingJobsForHyperParameterTuningJob.
 with apt-get when missing) runs TPESampler and RandomSampler, seeded, in-process on the same
 evaluate() with the same ranges.
 
+Early stopping: our Hyperband (StrategyConfig MinResource 1, MaxResource 27) against Optuna's TPE
+and Random with HyperbandPruner(1, 27, reduction_factor=3) ("TPE+HB", "OptunaRandom+HB"), on the
+XGBoost problems with the boosting rounds as the resource (an epoch is 10 rounds; the trainer
+prints the validation loss after each; num_round leaves the ranges). A stopped trial's result is
+its last report (SageMaker's final objective of a stopped job). Epochs are counted from each
+job's log through amtd's Logs API, and from Optuna's reports.
+
 One run of the largest budget per (problem, strategy, seed): no strategy here looks at the
 budget, so its first 20 trials are what a 20-trial tuning job would run. Reported per problem and
 budget: the median and 80th percentile over seeds of the best validation loss, and whether
 Bayesian is below TPE beyond seed noise (a one-sided Mann-Whitney U test over the seeds, p <
 0.05); over all trials of a strategy: repeated points, trials with a continuous hyperparameter on
 a bound of its range, and returns to a bound an earlier trial of the run found bad (its loss worse
-than the run's median so far).
+than the run's median so far); for the early-stopping strategies, the median epochs per run too.
+`--merge` reuses the runs of an earlier --out file.
 
     /usr/bin/python3 bench/real/real_bench.py --bin build/bin --seeds 10 --out /tmp/real.json
     /usr/bin/python3 bench/real/real_bench.py --bin build/bin --seeds 3 --budgets 20 \
@@ -38,13 +46,26 @@ sys.path.insert(0, os.path.join(HERE, "..", "bayes"))
 import problems  # noqa: E402
 from compare import ensure_optuna  # noqa: E402  (installs python3-optuna, then re-runs this)
 
-OURS = ("Bayesian", "Random")
-OPTUNA = ("TPE", "OptunaRandom")
+OURS = ("Bayesian", "Random", "Hyperband")
+OPTUNA = ("TPE", "OptunaRandom", "TPE+HB", "OptunaRandom+HB")
+# Strategies that stop trials early: they run the XGBoost problems with the boosting rounds as the
+# resource (problems.HYPERBAND_RANGES, MaxResource problems.HYPERBAND_MAX_EPOCHS), and are
+# compared among themselves, on best loss and on epochs (one epoch = ROUNDS_PER_EPOCH rounds).
+EARLY_STOPPING = ("Hyperband", "TPE+HB", "OptunaRandom+HB")
 
 
-def ranges_of(problem):
-    """(name, kind, lo, hi, log) per hyperparameter of `problem`."""
-    ranges = problems.PROBLEMS[problem][4]
+def runs_problem(strategy, problem):
+    return strategy not in EARLY_STOPPING or problems.PROBLEMS[problem][0] == "xgboost"
+
+
+def ranges_json(problem, strategy):
+    return (problems.HYPERBAND_RANGES if strategy in EARLY_STOPPING
+            else problems.PROBLEMS[problem][4])
+
+
+def ranges_of(problem, strategy="Bayesian"):
+    """(name, kind, lo, hi, log) per hyperparameter of `problem` as `strategy` searches it."""
+    ranges = ranges_json(problem, strategy)
     out = []
     for kind, key in (("float", "ContinuousParameterRanges"), ("int", "IntegerParameterRanges")):
         for r in ranges.get(key, []):
@@ -55,17 +76,25 @@ def ranges_of(problem):
 
 # --- amtd's strategies ---------------------------------------------------------------------------
 
-def tuning_request(name, problem, strategy, seed, budget):
+def tuning_request(name, problem, strategy, seed, budget, epoch_seconds):
+    static = {"problem": problem}
+    config = {}
+    if strategy == "Hyperband":
+        static["epochs"] = str(problems.HYPERBAND_MAX_EPOCHS)
+        static["epoch_seconds"] = repr(epoch_seconds)
+        config = {"StrategyConfig": {"HyperbandStrategyConfig": {
+            "MinResource": 1, "MaxResource": problems.HYPERBAND_MAX_EPOCHS}}}
     return {
         "HyperParameterTuningJobName": name,
         "HyperParameterTuningJobConfig": {
             "Strategy": strategy,
             "RandomSeed": seed,
+            **config,
             "HyperParameterTuningJobObjective": {"Type": "Minimize",
                                                  "MetricName": "validation:loss"},
             "ResourceLimits": {"MaxNumberOfTrainingJobs": budget,
                                "MaxParallelTrainingJobs": 1},
-            "ParameterRanges": problems.PROBLEMS[problem][4]},
+            "ParameterRanges": ranges_json(problem, strategy)},
         "TrainingJobDefinition": {
             "AlgorithmSpecification": {
                 "TrainingImage": os.path.join(HERE, "train"), "TrainingInputMode": "File",
@@ -76,17 +105,36 @@ def tuning_request(name, problem, strategy, seed, budget):
             "ResourceConfig": {"InstanceType": "ml.m5.large", "InstanceCount": 1,
                                "VolumeSizeInGB": 10},
             "StoppingCondition": {"MaxRuntimeInSeconds": 3600},
-            "StaticHyperParameters": {"problem": problem}}}
+            "StaticHyperParameters": static}}
+
+
+def epochs_of_job(logs, job):
+    """The objective lines job `job` printed (its epochs), read back through amtd's Logs API."""
+    group = "/aws/sagemaker/TrainingJobs"
+    streams = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=job + "/")
+    count = 0
+    for stream in streams["logStreams"]:
+        kwargs = {"logGroupName": group, "logStreamName": stream["logStreamName"],
+                  "startFromHead": True}
+        while True:
+            reply = logs.get_log_events(**kwargs)
+            count += sum("validation-loss:" in e["message"] for e in reply["events"])
+            if not reply["events"] or reply.get("nextForwardToken") in (None, kwargs.get("nextToken")):
+                break
+            kwargs["nextToken"] = reply["nextForwardToken"]
+    return count
 
 
 def run_ours(a, runs):
-    """{(problem, strategy, seed): [(params, loss)] in launch order} for amtd's strategies."""
+    """{(problem, strategy, seed): [(params, loss, epochs)] in launch order} for amtd's
+    strategies; epochs is None where a trial always trains to the end."""
     import boto3
     import amt_local
     budget = max(a.budgets)
     out = {}
     with amt_local.Amtd(a.bin, slots=a.slots, quiet=True, prefix="amt-real-") as amtd:
         sm = boto3.client("sagemaker", **amtd.boto3_kwargs())
+        logs = boto3.client("logs", **amtd.boto3_kwargs())
         names = {}
         for i, (problem, strategy, seed) in enumerate(runs):
             name = "real-%d-%s-%d" % (i, strategy.lower(), seed)  # 32 characters at most
@@ -94,7 +142,7 @@ def run_ours(a, runs):
             # The amt CLI: Debian's botocore (1.29) predates RandomSeed.
             path = os.path.join(amtd.work, name + ".json")
             with open(path, "w") as f:
-                json.dump(tuning_request(name, problem, strategy, seed, budget), f)
+                json.dump(tuning_request(name, problem, strategy, seed, budget, a.epoch_seconds), f)
             created = subprocess.run(amtd.amt_command("create-hyper-parameter-tuning-job",
                                                       "--cli-input-json", "file://" + path),
                                      capture_output=True, text=True)
@@ -120,7 +168,10 @@ def run_ours(a, runs):
             for s in summaries:
                 metric = s.get("FinalHyperParameterTuningJobObjectiveMetric")
                 loss = float(metric["Value"]) if metric else float("inf")
-                trials.append(({k: v for k, v in s["TunedHyperParameters"].items()}, loss))
+                epochs = (epochs_of_job(logs, s["TrainingJobName"])
+                          if key[1] in EARLY_STOPPING else None)
+                trials.append(({k: v for k, v in s["TunedHyperParameters"].items()}, loss,
+                               epochs))
             out[key] = trials
     return out
 
@@ -131,10 +182,16 @@ def run_optuna(job):
     problem, strategy, seed, budget = job
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = (optuna.samplers.TPESampler(seed=seed) if strategy == "TPE" else
+    sampler = (optuna.samplers.TPESampler(seed=seed) if strategy.startswith("TPE") else
                optuna.samplers.RandomSampler(seed=seed))
-    study = optuna.create_study(sampler=sampler)
-    specs = ranges_of(problem)
+    pruner = None
+    if strategy in EARLY_STOPPING:
+        pruner = optuna.pruners.HyperbandPruner(
+            min_resource=1, max_resource=problems.HYPERBAND_MAX_EPOCHS, reduction_factor=3)
+    # HyperbandPruner hashes the study's name into its brackets: a fixed name keeps runs repeatable.
+    study = optuna.create_study(study_name="real-%s-%s-%d" % (problem, strategy, seed),
+                                sampler=sampler, pruner=pruner)
+    specs = ranges_of(problem, strategy)
     trials = []
 
     def objective(trial):
@@ -144,8 +201,23 @@ def run_optuna(job):
                 params[name] = str(trial.suggest_int(name, int(lo), int(hi), log=log))
             else:
                 params[name] = repr(trial.suggest_float(name, lo, hi, log=log))
-        loss = problems.evaluate(problem, params)
-        trials.append((params, loss))
+        if pruner is None:
+            loss = problems.evaluate(problem, params)
+            trials.append((params, loss, None))
+            return loss
+        reported = []
+
+        def report(epoch, value):
+            reported.append(value)
+            trial.report(value, epoch)
+            return trial.should_prune()
+
+        # A pruned trial's result is its last report, as a stopped job's final objective is its
+        # last emission in SageMaker.
+        loss = problems.evaluate_epochs(problem, params, problems.HYPERBAND_MAX_EPOCHS, report)
+        trials.append((params, loss, len(reported)))
+        if len(reported) < problems.HYPERBAND_MAX_EPOCHS:
+            raise optuna.TrialPruned()
         return loss
 
     study.optimize(objective, n_trials=budget)
@@ -161,16 +233,16 @@ def percentile(values, q):
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
-def waste(problem, trials):
+def waste(problem, strategy, trials):
     """(repeats, trials on a bound, returns to a bad bound) of one run. A bound (a continuous
     range's MinValue or MaxValue) is bad once trials have used it and the best of them is worse
     than the median of the run's results so far: going back to it wastes a trial."""
-    specs = [s for s in ranges_of(problem) if s[1] == "float"]
+    specs = [s for s in ranges_of(problem, strategy) if s[1] == "float"]
     seen = set()
     repeats = on_bound = bad_returns = 0
     best_at = {}  # (name, bound) -> the best loss of the trials there
     losses = []
-    for params, loss in trials:
+    for params, loss, _ in trials:
         key = tuple(sorted((k, float(v)) for k, v in params.items()))
         repeats += key in seen
         seen.add(key)
@@ -186,29 +258,44 @@ def waste(problem, trials):
     return repeats, on_bound, bad_returns
 
 
+# (ours, theirs) pairs judged beyond seed noise: is ours below theirs?
+JUDGED = (("Bayesian", "TPE"), ("Hyperband", "TPE+HB"))
+
+
 def summarize(results, a):
+    """{problem@budget: {strategy: {median, p80, bests[, epochs]}, "p": {ours<theirs: p}}} and
+    {strategy: waste totals}."""
     table = {}
     for problem in a.problems:
         for budget in a.budgets:
             row = {}
             for strategy in a.strategies:
-                bests = [min(loss for _, loss in results[(problem, strategy, seed)][:budget])
-                         for seed in range(1, a.seeds + 1)]
+                if not runs_problem(strategy, problem):
+                    continue
+                runs = [results[(problem, strategy, seed)][:budget]
+                        for seed in range(1, a.seeds + 1)]
+                bests = [min(loss for _, loss, _ in run) for run in runs]
                 row[strategy] = {"median": statistics.median(bests),
                                  "p80": percentile(bests, 0.8), "bests": bests}
-            if "Bayesian" in row and "TPE" in row and a.seeds >= 3:
-                from scipy.stats import mannwhitneyu
-                p = mannwhitneyu(row["Bayesian"]["bests"], row["TPE"]["bests"],
-                                 alternative="less").pvalue
-                row["bayesian_below_tpe_p"] = p
+                if strategy in EARLY_STOPPING:
+                    row[strategy]["epochs"] = statistics.median(
+                        sum(epochs for _, _, epochs in run) for run in runs)
+            row["p"] = {}
+            for ours, theirs in JUDGED:
+                if ours in row and theirs in row and a.seeds >= 3:
+                    from scipy.stats import mannwhitneyu
+                    row["p"]["%s<%s" % (ours, theirs)] = mannwhitneyu(
+                        row[ours]["bests"], row[theirs]["bests"], alternative="less").pvalue
             table["%s@%d" % (problem, budget)] = row
     wasted = {}
     for strategy in a.strategies:
         totals = [0, 0, 0, 0]
         for problem in a.problems:
+            if not runs_problem(strategy, problem):
+                continue
             for seed in range(1, a.seeds + 1):
                 trials = results[(problem, strategy, seed)]
-                r, b, back = waste(problem, trials)
+                r, b, back = waste(problem, strategy, trials)
                 totals = [totals[0] + len(trials), totals[1] + r, totals[2] + b,
                           totals[3] + back]
         wasted[strategy] = dict(zip(("trials", "repeats", "on_bound", "bad_bound_returns"),
@@ -217,20 +304,39 @@ def summarize(results, a):
 
 
 def print_table(table, wasted, a):
-    names = list(a.strategies)
-    print("\n%-22s " % "problem@budget" + " ".join("%22s" % n for n in names) + "   p(B<TPE)")
-    for key, row in table.items():
-        cells = ["%10.4g / %9.4g" % (row[n]["median"], row[n]["p80"]) for n in names]
-        p = row.get("bayesian_below_tpe_p")
-        print("%-22s " % key + " ".join("%22s" % c for c in cells) +
-              ("   %.3f" % p if p is not None else ""))
-    print("(cells: median / 80th percentile of the best validation loss over %d seeds)" % a.seeds)
-    print("\n%-14s %8s %8s %9s %18s" % ("strategy", "trials", "repeats", "on bound",
+    for group in ([s for s in a.strategies if s not in EARLY_STOPPING],
+                  [s for s in a.strategies if s in EARLY_STOPPING]):
+        if not group:
+            continue
+        print("\n%-22s " % "problem@budget" + " ".join("%22s" % n for n in group) + "   p")
+        for key, row in table.items():
+            if not all(n in row for n in group):
+                continue
+            cells = ["%10.4g / %9.4g" % (row[n]["median"], row[n]["p80"]) for n in group]
+            p = " ".join("%s %.3f" % (k, v) for k, v in row["p"].items()
+                         if k.split("<")[0] in group)
+            print("%-22s " % key + " ".join("%22s" % c for c in cells) + "   " + p)
+            if group[0] in EARLY_STOPPING:
+                print("%-22s " % "  epochs (median)" +
+                      " ".join("%22g" % row[n]["epochs"] for n in group))
+    print("(cells: median / 80th percentile of the best validation loss over %d seeds; epochs: "
+          "one is %d boosting rounds, a full trial %d)" % (
+              a.seeds, problems.ROUNDS_PER_EPOCH, problems.HYPERBAND_MAX_EPOCHS))
+    print("\n%-16s %8s %8s %9s %18s" % ("strategy", "trials", "repeats", "on bound",
                                         "bad-bound returns"))
-    for n in names:
+    for n in a.strategies:
         w = wasted[n]
-        print("%-14s %8d %8d %9d %18d" % (n, w["trials"], w["repeats"], w["on_bound"],
+        print("%-16s %8d %8d %9d %18d" % (n, w["trials"], w["repeats"], w["on_bound"],
                                           w["bad_bound_returns"]))
+
+
+def load_runs(path):
+    """The runs of an earlier --out file (older files have no epochs per trial)."""
+    with open(path) as f:
+        data = json.load(f)
+    return {(r["problem"], r["strategy"], r["seed"]):
+            [tuple(t) if len(t) == 3 else (t[0], t[1], None) for t in r["trials"]]
+            for r in data["runs"]}
 
 
 def main():
@@ -239,7 +345,16 @@ def main():
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--budgets", default="20,50")
     parser.add_argument("--problems", default=",".join(problems.PROBLEMS))
-    parser.add_argument("--strategies", default="Bayesian,Random,TPE,OptunaRandom")
+    parser.add_argument("--strategies", default=",".join(OURS + OPTUNA),
+                        help="any of %s (ours) and %s (Optuna's)" % (
+                            ",".join(OURS), ",".join(OPTUNA)))
+    parser.add_argument("--merge", action="append", default=[],
+                        help="an earlier --out file whose runs are used instead of running them")
+    parser.add_argument("--epoch-seconds", type=float, default=0.1,
+                        help="the least time an epoch of our Hyperband's trainer takes (real "
+                        "epochs take far longer than amtd's stop: its log shipper batches lines "
+                        "for up to 50 ms; unpaced, an epoch of 10 rounds takes about 2 ms and a "
+                        "stopped trial trains on for ten or more epochs before SIGTERM lands)")
     parser.add_argument("--slots", type=int, default=2, help="amtd's local worker's slots")
     parser.add_argument("--out", help="write every trial and the table as JSON")
     a = parser.parse_args()
@@ -252,13 +367,16 @@ def main():
     seeds = range(1, a.seeds + 1)
     start = time.monotonic()
     results = {}
-    ours = [(p, s, seed) for p in a.problems for s in a.strategies if s in OURS for seed in seeds]
+    for path in a.merge:
+        results.update(load_runs(path))
+    wanted = [(p, s, seed) for p in a.problems for s in a.strategies for seed in seeds
+              if runs_problem(s, p) and (p, s, seed) not in results]
+    ours = [run for run in wanted if run[1] in OURS]
     if ours:
         results.update(run_ours(a, ours))
         print("[real] amtd: %d runs in %.0f s" % (len(ours), time.monotonic() - start),
               flush=True)
-    theirs = [(p, s, seed, budget) for p in a.problems for s in a.strategies if s in OPTUNA
-              for seed in seeds]
+    theirs = [run + (budget,) for run in wanted if run[1] in OPTUNA]
     if theirs:
         t = time.monotonic()
         with multiprocessing.Pool(a.slots) as pool:
@@ -272,7 +390,8 @@ def main():
         with open(a.out, "w") as f:
             json.dump({"table": table, "wasted": wasted,
                        "runs": [{"problem": k[0], "strategy": k[1], "seed": k[2], "trials": v}
-                                for k, v in results.items()]}, f, indent=1)
+                                for k, v in results.items() if k[1] in a.strategies]},
+                      f, indent=1)
 
 
 if __name__ == "__main__":
