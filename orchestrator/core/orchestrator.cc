@@ -154,6 +154,7 @@ void Orchestrator::Unsubscribe(uint64_t id) { listeners_.erase(id); }
 // ---------------------------------------------------------------- persistence
 
 void Orchestrator::OnStoreRecovered(const DurableState::HeldLinks& held) {
+  workers_.Unpark();  // the launches are durable now: their StartJobs go out
   workers_.AckApplied();
   // Held-back reports wait on their workers: a new connection replays them in order. Until its
   // disconnect arrives, a dropped connection's reports still in flight are held back too.

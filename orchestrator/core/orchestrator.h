@@ -17,8 +17,11 @@
 // kept in memory and written again every store_retry_seconds, and until every change is written
 // amtd is degraded: it launches nothing and refuses every mutating request with
 // ServiceUnavailable (reads are served). A new record (CreateHyperParameterTuningJob,
-// CreateTrainingJob, a tuning job's launch) is kept only once written. Worker reports are facts:
-// applied in memory even when they cannot be written yet.
+// CreateTrainingJob, a tuning job's launch) is kept only once written; a launch decided inside a
+// group whose commit then fails is kept and written again with the group's other changes. One
+// rule for every launch: its StartJob leaves amtd only once the launch is durable (until then it
+// is parked, WorkerPool::Park, and sent when the store has written it). Worker reports are
+// facts: applied in memory even when they cannot be written yet.
 //
 // Files: orchestrator.cc (lookups, restart, the tuning and training job API),
 // orchestrator_jobs.cc (scheduling, launches, stops, timers, the end of jobs),

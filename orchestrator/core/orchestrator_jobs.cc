@@ -196,7 +196,9 @@ void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_
       now + std::max(0.0, max_runtime * options_.time_scale - job.trained_seconds()));
   ArmRuntimeDeadline(job);
   ArmMaxWait(job);
-  (void)Persist(job);  // a launch is not a request: kept and written again on failure
+  // A launch is not a request: kept and written again on failure, and its StartJob waits until
+  // then (a StartJob never leaves before its launch is durable: WorkerPool::Park).
+  const bool saved = Persist(job).ok();
   v1::OrchestratorMessage message;
   *message.mutable_start() = std::move(*plan);
   // What a StopJob would give; the worker uses it when one host of several fails.
@@ -205,7 +207,7 @@ void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_
   // For executors that ask a scheduler for the time and disk (Slurm's --time and --tmp).
   message.mutable_start()->set_max_runtime_seconds(std::max(0.0, job.runtime_deadline() - now));
   message.mutable_start()->set_volume_size_gb(job.describe().resource_config().volume_size_in_gb());
-  workers_.Send(worker_id, message);
+  workers_.Send(worker_id, message, /*durable=*/saved);
   Notify(job.tuning_job_name(), job.describe().training_job_name());
 }
 

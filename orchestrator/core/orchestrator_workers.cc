@@ -176,10 +176,14 @@ void Orchestrator::BeginGroup() {
 }
 
 void Orchestrator::EndGroup() {
-  // On failure the batch's changes are kept and written again (degraded, durable_state.h); the
-  // launches in it still go out, as after any failed write of a launch.
-  (void)state_.CommitBatch();
-  workers_.Release();
+  // On failure the batch's changes are kept and written again (degraded, durable_state.h), and
+  // the launches in it wait with them: their StartJobs are parked until the retry has written
+  // them (OnStoreRecovered), as after any failed write of a launch.
+  if (state_.CommitBatch().ok()) {
+    workers_.Release();
+  } else {
+    workers_.Park();
+  }
   holding_notes_ = false;
   auto notes = std::move(held_notes_);
   held_notes_.clear();

@@ -7,6 +7,7 @@ namespace amt::core {
 void WorkerPool::Connect(const std::string& id, int slots, std::shared_ptr<WorkerLink> link,
                          bool single_use, std::string instance, WorkerGpus gpus) {
   auto& worker = workers_[id];
+  DropParked(worker.link.get());  // a replaced connection's
   worker.gpus = {std::max(0, gpus.count), std::max(1, gpus.share)};
   worker.gpus_busy = 0;
   worker.single_use = single_use;
@@ -41,6 +42,7 @@ std::optional<std::set<std::string>> WorkerPool::Disconnect(const std::string& i
   if (it == workers_.end() || it->second.link.get() != link) return std::nullopt;
   std::set<std::string> jobs;
   for (const auto& [key, taken] : it->second.jobs) jobs.insert(key);
+  DropParked(link);
   workers_.erase(it);
   return jobs;
 }
@@ -146,22 +148,50 @@ void WorkerPool::Drop(const std::string& id, const WorkerLink* link) {
   if (it != workers_.end() && it->second.link.get() == link) it->second.link->Drop();
 }
 
-bool WorkerPool::Send(const std::string& id, const v1::OrchestratorMessage& message) {
+bool WorkerPool::Send(const std::string& id, const v1::OrchestratorMessage& message, bool durable) {
   auto it = workers_.find(id);
   if (it == workers_.end()) return false;
+  Pending pending{it->second.link, message, !durable};
   if (holding_) {
-    held_.emplace_back(it->second.link, message);
+    held_.push_back(std::move(pending));
   } else {
-    it->second.link->Send(message);
+    Deliver(std::move(pending));
   }
   return true;
 }
 
-void WorkerPool::Release() {
+void WorkerPool::EndHold(bool durable) {
   holding_ = false;
   auto held = std::move(held_);
   held_.clear();
-  for (const auto& [link, message] : held) link->Send(message);
+  for (auto& pending : held) {
+    pending.park = pending.park || (!durable && pending.message.has_start());
+    Deliver(std::move(pending));
+  }
+}
+
+void WorkerPool::Deliver(Pending pending) {
+  const bool behind = std::any_of(parked_.begin(), parked_.end(), [&](const Pending& parked) {
+    return parked.link == pending.link;
+  });
+  if (pending.park || behind) {
+    parked_.push_back(std::move(pending));
+  } else {
+    pending.link->Send(pending.message);
+  }
+}
+
+void WorkerPool::DropParked(const WorkerLink* link) {
+  // What waited for the store goes nowhere now: a job whose StartJob never left is launched
+  // again when its worker reconnects without it (Orchestrator::OnWorkerConnected).
+  if (link == nullptr) return;
+  std::erase_if(parked_, [&](const Pending& parked) { return parked.link.get() == link; });
+}
+
+void WorkerPool::Unpark() {
+  auto parked = std::move(parked_);
+  parked_.clear();
+  for (const auto& pending : parked) pending.link->Send(pending.message);
 }
 
 }  // namespace amt::core

@@ -95,12 +95,23 @@ class WorkerPool {
   // Drops `id`'s connection when `link` is still it (WorkerLink::Drop); else nothing.
   void Drop(const std::string& id, const WorkerLink* link);
   // Hands `message` to `id`'s link; false when `id` is not connected. While held, the message
-  // waits here (for the link `id` has now) until Release.
-  bool Send(const std::string& id, const v1::OrchestratorMessage& message);
-  // Holds every Send from now until Release, which hands the held messages to their links in
-  // order (for the group commit: nothing goes out before the state it follows from is durable).
+  // waits here (for the link `id` has now) until Release. `durable` false: a StartJob whose
+  // launch could not be written; it is parked (below) instead of sent. A message to a link that
+  // has parked messages is parked behind them, so a link's messages keep their order (a StopJob
+  // never overtakes its StartJob).
+  bool Send(const std::string& id, const v1::OrchestratorMessage& message, bool durable = true);
+  // Holds every Send from now until Release or Park (for the group commit: nothing goes out
+  // before the state it follows from is durable). Release hands the held messages to their links
+  // in order. Park is for a group whose commit failed: its StartJobs are parked, and with each
+  // the messages after it to its link; the others go out.
   void Hold() { holding_ = true; }
-  void Release();
+  void Release() { EndHold(/*durable=*/true); }
+  void Park() { EndHold(/*durable=*/false); }
+  // What was written is durable now (the store recovered): the parked messages go out, in order.
+  // One rule for every launch: its StartJob leaves amtd only once its record is durable.
+  void Unpark();
+  // Messages parked now (for tests and logs).
+  size_t parked() const { return parked_.size(); }
 
  private:
   struct Taken {
@@ -127,9 +138,22 @@ class WorkerPool {
   // The most GPUs any (reusable) worker has.
   int MaxGpus() const;
 
+  // A message waiting for its link: `park` when it must not go out before the store recovers.
+  struct Pending {
+    std::shared_ptr<WorkerLink> link;
+    v1::OrchestratorMessage message;
+    bool park = false;
+  };
+  void EndHold(bool durable);
+  // Sends `pending`, or parks it when it must wait or its link has parked messages.
+  void Deliver(Pending pending);
+  // Forgets the messages parked for `link` (a connection that ended or was replaced).
+  void DropParked(const WorkerLink* link);
+
   std::map<std::string, Worker> workers_;
   bool holding_ = false;
-  std::vector<std::pair<std::shared_ptr<WorkerLink>, v1::OrchestratorMessage>> held_;
+  std::vector<Pending> held_;
+  std::vector<Pending> parked_;  // in the order sent
 };
 
 }  // namespace amt::core

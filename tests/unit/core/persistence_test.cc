@@ -46,6 +46,16 @@ class PersistenceTest : public OrchestratorTest {
     EXPECT_THAT(std::string(refused.status().message()),
                 HasSubstr("amtd cannot write its state store"));
   }
+  // A tuning job on a worker of two slots whose first trial started and logged its objective:
+  // the worker's link, and that trial's StartJob.
+  std::pair<std::shared_ptr<FakeWorkerLink>, v1::StartJob> FirstTrialLogged() {
+    EXPECT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+    auto link = Connect(2);
+    const auto first = link->Starts().at(0);
+    Started(first);
+    Log(first, {"val_loss=0.5"});
+    return {link, first};
+  }
   // Heals the store and lets the retry timer write what was kept.
   void Heal() {
     faulty_.FailWrites(false);
@@ -125,17 +135,36 @@ TEST_F(PersistenceTest, LaunchWhoseWriteFailsIsNotMadeAndResumesWhenTheStoreReco
   for (const auto& s : link->Starts()) ExpectSaved(s.training_job_name());
 }
 
-TEST_F(PersistenceTest, LaunchOfAnAcceptedJobWhoseWriteFailsGoesAheadAndIsSavedLater) {
+TEST_F(PersistenceTest, LaunchOfAnAcceptedJobWhoseWriteFailsIsSentOnlyOnceSaved) {
   ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
   faulty_.FailWrites(true);
   auto link = Connect(1);
-  ASSERT_THAT(link->Starts(), SizeIs(1));  // accepted before: it runs
-  EXPECT_EQ(Stored("solo").secondary_status(), "Starting");
+  EXPECT_THAT(link->Starts(), IsEmpty());  // decided, not sent: its record is not durable
+  EXPECT_EQ(orch_->DescribeTrainingJob("solo")->secondary_status(), "Starting");
+  timers_.Advance(2);  // the retries fail too: still not sent
+  EXPECT_THAT(link->Starts(), IsEmpty());
   Heal();
+  ASSERT_THAT(link->Starts(), SizeIs(1));  // accepted before: it runs, once saved
+  EXPECT_EQ(link->Starts()[0].attempt(), 1);
   ExpectSaved("solo");
   EXPECT_EQ(Stored("solo").secondary_status(), "Starting");
   EXPECT_EQ(orch_->DescribeTrainingJob("solo")->secondary_status_transitions_size(),
             Stored("solo").secondary_status_transitions_size());
+  timers_.Advance(2);
+  EXPECT_THAT(link->Starts(), SizeIs(1));
+}
+
+TEST_F(PersistenceTest, AStopOfAJobWhoseLaunchIsNotSavedFollowsItsStartJob) {
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());  // MaxRuntimeInSeconds 30
+  faulty_.FailWrites(true);
+  auto link = Connect(1);
+  timers_.Advance(31);  // the runtime limit stops it while its StartJob waits for the store
+  EXPECT_THAT(link->sent, IsEmpty());
+  Heal();
+  ASSERT_THAT(link->sent, SizeIs(2));
+  EXPECT_TRUE(link->sent[0].has_start());  // in order: a StopJob never overtakes its StartJob
+  EXPECT_TRUE(link->sent[1].has_stop());
+  EXPECT_EQ(Stored("solo").training_job_status(), "Stopping");
 }
 
 TEST_F(PersistenceTest, ALostWorkerWhoseJobsCannotBeWrittenIsSavedLater) {
@@ -217,11 +246,7 @@ TEST_F(PersistenceTest, TimerDrivenStopWhoseWriteFailsIsSavedLater) {
 }
 
 TEST_F(PersistenceTest, TuningBookkeepingAfterAnExitIsSavedLater) {
-  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
-  auto link = Connect(2);
-  const auto first = link->Starts().at(0);
-  Started(first);
-  Log(first, {"val_loss=0.5"});
+  const auto [link, first] = FirstTrialLogged();
   faulty_.FailWrites(true);
   Exit(first, 0);
   EXPECT_EQ(Describe().training_job_status_counters().completed(), 1);
@@ -268,11 +293,7 @@ std::vector<uint64_t> Acks(const FakeWorkerLink& link) {
 }
 
 TEST_F(PersistenceTest, AnExitAndTheLaunchItFreesAreOneCommitThatTheStartJobAndAckFollow) {
-  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
-  auto link = Connect(2);
-  const auto first = link->Starts().at(0);
-  Started(first);
-  Log(first, {"val_loss=0.5"});
+  const auto [link, first] = FirstTrialLogged();
   std::vector<bool> sent_in_batch;
   link->on_send = [&](const v1::OrchestratorMessage&) {
     sent_in_batch.push_back(faulty_.in_batch());
@@ -291,28 +312,59 @@ TEST_F(PersistenceTest, AnExitAndTheLaunchItFreesAreOneCommitThatTheStartJobAndA
 }
 
 TEST_F(PersistenceTest, AReportWhoseGroupCommitFailsIsNotAcknowledgedAndIsWrittenLater) {
-  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
-  auto link = Connect(2);
-  const auto first = link->Starts().at(0);
-  Started(first);
-  Log(first, {"val_loss=0.5"});
+  const auto [link, first] = FirstTrialLogged();
   faulty_.FailCommits(true);
   orch_->OnWorkerReport("w1", link.get(), ExitReport(first, 9));
   EXPECT_THAT(Acks(*link), IsEmpty());
   EXPECT_EQ(Describe().training_job_status_counters().completed(), 1);  // applied in memory
   EXPECT_EQ(StoredTuning().training_job_status_counters().completed(), 0);
   EXPECT_EQ(Stored(first.training_job_name()).training_job_status(), "InProgress");
-  ASSERT_THAT(link->Starts(), SizeIs(3));  // the launch made in it goes ahead, kept
-  const std::string third = link->Starts().at(2).training_job_name();
-  EXPECT_EQ(store_->GetTrainingJob(third).status().code(), absl::StatusCode::kNotFound);
   ExpectRefused();
   faulty_.FailCommits(false);
   timers_.Advance(1);
   EXPECT_EQ(StoredTuning().training_job_status_counters().completed(), 1);
   EXPECT_EQ(StoredTuning().training_job_status_counters().in_progress(), 2);
   ExpectSaved(first.training_job_name());
-  ExpectSaved(third);
   EXPECT_THAT(Acks(*link), ElementsAre(9));  // once written
+}
+
+TEST_F(PersistenceTest, ALaunchInAGroupWhoseCommitFailsIsSentOnlyAfterTheRetryWritesIt) {
+  const auto [link, first] = FirstTrialLogged();
+  // Whether the launched trial's record was in the store when each StartJob was handed over.
+  std::vector<bool> durable_at_send;
+  link->on_send = [&](const v1::OrchestratorMessage& m) {
+    if (m.has_start()) {
+      durable_at_send.push_back(store_->GetTrainingJob(m.start().training_job_name()).ok());
+    }
+  };
+  faulty_.FailCommits(true);
+  orch_->OnWorkerReport("w1", link.get(), ExitReport(first, 9));
+  EXPECT_EQ(faulty_.failed_commits(), 1);
+  EXPECT_EQ(Describe().training_job_status_counters().in_progress(), 2);  // decided: kept
+  EXPECT_THAT(link->Starts(), SizeIs(2));  // but its StartJob waits for the store
+  faulty_.FailWrites(true);                // the retry fails too
+  timers_.Advance(1);
+  EXPECT_THAT(link->Starts(), SizeIs(2));
+  EXPECT_THAT(Acks(*link), IsEmpty());
+  faulty_.FailCommits(false);
+  Heal();  // the retry writes the launch, then its StartJob goes out
+  ASSERT_THAT(link->Starts(), SizeIs(3));
+  EXPECT_THAT(durable_at_send, ElementsAre(true));
+  EXPECT_THAT(Acks(*link), ElementsAre(9));
+  const auto third = link->Starts().at(2);
+  EXPECT_EQ(third.attempt(), 1);
+  ExpectSaved(third.training_job_name());
+  // It runs exactly once: no second StartJob of it, and its end is counted once.
+  timers_.Advance(3);
+  Started(third);
+  Exit(third, 0);
+  int starts_of_third = 0;
+  for (const auto& s : link->Starts()) {
+    starts_of_third += s.training_job_name() == third.training_job_name() ? 1 : 0;
+  }
+  EXPECT_EQ(starts_of_third, 1);
+  EXPECT_EQ(Stored(third.training_job_name()).training_job_status(), "Completed");
+  EXPECT_EQ(StoredTuning().training_job_status_counters().completed(), 2);
 }
 
 TEST_F(PersistenceTest, DestroyingTheOrchestratorCancelsEveryTimer) {

@@ -143,5 +143,62 @@ TEST(WorkerPool, GpusNoWorkerHasGoToTheBiggestAndGpuTypesRunOnCpuWhereNoneHas) {
   EXPECT_EQ(pool.FreeWorker(WorkerNeed(1, 4)), "c");
 }
 
+v1::OrchestratorMessage StartOf(const std::string& job) {
+  v1::OrchestratorMessage m;
+  m.mutable_start()->set_training_job_name(job);
+  return m;
+}
+
+v1::OrchestratorMessage StopOf(const std::string& job) {
+  v1::OrchestratorMessage m;
+  m.mutable_stop()->set_training_job_name(job);
+  return m;
+}
+
+// What `link` was sent, as "start j1" / "stop j1".
+std::vector<std::string> Sent(const FakeWorkerLink& link) {
+  std::vector<std::string> out;
+  for (const auto& m : link.sent) {
+    out.push_back(m.has_start() ? "start " + m.start().training_job_name()
+                                : "stop " + m.stop().training_job_name());
+  }
+  return out;
+}
+
+TEST(WorkerPool, AParkedGroupKeepsItsStartJobsAndWhatFollowsThemOnTheirLinkUntilUnpark) {
+  using ::testing::ElementsAre;
+  WorkerPool pool;
+  auto a = std::make_shared<FakeWorkerLink>();
+  auto b = std::make_shared<FakeWorkerLink>();
+  pool.Connect("a", 2, a);
+  pool.Connect("b", 2, b);
+  pool.Hold();
+  pool.Send("a", StopOf("j0"));  // before the launch on its link: not held up by it
+  pool.Send("a", StartOf("j1"));
+  pool.Send("b", StopOf("j2"));
+  pool.Park();  // the group's commit failed
+  EXPECT_THAT(Sent(*a), ElementsAre("stop j0"));
+  EXPECT_THAT(Sent(*b), ElementsAre("stop j2"));
+  EXPECT_EQ(pool.parked(), 1u);
+  pool.Send("a", StopOf("j1"));  // never before its StartJob
+  pool.Send("b", StopOf("j3"));
+  EXPECT_THAT(Sent(*a), ElementsAre("stop j0"));
+  EXPECT_THAT(Sent(*b), ElementsAre("stop j2", "stop j3"));
+  pool.Unpark();
+  EXPECT_THAT(Sent(*a), ElementsAre("stop j0", "start j1", "stop j1"));
+  EXPECT_EQ(pool.parked(), 0u);
+  pool.Send("a", StartOf("j4"), /*durable=*/false);  // a launch whose own write failed
+  EXPECT_EQ(pool.parked(), 1u);
+  ASSERT_TRUE(pool.Disconnect("a", a.get()).has_value());
+  EXPECT_EQ(pool.parked(), 0u);  // gone with its connection
+  pool.Unpark();
+  EXPECT_THAT(Sent(*a), ElementsAre("stop j0", "start j1", "stop j1"));
+  pool.Hold();
+  pool.Send("b", StartOf("j5"));
+  pool.Release();  // committed: out at once
+  EXPECT_THAT(Sent(*b), ElementsAre("stop j2", "stop j3", "start j5"));
+  EXPECT_EQ(pool.parked(), 0u);
+}
+
 }  // namespace
 }  // namespace amt::core
