@@ -181,10 +181,18 @@ void JobRunner::TrimOnFullDisk(const JobPaths& paths) const {
            "); kept its config files, output/failure and small files for inspection");
 }
 
+void JobRunner::PrepareOutputFolders() const {
+  for (const std::string* file : {&job_.model_output_path(), &job_.output_data_path()}) {
+    if (file->empty()) continue;
+    std::error_code ec;  // a failure shows in Tar, which tries again
+    fs::create_directories(fs::absolute(*file, ec).parent_path(), ec);
+  }
+}
+
 absl::Status JobRunner::Tar(const std::vector<fs::path>& dirs, const std::string& file) {
   std::error_code ec;
   const fs::path target = fs::absolute(file, ec);
-  fs::create_directories(target.parent_path(), ec);
+  fs::create_directories(target.parent_path(), ec);  // made at the launch: one stat
   if (ec) {
     return absl::InternalError("cannot create " + target.parent_path().string() + ": " +
                                ec.message());
@@ -554,6 +562,7 @@ void JobRunner::Run() {
     RemoveJobNetwork();
     return;
   }
+  PrepareOutputFolders();
   ReportStarted(dirs.front());
   for (const std::string& note : gpu_notes_) shipper->Add(OutputStream::kStderr, note);
   shipper->Start();

@@ -245,6 +245,22 @@ TEST_F(JobRunnerTest, TarsTheModelDirIntoModelOutputPath) {
   EXPECT_EQ(ReadFile(unpacked / "model.txt"), "weights\n");
 }
 
+TEST_F(JobRunnerTest, MakesTheModelsOutputFolderBeforeItReportsTheStart) {
+  // Off the way from the job's end to its report: the folder is there while the job runs.
+  amt::v1::StartJob job = Job("echo weights > \"$SM_MODEL_DIR/model.txt\"");
+  const fs::path tarball = temp_.path() / "s3" / "out" / "job-1" / "output" / "model.tar.gz";
+  job.set_model_output_path(tarball.string());
+  std::vector<bool> folder_at_start;
+  JobRunner runner(options_, job, *launcher_, clock_, [&](amt::v1::WorkerMessage message) {
+    if (message.has_started()) folder_at_start.push_back(fs::is_directory(tarball.parent_path()));
+    reports_.Fn()(std::move(message));
+  });
+  runner.Start();
+  EXPECT_TRUE(reports_.WaitForExit().back().exited().model_uploaded());
+  EXPECT_THAT(folder_at_start, ElementsAre(true));
+  EXPECT_TRUE(fs::exists(tarball));
+}
+
 TEST_F(JobRunnerTest, RemovesTheFolderOfAJobThatSucceededAndKeepsAFailedOnes) {
   const fs::path folder = temp_.path() / "work" / "job-1";
   const auto run = [this](const amt::v1::StartJob& job) {

@@ -91,6 +91,34 @@ TEST_F(TarGzTest, GnuTarExtractsWhatWasPackedLikeTarCzf) {
   EXPECT_THAT(listed, ::testing::HasSubstr("./" + longest + "\n"));
 }
 
+TEST_F(TarGzTest, ASmallFolderCompressesAsWellAsGzipSixWithItsSmallerWindow) {
+  // The window is sized to the archive (a tiny model folder's is 4 KiB): as small an archive as
+  // gzip -6 (a 32 KiB window) makes of the same tar stream.
+  for (const size_t block : {size_t{300}, size_t{3000}, size_t{40000}}) {
+    const fs::path in = temp_.path() / ("model-" + std::to_string(block));
+    std::string text;  // letters that do not repeat within the block
+    uint32_t state = 12345;
+    for (size_t i = 0; i < block; ++i) {
+      state = state * 1664525u + 1013904223u;
+      text += static_cast<char>('a' + (state >> 24) % 26);
+    }
+    Write(in / "model.json", text);
+    Write(in / "copy.json", text);  // the same bytes again, one block further on
+    const fs::path archive = temp_.path() / ("m" + std::to_string(block) + ".tar.gz");
+    ASSERT_THAT(WriteTarGz(in, archive), IsOk());
+    EXPECT_EQ(Shell("tar -xOzf " + archive.string() + " ./model.json"), text);
+    const size_t ours = fs::file_size(archive);
+    const size_t gzip6 =
+        std::stoul(Shell("gzip -dc " + archive.string() + " | gzip -6 -n | wc -c"));
+    EXPECT_LE(ours, gzip6 + gzip6 / 100) << block;
+    if (block < 32768) {
+      // Less than the text once (about 4.7 bits a letter) and the three headers: the copy was
+      // found in the window.
+      EXPECT_LT(ours, block + 200) << block;
+    }
+  }
+}
+
 TEST_F(TarGzTest, PacksAnEmptyFolderAsItsRootEntry) {
   const fs::path in = temp_.path() / "empty";
   fs::create_directories(in);
