@@ -566,8 +566,7 @@ void JobRunner::Run() {
   ReportStarted(dirs.front());
   for (const std::string& note : gpu_notes_) shipper->Add(OutputStream::kStderr, note);
   shipper->Start();
-  const std::vector<ExitStatus> statuses = WaitForHosts();
-  shipper->Close();  // every line is out before JobExited
+  const std::vector<ExitStatus> statuses = WaitForHosts();  // every line is in the shipper
 
   const size_t chosen = ChooseExitHost(statuses);
   const ExitStatus& status = statuses[chosen];
@@ -576,6 +575,9 @@ void JobRunner::Run() {
   exited.set_failure_reason(failure.reason);
   const bool succeeded =
       !Failed(status) && exited.upload_failure().empty() && exited.failure_reason().empty();
+  // Every line is out before JobExited, the last ones right before it, so that amtd applies the
+  // two together, one commit of its store (WorkerServiceImpl).
+  shipper->Close();
   ReleaseAndReport(dirs, std::move(exited), succeeded, failure.out_of_space);
 }
 

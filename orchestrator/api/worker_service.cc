@@ -7,8 +7,10 @@
 #include <semaphore>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "common/mutex.h"
+#include "orchestrator/api/report_queue.h"
 #include "orchestrator/core/log_ingest.h"
 #include "orchestrator/core/orchestrator.h"
 #include "orchestrator/metrics/metric_parser.h"
@@ -94,6 +96,15 @@ class StreamLink final : public core::WorkerLink {
 
 }  // namespace
 
+WorkerServiceImpl::WorkerServiceImpl(Loop& loop, core::Orchestrator& orchestrator, GrpcAuth auth)
+    : loop_(loop),
+      orchestrator_(orchestrator),
+      auth_(std::move(auth)),
+      reports_(std::make_unique<ReportQueue>(
+          [&loop](std::function<void()> fn) { loop.Post(std::move(fn)); }, orchestrator)) {}
+
+WorkerServiceImpl::~WorkerServiceImpl() = default;
+
 grpc::Status WorkerServiceImpl::Connect(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream) {
@@ -148,11 +159,7 @@ grpc::Status WorkerServiceImpl::Connect(
       }
     }
     window->acquire();
-    // `link` is captured so its address, the connection's identity, stays unique meanwhile.
-    loop_.Post([this, worker_id, link, message, parsed, window] {
-      orchestrator_.OnWorkerReport(worker_id, link.get(), *message, parsed.get());
-      window->release();
-    });
+    reports_->Push({worker_id, link, message, parsed, [window] { window->release(); }});
     message = std::make_shared<v1::WorkerMessage>();
   }
   link->Close();

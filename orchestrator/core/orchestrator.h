@@ -204,6 +204,15 @@ class Orchestrator {
   // the job's and there is one entry per line, else the lines are parsed here (log_ingest.h).
   void OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
                       const v1::WorkerMessage& report, const ParsedLogs* parsed = nullptr);
+  // Reports applied together (WorkerServiceImpl: the reports of every worker waiting for the
+  // loop when it gets to them, such as a job's last LogBatch and its JobExited): the
+  // OnWorkerReport calls between BeginReports and EndReports are one group commit, one sync of
+  // the store, and the StartJobs, StopJobs, change notifications and Acks they cause wait until
+  // EndReports has committed it. Outside such a pair each report is a group of its own. Nothing
+  // but OnWorkerReport may run in between (a request's reply would go out before its write is
+  // durable).
+  void BeginReports();
+  void EndReports();
   // A copy of training job `name`'s compiled MetricDefinitions (cheap: the patterns are shared;
   // immutable and safe to use from any thread), so a worker stream's thread parses its log
   // lines instead of the loop; nullopt for an unknown job.
@@ -216,6 +225,9 @@ class Orchestrator {
                                 const ProvisionedEnd& end);
 
  private:
+  // Applies one report inside the open group and notes it applied (acknowledged at EndReports).
+  void ApplyReport(const std::string& worker_id, const WorkerLink* link,
+                   const v1::WorkerMessage& report, const ParsedLogs* parsed);
   // The reports OnWorkerReport applies.
   void OnJobStarted(const v1::JobStarted& started);
   void OnLogs(const v1::LogBatch& batch, const ParsedLogs* parsed);
@@ -313,6 +325,7 @@ class Orchestrator {
   std::map<uint64_t, Listener> listeners_;
   uint64_t next_listener_ = 1;
   bool holding_notes_ = false;  // within BeginGroup .. EndGroup
+  bool in_reports_ = false;     // within BeginReports .. EndReports
   std::vector<std::pair<std::string, std::string>> held_notes_;
 
   DurableState state_;

@@ -142,31 +142,44 @@ void Orchestrator::OnWorkerDisconnected(const std::string& worker_id, const Work
 
 void Orchestrator::OnWorkerReport(const std::string& worker_id, const WorkerLink* link,
                                   const v1::WorkerMessage& report, const ParsedLogs* parsed) {
+  const bool alone = !in_reports_;
+  if (alone) BeginReports();
+  ApplyReport(worker_id, link, report, parsed);
+  if (alone) EndReports();
+}
+
+void Orchestrator::BeginReports() {
+  in_reports_ = true;
+  BeginGroup();
+}
+
+void Orchestrator::EndReports() {
+  EndGroup();
+  in_reports_ = false;
+  // Acks are cumulative: one per worker for every report of the group, once it is durable.
+  if (!state_.failing()) workers_.AckApplied();
+}
+
+void Orchestrator::ApplyReport(const std::string& worker_id, const WorkerLink* link,
+                               const v1::WorkerMessage& report, const ParsedLogs* parsed) {
   if (state_.HoldBack(worker_id, link, report.has_logs())) return;
   if (ForeignReport(worker_id, report)) {
     // Acknowledged, so that a worker that really ran the attempt once does not replay it forever.
     workers_.Applied(worker_id, link, report.seq());
-    if (!state_.failing()) workers_.AckApplied();
     return;
   }
   const auto body = report.body_case();
-  if (body != v1::WorkerMessage::kStarted && body != v1::WorkerMessage::kLogs &&
-      body != v1::WorkerMessage::kExited) {
-    return;  // a Hello after the first message, or an empty one: nothing to acknowledge
-  }
-  // What a report changes (a job's end, its tuning job's counters, the next trial's launch) is
-  // one group commit: one sync, then the messages it caused and its Ack.
-  BeginGroup();
   if (body == v1::WorkerMessage::kStarted) {
     OnJobStarted(report.started());
   } else if (body == v1::WorkerMessage::kLogs) {
     OnLogs(report.logs(), parsed);
-  } else {
+  } else if (body == v1::WorkerMessage::kExited) {
     OnJobExited(report.exited());
+  } else {
+    return;  // a Hello after the first message, or an empty one: nothing to acknowledge
   }
-  EndGroup();
+  // Noted now, acknowledged by EndReports once what it changed is durable.
   workers_.Applied(worker_id, link, report.seq());
-  if (!state_.failing()) workers_.AckApplied();
 }
 
 void Orchestrator::BeginGroup() {

@@ -14,6 +14,7 @@ using ::google::protobuf::util::MessageDifferencer;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 constexpr char kStoreError[] = "injected store failure: disk full";
@@ -365,6 +366,42 @@ TEST_F(PersistenceTest, ALaunchInAGroupWhoseCommitFailsIsSentOnlyAfterTheRetryWr
   EXPECT_EQ(starts_of_third, 1);
   EXPECT_EQ(Stored(third.training_job_name()).training_job_status(), "Completed");
   EXPECT_EQ(StoredTuning().training_job_status_counters().completed(), 2);
+}
+
+TEST_F(PersistenceTest, AJobsLastLogsAndItsExitInOneGroupAreOneCommitThatAllTheyCauseFollows) {
+  const auto [link, first] = FirstTrialLogged();
+  std::vector<std::string> notes;
+  orch_->Subscribe([&](const std::string& tuning, const std::string& training) {
+    notes.push_back(tuning + "/" + training);
+  });
+  v1::WorkerMessage last_logs;
+  last_logs.set_seq(8);
+  last_logs.mutable_logs()->set_training_job_name(first.training_job_name());
+  last_logs.mutable_logs()->set_attempt(first.attempt());
+  last_logs.mutable_logs()->set_first_line(1);
+  last_logs.mutable_logs()->add_lines()->set_text("val_loss=0.25");
+  const int commits = faulty_.commits();
+  orch_->BeginReports();
+  orch_->OnWorkerReport("w1", link.get(), last_logs);
+  orch_->OnWorkerReport("w1", link.get(), ExitReport(first, 9));
+  // Applied, nothing out yet: no commit, no StartJob, no Ack, no notification.
+  EXPECT_EQ(Describe().training_job_status_counters().completed(), 1);
+  EXPECT_EQ(faulty_.commits(), commits);
+  EXPECT_THAT(link->Starts(), SizeIs(2));
+  EXPECT_THAT(Acks(*link), IsEmpty());
+  EXPECT_THAT(notes, IsEmpty());
+  orch_->EndReports();
+  EXPECT_EQ(faulty_.commits(), commits + 1);  // one sync for both reports
+  ASSERT_THAT(link->Starts(), SizeIs(3));
+  EXPECT_THAT(Acks(*link), ElementsAre(9));  // one cumulative Ack, after the commit
+  EXPECT_THAT(notes, Not(IsEmpty()));
+  EXPECT_THAT(*store_->ReadLogs(first.training_job_name(), 0, 10), SizeIs(2));
+  auto metrics = store_->ReadMetrics(first.training_job_name());
+  ASSERT_TRUE(metrics.ok());
+  ASSERT_THAT(*metrics, SizeIs(2));
+  EXPECT_EQ(metrics->back().value(), 0.25);
+  ExpectSaved(first.training_job_name());
+  ExpectSaved(link->Starts().at(2).training_job_name());
 }
 
 TEST_F(PersistenceTest, DestroyingTheOrchestratorCancelsEveryTimer) {

@@ -1,0 +1,97 @@
+// The queue between the worker streams and the loop: the reports queued before a drain runs are
+// applied as one group commit, whose Acks follow it.
+#include "orchestrator/api/report_queue.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/unit/api/api_fixture.h"
+
+namespace amt::api {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::SizeIs;
+
+class ReportQueueTest : public ApiFixture {
+ protected:
+  ReportQueueTest()
+      : queue_([this](std::function<void()> drain) { posted_.push_back(std::move(drain)); },
+               *orchestrator_) {}
+
+  // A numbered report of attempt 1 of training job "solo", body set by `fill`.
+  void Push(uint64_t seq, const std::function<void(v1::WorkerMessage&)>& fill) {
+    auto message = std::make_shared<v1::WorkerMessage>();
+    message->set_seq(seq);
+    fill(*message);
+    queue_.Push({"w1", link_, message, nullptr, [this] { ++applied_; }});
+  }
+  // Runs posted drain `index` on the loop.
+  void RunDrain(size_t index) {
+    loop_.Call([&] { posted_.at(index)(); });
+  }
+  std::vector<uint64_t> Acks() {
+    return loop_.Call([this] {
+      std::vector<uint64_t> acks;
+      for (const auto& m : link_->sent) {
+        if (m.has_ack()) acks.push_back(m.ack().seq());
+      }
+      return acks;
+    });
+  }
+
+  std::vector<std::function<void()>> posted_;  // the drains, run by the test
+  int applied_ = 0;
+  ReportQueue queue_;
+};
+
+TEST_F(ReportQueueTest, ReportsQueuedBeforeTheDrainRunsAreOneCommitAndOneAckAfterIt) {
+  ASSERT_TRUE(loop_
+                  .Call([this] {
+                    return orchestrator_->CreateTrainingJob(TrainingJobRequest("solo")).status();
+                  })
+                  .ok());
+  ConnectWorker();
+  ASSERT_THAT(Started(), ElementsAre("solo"));
+  Push(1, [](v1::WorkerMessage& m) {
+    m.mutable_started()->set_training_job_name("solo");
+    m.mutable_started()->set_attempt(1);
+  });
+  Push(2, [](v1::WorkerMessage& m) {
+    m.mutable_logs()->set_training_job_name("solo");
+    m.mutable_logs()->set_attempt(1);
+    m.mutable_logs()->add_lines()->set_text("the last line");
+  });
+  Push(3, [](v1::WorkerMessage& m) {
+    m.mutable_exited()->set_training_job_name("solo");
+    m.mutable_exited()->set_attempt(1);
+    m.mutable_exited()->set_model_uploaded(true);
+  });
+  ASSERT_THAT(posted_, SizeIs(1));  // one drain for the three
+  EXPECT_EQ(applied_, 0);
+  const int commits = loop_.Call([this] { return faulty_.commits(); });
+  RunDrain(0);
+  EXPECT_EQ(loop_.Call([this] { return faulty_.commits(); }), commits + 1);
+  EXPECT_THAT(Acks(), ElementsAre(0 + 3));  // cumulative, once committed
+  EXPECT_EQ(applied_, 3);
+  EXPECT_EQ(store_->GetTrainingJob("solo")->describe().training_job_status(), "Completed");
+  EXPECT_THAT(*store_->ReadLogs("solo", 0, 10), SizeIs(1));
+
+  // The queue is idle again: the next report posts a drain of its own.
+  Push(4, [](v1::WorkerMessage& m) {
+    m.mutable_started()->set_training_job_name("solo");
+    m.mutable_started()->set_attempt(1);
+  });
+  ASSERT_THAT(posted_, SizeIs(2));
+  RunDrain(1);
+  EXPECT_THAT(Acks(), ElementsAre(3, 4));
+  EXPECT_EQ(applied_, 4);
+}
+
+}  // namespace
+}  // namespace amt::api
