@@ -575,9 +575,9 @@ void JobRunner::Run() {
   exited.set_failure_reason(failure.reason);
   const bool succeeded =
       !Failed(status) && exited.upload_failure().empty() && exited.failure_reason().empty();
-  // Every line is out before JobExited, the last ones right before it, so that amtd applies the
-  // two together, one commit of its store (WorkerServiceImpl).
-  shipper->Close();
+  // Every line is out before JobExited, the last ones right before it and saying so, so that
+  // amtd applies the two together, one commit of its store (api/report_queue.h).
+  shipper->Close(/*exit_follows=*/true);
   ReleaseAndReport(dirs, std::move(exited), succeeded, failure.out_of_space);
 }
 

@@ -32,12 +32,13 @@ void LogShipper::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
-void LogShipper::Close() {
+void LogShipper::Close(bool exit_follows) {
   if (closed_) return;
   closed_ = true;
   {
     MutexLock lock(&mu_);
     closing_ = true;
+    exit_follows_ = exit_follows;
     cv_.Signal();
   }
   if (thread_.joinable()) {
@@ -64,6 +65,7 @@ amt::v1::LogBatch LogShipper::TakeBatch() {
     pending_.pop_front();
   }
   batched_lines_ += batch.lines_size();
+  if (closing_ && exit_follows_ && pending_.empty()) batch.set_exit_follows(true);
   return batch;
 }
 

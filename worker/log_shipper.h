@@ -48,8 +48,9 @@ class LogShipper {
   void Start();
 
   // Sends every queued line, stops the shipper's thread and returns once all was sent.
-  // Idempotent; call from one thread.
-  void Close() ABSL_LOCKS_EXCLUDED(mu_);
+  // Idempotent; call from one thread. `exit_follows`: the caller reports the job's exit right
+  // after, so the last batch sent from now on says so (LogBatch.exit_follows).
+  void Close(bool exit_follows = false) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
@@ -70,6 +71,7 @@ class LogShipper {
   };
   std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  bool exit_follows_ ABSL_GUARDED_BY(mu_) = false;  // Close(true)
   int64_t batched_lines_ ABSL_GUARDED_BY(mu_) =
       0;                 // lines taken into batches (LogBatch.first_line)
   bool closed_ = false;  // touched only by Close()

@@ -7,9 +7,17 @@
 namespace amt::api {
 
 void ReportQueue::Push(Report report) {
+  const bool waits = report.message->has_logs() && report.message->logs().exit_follows();
   MutexLock lock(&mu_);
   queue_.push_back(std::move(report));
-  if (drain_posted_) return;  // the drain posted (or running) takes it
+  if (drain_posted_ || waits) return;  // the drain posted (or running), or the next, takes it
+  drain_posted_ = true;
+  post_([this] { Drain(); });
+}
+
+void ReportQueue::Flush() {
+  MutexLock lock(&mu_);
+  if (drain_posted_ || queue_.empty()) return;
   drain_posted_ = true;
   post_([this] { Drain(); });
 }

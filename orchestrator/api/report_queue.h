@@ -8,7 +8,9 @@
 //
 // Order: a report is applied before any loop work posted after it was queued (a drain posted
 // before it, or one running when it came, takes it), so a stream's reports still come before its
-// disconnect, and each stream's in the order read.
+// disconnect, and each stream's in the order read; but for a LogBatch that waits for its
+// JobExited (Push), which is applied before any loop work its stream posts after that report,
+// or after its Flush.
 #ifndef AMT_ORCHESTRATOR_API_REPORT_QUEUE_H_
 #define AMT_ORCHESTRATOR_API_REPORT_QUEUE_H_
 
@@ -49,8 +51,13 @@ class ReportQueue {
   ReportQueue(const ReportQueue&) = delete;
   ReportQueue& operator=(const ReportQueue&) = delete;
 
-  // Queues `report` (`message` set). Thread-safe; called by the streams' threads.
+  // Queues `report` (`message` set). Thread-safe; called by the streams' threads. A LogBatch
+  // whose JobExited follows (exit_follows) posts no drain: it waits for the stream's next report,
+  // which does (or for any other drain), so that both are one commit.
   void Push(Report report) ABSL_LOCKS_EXCLUDED(mu_);
+  // Posts a drain if reports wait without one: a stream ended, and a LogBatch that waited for its
+  // JobExited is applied without it. Call before the stream's disconnect goes to the loop.
+  void Flush() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // Applies what is queued as one group. Runs on the loop.

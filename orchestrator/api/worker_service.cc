@@ -163,6 +163,7 @@ grpc::Status WorkerServiceImpl::Connect(
     message = std::make_shared<v1::WorkerMessage>();
   }
   link->Close();
+  reports_->Flush();  // a LogBatch that waited for a JobExited that never came
   // The orchestrator may still hold the link; it only compares its address from now on.
   loop_.Call([&] { orchestrator_.OnWorkerDisconnected(worker_id, link.get()); });
   return grpc::Status::OK;

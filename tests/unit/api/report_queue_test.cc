@@ -93,5 +93,43 @@ TEST_F(ReportQueueTest, ReportsQueuedBeforeTheDrainRunsAreOneCommitAndOneAckAfte
   EXPECT_EQ(applied_, 4);
 }
 
+TEST_F(ReportQueueTest, ALogBatchWhoseExitFollowsWaitsForItAndIsFlushedWhenTheStreamEnds) {
+  ASSERT_TRUE(loop_
+                  .Call([this] {
+                    return orchestrator_->CreateTrainingJob(TrainingJobRequest("solo")).status();
+                  })
+                  .ok());
+  ConnectWorker();
+  const auto last_logs = [](v1::WorkerMessage& m) {
+    m.mutable_logs()->set_training_job_name("solo");
+    m.mutable_logs()->set_attempt(1);
+    m.mutable_logs()->add_lines()->set_text("the last line");
+    m.mutable_logs()->set_exit_follows(true);
+  };
+  Push(1, last_logs);
+  EXPECT_THAT(posted_, SizeIs(0));  // waits for the JobExited
+  Push(2, [](v1::WorkerMessage& m) {
+    m.mutable_exited()->set_training_job_name("solo");
+    m.mutable_exited()->set_attempt(1);
+    m.mutable_exited()->set_model_uploaded(true);
+  });
+  ASSERT_THAT(posted_, SizeIs(1));
+  const int commits = loop_.Call([this] { return faulty_.commits(); });
+  RunDrain(0);
+  EXPECT_EQ(loop_.Call([this] { return faulty_.commits(); }), commits + 1);  // both at once
+  EXPECT_THAT(Acks(), ElementsAre(2));
+  EXPECT_EQ(store_->GetTrainingJob("solo")->describe().training_job_status(), "Completed");
+
+  // A stream that ends after such a batch: Flush applies it alone.
+  Push(3, last_logs);
+  queue_.Flush();
+  ASSERT_THAT(posted_, SizeIs(2));
+  queue_.Flush();  // one drain is enough
+  EXPECT_THAT(posted_, SizeIs(2));
+  RunDrain(1);
+  EXPECT_THAT(Acks(), ElementsAre(2, 3));
+  EXPECT_EQ(applied_, 3);
+}
+
 }  // namespace
 }  // namespace amt::api

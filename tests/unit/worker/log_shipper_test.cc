@@ -90,6 +90,19 @@ TEST(LogShipper, CloseWithoutStartSendsWhatWasQueued) {
   EXPECT_THAT(Sizes(sink.batches()), ElementsAre(2));
 }
 
+TEST(LogShipper, OnlyTheLastBatchOfACloseBeforeTheExitSaysTheExitFollows) {
+  FakeClock clock(100.0);
+  for (const bool exit_follows : {false, true}) {
+    Sink sink;
+    LogShipper shipper("job-1", 1, clock, LogShipperOptions{}, sink.Fn());
+    for (int i = 0; i < 130; ++i) shipper.Add(OutputStream::kStdout, "line " + std::to_string(i));
+    shipper.Close(exit_follows);
+    std::vector<bool> flags;
+    for (const auto& batch : sink.batches()) flags.push_back(batch.exit_follows());
+    EXPECT_THAT(flags, ElementsAre(false, false, exit_follows));
+  }
+}
+
 TEST(LogShipper, DropsLinesAddedAfterClose) {
   FakeClock clock;
   Sink sink;
