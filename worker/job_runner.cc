@@ -562,10 +562,10 @@ void JobRunner::Run() {
     RemoveJobNetwork();
     return;
   }
-  PrepareOutputFolders();
   ReportStarted(dirs.front());
   for (const std::string& note : gpu_notes_) shipper->Add(OutputStream::kStderr, note);
   shipper->Start();
+  PrepareOutputFolders();
   const std::vector<ExitStatus> statuses = WaitForHosts();  // every line is in the shipper
 
   const size_t chosen = ChooseExitHost(statuses);

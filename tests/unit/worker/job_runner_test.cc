@@ -245,20 +245,18 @@ TEST_F(JobRunnerTest, TarsTheModelDirIntoModelOutputPath) {
   EXPECT_EQ(ReadFile(unpacked / "model.txt"), "weights\n");
 }
 
-TEST_F(JobRunnerTest, MakesTheModelsOutputFolderBeforeItReportsTheStart) {
-  // Off the way from the job's end to its report: the folder is there while the job runs.
-  amt::v1::StartJob job = Job("echo weights > \"$SM_MODEL_DIR/model.txt\"");
+TEST_F(JobRunnerTest, MakesTheModelsOutputFolderWhileTheJobRuns) {
+  // Off the way from the job's end to its report: the trainer sees the folder appear (it waits
+  // for it, 10 s at most) before it ends.
   const fs::path tarball = temp_.path() / "s3" / "out" / "job-1" / "output" / "model.tar.gz";
+  amt::v1::StartJob job =
+      Job("for i in $(seq 1000); do if [ -d '" + tarball.parent_path().string() +
+          "' ]; then echo made; exit 0; fi; sleep 0.01; done; exit 3");
   job.set_model_output_path(tarball.string());
-  std::vector<bool> folder_at_start;
-  JobRunner runner(options_, job, *launcher_, clock_, [&](amt::v1::WorkerMessage message) {
-    if (message.has_started()) folder_at_start.push_back(fs::is_directory(tarball.parent_path()));
-    reports_.Fn()(std::move(message));
-  });
-  runner.Start();
-  EXPECT_TRUE(reports_.WaitForExit().back().exited().model_uploaded());
-  EXPECT_THAT(folder_at_start, ElementsAre(true));
-  EXPECT_TRUE(fs::exists(tarball));
+  const auto messages = RunToExit(job);
+  EXPECT_EQ(messages.back().exited().exit_code(), 0);
+  EXPECT_THAT(LogTexts(messages), ElementsAre("made"));
+  EXPECT_TRUE(messages.back().exited().model_uploaded());
 }
 
 TEST_F(JobRunnerTest, RemovesTheFolderOfAJobThatSucceededAndKeepsAFailedOnes) {
