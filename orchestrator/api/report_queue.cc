@@ -10,7 +10,11 @@ void ReportQueue::Push(Report report) {
   const bool waits = report.message->has_logs() && report.message->logs().exit_follows();
   MutexLock lock(&mu_);
   queue_.push_back(std::move(report));
-  if (drain_posted_ || waits) return;  // the drain posted (or running), or the next, takes it
+  if (drain_posted_) return;  // the drain posted (or running) takes it
+  if (waits && !waiting_) {   // the next report's drain takes it
+    waiting_ = true;
+    return;
+  }
   drain_posted_ = true;
   post_([this] { Drain(); });
 }
@@ -34,6 +38,7 @@ void ReportQueue::Drain() {
         break;
       }
       batch.swap(queue_);
+      waiting_ = false;
     }
     // Bounded: each stream has at most a few reports in flight until on_applied (below).
     for (Report& report : batch) {

@@ -53,7 +53,10 @@ class ReportQueue {
 
   // Queues `report` (`message` set). Thread-safe; called by the streams' threads. A LogBatch
   // whose JobExited follows (exit_follows) posts no drain: it waits for the stream's next report,
-  // which does (or for any other drain), so that both are one commit.
+  // which does (or for any other drain), so that both are one commit. One report waits at most:
+  // a second such LogBatch posts the drain. Each stream has only a few reports in flight (its
+  // window, released when a report is applied), and a window full of waiting LogBatches (jobs
+  // ending together) would stop the stream from reading the JobExited they wait for.
   void Push(Report report) ABSL_LOCKS_EXCLUDED(mu_);
   // Posts a drain if reports wait without one: a stream ended, and a LogBatch that waited for its
   // JobExited is applied without it. Call before the stream's disconnect goes to the loop.
@@ -68,6 +71,7 @@ class ReportQueue {
   Mutex mu_;
   std::vector<Report> queue_ ABSL_GUARDED_BY(mu_);
   bool drain_posted_ ABSL_GUARDED_BY(mu_) = false;
+  bool waiting_ ABSL_GUARDED_BY(mu_) = false;  // a LogBatch waits for its JobExited, no drain
 };
 
 }  // namespace amt::api

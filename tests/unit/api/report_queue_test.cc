@@ -131,5 +131,46 @@ TEST_F(ReportQueueTest, ALogBatchWhoseExitFollowsWaitsForItAndIsFlushedWhenTheSt
   EXPECT_EQ(applied_, 3);
 }
 
+TEST_F(ReportQueueTest, OnlyOneLogBatchWaitsForItsExitSoAStreamsWindowNeverFillsWithThem) {
+  ASSERT_TRUE(loop_
+                  .Call([this] {
+                    return orchestrator_->CreateTrainingJob(TrainingJobRequest("solo")).status();
+                  })
+                  .ok());
+  ConnectWorker();
+  // Jobs ending together: their last LogBatches come back to back, before any JobExited (here
+  // two batches of one job, which the queue cannot tell apart from two jobs').
+  const auto last_logs = [](int first_line) {
+    return [first_line](v1::WorkerMessage& m) {
+      m.mutable_logs()->set_training_job_name("solo");
+      m.mutable_logs()->set_attempt(1);
+      m.mutable_logs()->set_first_line(first_line);
+      m.mutable_logs()->add_lines()->set_text("line " + std::to_string(first_line));
+      m.mutable_logs()->set_exit_follows(true);
+    };
+  };
+  Push(1, last_logs(0));
+  EXPECT_THAT(posted_, SizeIs(0));
+  Push(2, last_logs(1));
+  ASSERT_THAT(posted_, SizeIs(1));  // the second does not wait: a drain takes both
+  RunDrain(0);
+  EXPECT_THAT(Acks(), ElementsAre(2));
+  EXPECT_EQ(applied_, 2);
+  EXPECT_THAT(*store_->ReadLogs("solo", 0, 10), SizeIs(2));
+
+  // The drain took the waiting batch: the next one waits again.
+  Push(3, last_logs(2));
+  EXPECT_THAT(posted_, SizeIs(1));
+  Push(4, [](v1::WorkerMessage& m) {
+    m.mutable_exited()->set_training_job_name("solo");
+    m.mutable_exited()->set_attempt(1);
+    m.mutable_exited()->set_model_uploaded(true);
+  });
+  ASSERT_THAT(posted_, SizeIs(2));
+  RunDrain(1);
+  EXPECT_THAT(Acks(), ElementsAre(2, 4));
+  EXPECT_EQ(store_->GetTrainingJob("solo")->describe().training_job_status(), "Completed");
+}
+
 }  // namespace
 }  // namespace amt::api
