@@ -33,6 +33,7 @@ absl::Status DurableState::Persist(const v1::TrainingJobRecord& job,
                                    std::vector<store::LogEntry> logs,
                                    std::vector<v1::MetricPoint> points) {
   const std::string key = Key(job.describe().training_job_name());
+  deferred_.erase(key);  // the whole record is written now, or kept to write again
   if (auto it = unsaved_training_.find(key); it != unsaved_training_.end()) {
     // Earlier lines are still unwritten: keep the order, write them all at the next retry.
     auto& u = it->second;
@@ -112,6 +113,26 @@ absl::Status DurableState::CommitBatch() {
   return status;
 }
 
+void DurableState::Defer(const v1::TrainingJobRecord& job) {
+  deferred_.insert(Key(job.describe().training_job_name()));
+  if (defer_timer_.armed() || !options_.on_deferred_due) return;
+  defer_timer_.Arm(timers_, clock_.Now() + options_.defer_seconds, [this] {
+    defer_timer_ = ScopedTimer();  // this one has fired
+    options_.on_deferred_due();
+  });
+}
+
+bool DurableState::WriteDeferred(bool force) {
+  if (deferred_.empty()) return true;
+  const bool wrote = !batch_tuning_.empty() || !batch_training_.empty();
+  if (batch_open_ && !wrote && !force && !failing_) return false;
+  const std::set<std::string> keys = std::move(deferred_);
+  deferred_.clear();
+  defer_timer_.Cancel();
+  for (const auto& key : keys) (void)Persist(records_.training(key));
+  return true;
+}
+
 void DurableState::Journal(const std::string& tuning_key) { batch_tuning_.insert(tuning_key); }
 
 void DurableState::Journal(const std::string& training_key, std::vector<store::LogEntry> logs,
@@ -138,6 +159,7 @@ void DurableState::ForgetTuning(const std::string& key) {
 }
 
 void DurableState::ForgetTraining(const std::string& key) {
+  deferred_.erase(key);
   batch_training_.erase(key);
   if (auto it = unsaved_training_.find(key); it != unsaved_training_.end()) {
     unsaved_log_bytes_ -= TextBytes(it->second.logs);

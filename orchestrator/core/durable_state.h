@@ -42,6 +42,10 @@ struct DurableStateOptions {
   size_t max_unsaved_log_bytes = 64 << 20;
   // Where store failures and recovery are reported; dropped when empty.
   std::function<void(const std::string&)> log;
+  // A deferred change (Defer) waits this many seconds at most for a batch that writes anything;
+  // then `on_deferred_due` runs (the caller writes it with WriteDeferred(true)).
+  double defer_seconds = 0.5;
+  std::function<void()> on_deferred_due;
 };
 
 class DurableState {
@@ -81,6 +85,18 @@ class DurableState {
   // own. Nested pairs count: only the outermost commits.
   void BeginBatch();
   absl::Status CommitBatch();
+  // A deferred write: a change of `job`'s record that its worker reports again until it is
+  // acknowledged (its start) is noted, not written now; the next batch that writes anything
+  // writes the record too (WriteDeferred), at no sync of its own, or, after defer_seconds,
+  // on_deferred_due does. The caller holds back the report's acknowledgement until then. A
+  // Persist of the record writes the change as well.
+  void Defer(const v1::TrainingJobRecord& job);
+  // Writes the deferred records into the open batch when it has written something, when
+  // `force`, or when no batch is open or the store fails (then each is a write of its own, kept
+  // as unsaved if it fails); returns whether nothing is deferred any more.
+  bool WriteDeferred(bool force);
+  // Whether a change waits in Defer.
+  bool deferring() const { return !deferred_.empty(); }
   // A write the caller made itself (a delete) failed with `status`: degraded until retries
   // succeed.
   void OnStoreFailure(const absl::Status& status);
@@ -122,6 +138,7 @@ class DurableState {
   Records records_;
   std::function<void(const HeldLinks&)> on_recovered_;
 
+  std::set<std::string> deferred_;  // keys of training records with a deferred change
   std::set<std::string> unsaved_tuning_;
   std::map<std::string, Unsaved> unsaved_training_;
   size_t unsaved_log_bytes_ = 0;
@@ -132,6 +149,7 @@ class DurableState {
   bool batch_open_ = false;
   std::set<std::string> batch_tuning_;
   std::map<std::string, Unsaved> batch_training_;
+  ScopedTimer defer_timer_;  // armed while a change is deferred
   ScopedTimer retry_timer_;  // declared last: cancelled first
 };
 

@@ -28,7 +28,8 @@ Orchestrator::Orchestrator(OrchestratorOptions options, store::Store& store, con
       provisioner_(provisioner),
       state_(DurableStateOptions{.retry_seconds = options_.store_retry_seconds,
                                  .max_unsaved_log_bytes = options_.max_unsaved_log_bytes,
-                                 .log = options_.log},
+                                 .log = options_.log,
+                                 .on_deferred_due = [this] { WriteDeferredStarts(); }},
              store, clock, timers,
              DurableState::Records{
                  .tuning = [this](const std::string& key) -> const v1::TuningJobRecord& {

@@ -21,7 +21,8 @@
 // group whose commit then fails is kept and written again with the group's other changes. One
 // rule for every launch: its StartJob leaves amtd only once the launch is durable (until then it
 // is parked, WorkerPool::Park, and sent when the store has written it). Worker reports are
-// facts: applied in memory even when they cannot be written yet.
+// facts: applied in memory even when they cannot be written yet. A JobStarted's write is
+// deferred to the next commit (at most 0.5 s), its Ack with it (docs/architecture.md).
 //
 // Files: orchestrator.cc (lookups, restart, the tuning and training job API),
 // orchestrator_jobs.cc (scheduling, launches, stops, timers, the end of jobs),
@@ -225,6 +226,9 @@ class Orchestrator {
                                 const ProvisionedEnd& end);
 
  private:
+  // Deferred starts (OnJobStarted) that no commit took within DurableStateOptions::defer_seconds:
+  // written by a group of their own, and their reports acknowledged.
+  void WriteDeferredStarts();
   // Applies one report inside the open group and notes it applied (acknowledged at EndReports).
   void ApplyReport(const std::string& worker_id, const WorkerLink* link,
                    const v1::WorkerMessage& report, const ParsedLogs* parsed);
@@ -326,6 +330,15 @@ class Orchestrator {
   uint64_t next_listener_ = 1;
   bool holding_notes_ = false;  // within BeginGroup .. EndGroup
   bool in_reports_ = false;     // within BeginReports .. EndReports
+  bool group_applied_ = false;  // a report of the open group was noted applied
+  // JobStarted reports whose change waits in DurableState::Defer: noted applied (and so
+  // acknowledged) once WriteDeferred has written it.
+  struct HeldAck {
+    std::string worker_id;
+    const WorkerLink* link;
+    uint64_t seq;
+  };
+  std::vector<HeldAck> held_acks_;
   std::vector<std::pair<std::string, std::string>> held_notes_;
 
   DurableState state_;

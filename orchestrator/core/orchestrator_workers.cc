@@ -131,6 +131,8 @@ void Orchestrator::OnProvisionedWorkerEnded(const std::string& worker_id, const 
 
 void Orchestrator::OnWorkerDisconnected(const std::string& worker_id, const WorkerLink* link) {
   state_.ForgetLink(link);
+  // Its held Acks can go nowhere: the worker replays those reports on its next connection.
+  std::erase_if(held_acks_, [link](const HeldAck& held) { return held.link == link; });
   const auto jobs = workers_.Disconnect(worker_id, link);
   if (!jobs.has_value()) return;
   for (const auto& key : *jobs) {
@@ -154,10 +156,23 @@ void Orchestrator::BeginReports() {
 }
 
 void Orchestrator::EndReports() {
+  // A deferred start is written with the group's other writes, or, when the group acknowledges
+  // other reports, without (an Ack is cumulative: it would acknowledge the start too).
+  if (state_.WriteDeferred(/*force=*/group_applied_)) {
+    for (const auto& held : held_acks_) workers_.Applied(held.worker_id, held.link, held.seq);
+    held_acks_.clear();
+  }
+  group_applied_ = false;
   EndGroup();
   in_reports_ = false;
   // Acks are cumulative: one per worker for every report of the group, once it is durable.
   if (!state_.failing()) workers_.AckApplied();
+}
+
+void Orchestrator::WriteDeferredStarts() {
+  BeginReports();
+  group_applied_ = true;  // forces WriteDeferred in EndReports
+  EndReports();
 }
 
 void Orchestrator::ApplyReport(const std::string& worker_id, const WorkerLink* link,
@@ -166,11 +181,16 @@ void Orchestrator::ApplyReport(const std::string& worker_id, const WorkerLink* l
   if (ForeignReport(worker_id, report)) {
     // Acknowledged, so that a worker that really ran the attempt once does not replay it forever.
     workers_.Applied(worker_id, link, report.seq());
+    group_applied_ = true;
     return;
   }
   const auto body = report.body_case();
   if (body == v1::WorkerMessage::kStarted) {
     OnJobStarted(report.started());
+    if (state_.deferring()) {  // acknowledged once the start is written (EndReports)
+      held_acks_.push_back({worker_id, link, report.seq()});
+      return;
+    }
   } else if (body == v1::WorkerMessage::kLogs) {
     OnLogs(report.logs(), parsed);
   } else if (body == v1::WorkerMessage::kExited) {
@@ -180,6 +200,7 @@ void Orchestrator::ApplyReport(const std::string& worker_id, const WorkerLink* l
   }
   // Noted now, acknowledged by EndReports once what it changed is durable.
   workers_.Applied(worker_id, link, report.seq());
+  group_applied_ = true;
 }
 
 void Orchestrator::BeginGroup() {
@@ -252,7 +273,15 @@ void Orchestrator::OnJobStarted(const v1::JobStarted& started) {
   } else if (!job->describe().has_training_start_time()) {
     job->mutable_describe()->set_training_start_time(now);
   }
-  (void)Persist(*job);
+  // The start is written with the next commit that writes anything (its job's log lines, its
+  // end, another job's report), not by a sync of its own, or after 0.5 s on its own
+  // (WriteDeferredStarts): the worker reports it again until it is acknowledged, which waits for
+  // that commit (EndReports). While the store fails it is written (and kept) at once, as before.
+  if (state_.failing()) {
+    (void)Persist(*job);
+  } else {
+    state_.Defer(*job);
+  }
   Notify(job->tuning_job_name(), job->describe().training_job_name());
 }
 

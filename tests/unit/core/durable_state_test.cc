@@ -237,6 +237,37 @@ TEST_F(DurableStateTest, ABatchIsOneCommitOfAllItsWrites) {
   EXPECT_FALSE(state_.failing());
 }
 
+TEST_F(DurableStateTest, ADeferredChangeWaitsForABatchThatWritesAndCostsNoCommitOfItsOwn) {
+  jobs_["a"] = Job("a");
+  jobs_["b"] = Job("b");
+  state_.Defer(jobs_["a"]);
+  EXPECT_TRUE(state_.deferring());
+  state_.BeginBatch();
+  EXPECT_FALSE(state_.WriteDeferred(/*force=*/false));  // the batch wrote nothing: it waits
+  ASSERT_TRUE(state_.CommitBatch().ok());
+  EXPECT_EQ(StoredStatus("a"), "(none)");
+  EXPECT_EQ(faulty_.writes(), 0);
+  jobs_["a"].mutable_describe()->set_secondary_status("Training");  // as it is when written
+  state_.BeginBatch();
+  ASSERT_TRUE(state_.Persist(jobs_["b"]).ok());
+  EXPECT_TRUE(state_.WriteDeferred(/*force=*/false));  // with b's write
+  EXPECT_FALSE(state_.deferring());
+  const int commits = faulty_.commits();
+  ASSERT_TRUE(state_.CommitBatch().ok());
+  EXPECT_EQ(faulty_.commits(), commits + 1);
+  EXPECT_EQ(store_->GetTrainingJob("a")->describe().secondary_status(), "Training");
+
+  // Forced, it is written in a batch of nothing else; a Persist of the record writes it too.
+  state_.Defer(jobs_["a"]);
+  state_.BeginBatch();
+  EXPECT_TRUE(state_.WriteDeferred(/*force=*/true));
+  ASSERT_TRUE(state_.CommitBatch().ok());
+  EXPECT_EQ(faulty_.commits(), commits + 2);
+  state_.Defer(jobs_["a"]);
+  ASSERT_TRUE(state_.Persist(jobs_["a"]).ok());
+  EXPECT_FALSE(state_.deferring());
+}
+
 TEST_F(DurableStateTest, NestedBatchesCommitOnceAtTheOutermost) {
   jobs_["a"] = Job("a");
   state_.BeginBatch();

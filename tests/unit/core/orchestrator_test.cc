@@ -304,6 +304,7 @@ TEST_F(OrchestratorTest, JobsTheWorkerNoLongerRunsFailAsRetryableOnlyOnceTheySta
   auto starts = Connect(2)->Starts();
   ASSERT_EQ(starts.size(), 2u);
   Started(starts[0]);  // starts[1] never reported JobStarted
+  timers_.Advance(1);  // starts[0]'s start is written within 0.5 s (a crash before: launched again)
   orch_.reset();
   Rebuild();
   ASSERT_TRUE(orch_->Load().ok());

@@ -57,6 +57,17 @@ class PersistenceTest : public OrchestratorTest {
     Log(first, {"val_loss=0.5"});
     return {link, first};
   }
+  // A standalone job "solo" whose worker reported its start (seq 1): that worker's link.
+  std::shared_ptr<FakeWorkerLink> SoloStarted() {
+    EXPECT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
+    auto link = Connect(1);
+    v1::WorkerMessage started;
+    started.set_seq(1);
+    started.mutable_started()->set_training_job_name("solo");
+    started.mutable_started()->set_attempt(1);
+    orch_->OnWorkerReport("w1", link.get(), started);
+    return link;
+  }
   // Heals the store and lets the retry timer write what was kept.
   void Heal() {
     faulty_.FailWrites(false);
@@ -264,6 +275,7 @@ TEST_F(PersistenceTest, NothingIsWrittenWhileWritesFailAndEveryRetryIsCounted) {
   auto link = Connect(1);
   faulty_.FailWrites(true);
   Started(link->Starts().at(0));
+  timers_.Advance(0.5);  // the deferred start's own write, which fails
   const int failed = faulty_.failed_writes();
   timers_.Advance(3);
   EXPECT_EQ(faulty_.failed_writes(), failed + 3);  // one retry a second (store_retry_seconds)
@@ -402,6 +414,78 @@ TEST_F(PersistenceTest, AJobsLastLogsAndItsExitInOneGroupAreOneCommitThatAllThey
   EXPECT_EQ(metrics->back().value(), 0.25);
   ExpectSaved(first.training_job_name());
   ExpectSaved(link->Starts().at(2).training_job_name());
+}
+
+v1::WorkerMessage StartedReport(const v1::StartJob& start, uint64_t seq) {
+  v1::WorkerMessage m;
+  m.set_seq(seq);
+  m.mutable_started()->set_training_job_name(start.training_job_name());
+  m.mutable_started()->set_attempt(start.attempt());
+  return m;
+}
+
+v1::WorkerMessage LogsReport(const std::string& job, uint64_t seq, int64_t first_line) {
+  v1::WorkerMessage m;
+  m.set_seq(seq);
+  m.mutable_logs()->set_training_job_name(job);
+  m.mutable_logs()->set_attempt(1);
+  m.mutable_logs()->set_first_line(first_line);
+  m.mutable_logs()->add_lines()->set_text("epoch 1");
+  return m;
+}
+
+TEST_F(PersistenceTest, AJobsStartIsWrittenByTheNextCommitAndAcknowledgedOnlyThen) {
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
+  auto link = Connect(1);
+  const auto start = link->Starts().at(0);
+  const int writes = faulty_.writes();
+  orch_->OnWorkerReport("w1", link.get(), StartedReport(start, 1));
+  EXPECT_EQ(faulty_.writes(), writes);  // no write, no sync of its own
+  EXPECT_THAT(Acks(*link), IsEmpty());  // so not acknowledged: the worker keeps it
+  EXPECT_EQ(orch_->DescribeTrainingJob("solo")->secondary_status(), "Training");
+  EXPECT_EQ(Stored("solo").secondary_status(), "Starting");
+
+  // amtd is killed now: the next one over the same store gets the start from the worker's replay.
+  Rebuild();
+  ASSERT_TRUE(orch_->Load().ok());
+  v1::JobRef running;
+  running.set_training_job_name("solo");
+  running.set_attempt(1);
+  auto again = Connect(1, {running});
+  EXPECT_THAT(again->Starts(), IsEmpty());  // re-adopted, not launched again
+  orch_->OnWorkerReport("w1", again.get(), StartedReport(start, 1));
+  EXPECT_THAT(Acks(*again), IsEmpty());
+  const int commits = faulty_.commits();
+  orch_->OnWorkerReport("w1", again.get(), LogsReport("solo", 2, 0));
+  EXPECT_EQ(faulty_.commits(), commits + 1);  // the lines and the start together
+  EXPECT_THAT(Acks(*again), ElementsAre(2));  // cumulative: the start too
+  EXPECT_EQ(Stored("solo").secondary_status(), "Training");
+  EXPECT_TRUE(Stored("solo").has_training_start_time());
+  ExpectSaved("solo");
+}
+
+TEST_F(PersistenceTest, AStartThatNoCommitTakesIsWrittenOnItsOwnWithinHalfASecond) {
+  auto link = SoloStarted();
+  const int commits = faulty_.commits();
+  timers_.Advance(0.4);
+  EXPECT_EQ(Stored("solo").secondary_status(), "Starting");
+  EXPECT_THAT(Acks(*link), IsEmpty());
+  timers_.Advance(0.2);
+  EXPECT_EQ(faulty_.commits(), commits + 1);
+  EXPECT_EQ(Stored("solo").secondary_status(), "Training");
+  EXPECT_THAT(Acks(*link), ElementsAre(1));
+  ExpectSaved("solo");
+}
+
+TEST_F(PersistenceTest, ADeferredStartIsWrittenBeforeAnAckOfALaterReportThatWroteNothing) {
+  auto link = SoloStarted();
+  const int commits = faulty_.commits();
+  // A report that changes nothing (on a job amtd does not know) is acknowledged, and the Ack
+  // covers the start: it is written first.
+  orch_->OnWorkerReport("w1", link.get(), LogsReport("unknown", 2, 0));
+  EXPECT_EQ(faulty_.commits(), commits + 1);
+  EXPECT_THAT(Acks(*link), ElementsAre(2));
+  EXPECT_EQ(Stored("solo").secondary_status(), "Training");
 }
 
 TEST_F(PersistenceTest, DestroyingTheOrchestratorCancelsEveryTimer) {
