@@ -41,11 +41,11 @@ struct DurableStateOptions {
   // While the store fails, log text kept in memory before reports are held back on the workers.
   size_t max_unsaved_log_bytes = 64 << 20;
   // Where store failures and recovery are reported; dropped when empty.
-  std::function<void(const std::string&)> log;
+  std::function<void(const std::string&)> log = nullptr;
   // A deferred change (Defer) waits this many seconds at most for a batch that writes anything;
   // then `on_deferred_due` runs (the caller writes it with WriteDeferred(true)).
   double defer_seconds = 0.5;
-  std::function<void()> on_deferred_due;
+  std::function<void()> on_deferred_due = nullptr;
 };
 
 class DurableState {
