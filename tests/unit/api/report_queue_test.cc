@@ -31,6 +31,21 @@ class ReportQueueTest : public ApiFixture {
     fill(*message);
     queue_.Push({"w1", link_, message, nullptr, [this] { ++applied_; }});
   }
+  // Training job "solo", created and launched on a connected worker.
+  void StartSolo() {
+    ASSERT_TRUE(loop_
+                    .Call([this] {
+                      return orchestrator_->CreateTrainingJob(TrainingJobRequest("solo")).status();
+                    })
+                    .ok());
+    ConnectWorker();
+  }
+  // The body of attempt 1 of "solo"'s JobExited, its model uploaded.
+  static void Exited(v1::WorkerMessage& m) {
+    m.mutable_exited()->set_training_job_name("solo");
+    m.mutable_exited()->set_attempt(1);
+    m.mutable_exited()->set_model_uploaded(true);
+  }
   // Runs posted drain `index` on the loop.
   void RunDrain(size_t index) {
     loop_.Call([&] { posted_.at(index)(); });
@@ -51,12 +66,7 @@ class ReportQueueTest : public ApiFixture {
 };
 
 TEST_F(ReportQueueTest, ReportsQueuedBeforeTheDrainRunsAreOneCommitAndOneAckAfterIt) {
-  ASSERT_TRUE(loop_
-                  .Call([this] {
-                    return orchestrator_->CreateTrainingJob(TrainingJobRequest("solo")).status();
-                  })
-                  .ok());
-  ConnectWorker();
+  ASSERT_NO_FATAL_FAILURE(StartSolo());
   ASSERT_THAT(Started(), ElementsAre("solo"));
   Push(1, [](v1::WorkerMessage& m) {
     m.mutable_started()->set_training_job_name("solo");
@@ -67,11 +77,7 @@ TEST_F(ReportQueueTest, ReportsQueuedBeforeTheDrainRunsAreOneCommitAndOneAckAfte
     m.mutable_logs()->set_attempt(1);
     m.mutable_logs()->add_lines()->set_text("the last line");
   });
-  Push(3, [](v1::WorkerMessage& m) {
-    m.mutable_exited()->set_training_job_name("solo");
-    m.mutable_exited()->set_attempt(1);
-    m.mutable_exited()->set_model_uploaded(true);
-  });
+  Push(3, Exited);
   ASSERT_THAT(posted_, SizeIs(1));  // one drain for the three
   EXPECT_EQ(applied_, 0);
   const int commits = loop_.Call([this] { return faulty_.commits(); });
@@ -94,12 +100,7 @@ TEST_F(ReportQueueTest, ReportsQueuedBeforeTheDrainRunsAreOneCommitAndOneAckAfte
 }
 
 TEST_F(ReportQueueTest, ALogBatchWhoseExitFollowsWaitsForItAndIsFlushedWhenTheStreamEnds) {
-  ASSERT_TRUE(loop_
-                  .Call([this] {
-                    return orchestrator_->CreateTrainingJob(TrainingJobRequest("solo")).status();
-                  })
-                  .ok());
-  ConnectWorker();
+  ASSERT_NO_FATAL_FAILURE(StartSolo());
   const auto last_logs = [](v1::WorkerMessage& m) {
     m.mutable_logs()->set_training_job_name("solo");
     m.mutable_logs()->set_attempt(1);
@@ -108,11 +109,7 @@ TEST_F(ReportQueueTest, ALogBatchWhoseExitFollowsWaitsForItAndIsFlushedWhenTheSt
   };
   Push(1, last_logs);
   EXPECT_THAT(posted_, SizeIs(0));  // waits for the JobExited
-  Push(2, [](v1::WorkerMessage& m) {
-    m.mutable_exited()->set_training_job_name("solo");
-    m.mutable_exited()->set_attempt(1);
-    m.mutable_exited()->set_model_uploaded(true);
-  });
+  Push(2, Exited);
   ASSERT_THAT(posted_, SizeIs(1));
   const int commits = loop_.Call([this] { return faulty_.commits(); });
   RunDrain(0);
@@ -132,12 +129,7 @@ TEST_F(ReportQueueTest, ALogBatchWhoseExitFollowsWaitsForItAndIsFlushedWhenTheSt
 }
 
 TEST_F(ReportQueueTest, OnlyOneLogBatchWaitsForItsExitSoAStreamsWindowNeverFillsWithThem) {
-  ASSERT_TRUE(loop_
-                  .Call([this] {
-                    return orchestrator_->CreateTrainingJob(TrainingJobRequest("solo")).status();
-                  })
-                  .ok());
-  ConnectWorker();
+  ASSERT_NO_FATAL_FAILURE(StartSolo());
   // Jobs ending together: their last LogBatches come back to back, before any JobExited (here
   // two batches of one job, which the queue cannot tell apart from two jobs').
   const auto last_logs = [](int first_line) {
@@ -161,11 +153,7 @@ TEST_F(ReportQueueTest, OnlyOneLogBatchWaitsForItsExitSoAStreamsWindowNeverFills
   // The drain took the waiting batch: the next one waits again.
   Push(3, last_logs(2));
   EXPECT_THAT(posted_, SizeIs(1));
-  Push(4, [](v1::WorkerMessage& m) {
-    m.mutable_exited()->set_training_job_name("solo");
-    m.mutable_exited()->set_attempt(1);
-    m.mutable_exited()->set_model_uploaded(true);
-  });
+  Push(4, Exited);
   ASSERT_THAT(posted_, SizeIs(2));
   RunDrain(1);
   EXPECT_THAT(Acks(), ElementsAre(2, 4));
