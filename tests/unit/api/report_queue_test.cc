@@ -46,6 +46,16 @@ class ReportQueueTest : public ApiFixture {
     m.mutable_exited()->set_attempt(1);
     m.mutable_exited()->set_model_uploaded(true);
   }
+  // The body of a last LogBatch of "solo" (its JobExited follows), from line `first_line`.
+  static std::function<void(v1::WorkerMessage&)> LastLogs(int first_line) {
+    return [first_line](v1::WorkerMessage& m) {
+      m.mutable_logs()->set_training_job_name("solo");
+      m.mutable_logs()->set_attempt(1);
+      m.mutable_logs()->set_first_line(first_line);
+      m.mutable_logs()->add_lines()->set_text("line " + std::to_string(first_line));
+      m.mutable_logs()->set_exit_follows(true);
+    };
+  }
   // Runs posted drain `index` on the loop.
   void RunDrain(size_t index) {
     loop_.Call([&] { posted_.at(index)(); });
@@ -101,13 +111,7 @@ TEST_F(ReportQueueTest, ReportsQueuedBeforeTheDrainRunsAreOneCommitAndOneAckAfte
 
 TEST_F(ReportQueueTest, ALogBatchWhoseExitFollowsWaitsForItAndIsFlushedWhenTheStreamEnds) {
   ASSERT_NO_FATAL_FAILURE(StartSolo());
-  const auto last_logs = [](v1::WorkerMessage& m) {
-    m.mutable_logs()->set_training_job_name("solo");
-    m.mutable_logs()->set_attempt(1);
-    m.mutable_logs()->add_lines()->set_text("the last line");
-    m.mutable_logs()->set_exit_follows(true);
-  };
-  Push(1, last_logs);
+  Push(1, LastLogs(0));
   EXPECT_THAT(posted_, SizeIs(0));  // waits for the JobExited
   Push(2, Exited);
   ASSERT_THAT(posted_, SizeIs(1));
@@ -118,7 +122,7 @@ TEST_F(ReportQueueTest, ALogBatchWhoseExitFollowsWaitsForItAndIsFlushedWhenTheSt
   EXPECT_EQ(store_->GetTrainingJob("solo")->describe().training_job_status(), "Completed");
 
   // A stream that ends after such a batch: Flush applies it alone.
-  Push(3, last_logs);
+  Push(3, LastLogs(0));
   queue_.Flush();
   ASSERT_THAT(posted_, SizeIs(2));
   queue_.Flush();  // one drain is enough
@@ -132,18 +136,9 @@ TEST_F(ReportQueueTest, OnlyOneLogBatchWaitsForItsExitSoAStreamsWindowNeverFills
   ASSERT_NO_FATAL_FAILURE(StartSolo());
   // Jobs ending together: their last LogBatches come back to back, before any JobExited (here
   // two batches of one job, which the queue cannot tell apart from two jobs').
-  const auto last_logs = [](int first_line) {
-    return [first_line](v1::WorkerMessage& m) {
-      m.mutable_logs()->set_training_job_name("solo");
-      m.mutable_logs()->set_attempt(1);
-      m.mutable_logs()->set_first_line(first_line);
-      m.mutable_logs()->add_lines()->set_text("line " + std::to_string(first_line));
-      m.mutable_logs()->set_exit_follows(true);
-    };
-  };
-  Push(1, last_logs(0));
+  Push(1, LastLogs(0));
   EXPECT_THAT(posted_, SizeIs(0));
-  Push(2, last_logs(1));
+  Push(2, LastLogs(1));
   ASSERT_THAT(posted_, SizeIs(1));  // the second does not wait: a drain takes both
   RunDrain(0);
   EXPECT_THAT(Acks(), ElementsAre(2));
@@ -151,7 +146,7 @@ TEST_F(ReportQueueTest, OnlyOneLogBatchWaitsForItsExitSoAStreamsWindowNeverFills
   EXPECT_THAT(*store_->ReadLogs("solo", 0, 10), SizeIs(2));
 
   // The drain took the waiting batch: the next one waits again.
-  Push(3, last_logs(2));
+  Push(3, LastLogs(2));
   EXPECT_THAT(posted_, SizeIs(1));
   Push(4, Exited);
   ASSERT_THAT(posted_, SizeIs(2));
