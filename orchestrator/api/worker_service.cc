@@ -44,6 +44,24 @@ class StreamLink final : public core::WorkerLink {
     cv_.Signal();
   }
 
+  void ExpectLogs(const std::string& training_job_name,
+                  const metrics::MetricParser& parser) override {
+    MutexLock lock(&mu_);
+    if (expected_.size() >= kMaxCachedParsers) expected_.clear();  // jobs that never reported
+    expected_.insert_or_assign(training_job_name, parser);
+  }
+
+  // The parser ExpectLogs handed over for `training_job_name`, once; nullopt when none was (a
+  // job launched before amtd restarted, or over an earlier connection).
+  std::optional<metrics::MetricParser> TakeExpected(const std::string& training_job_name) {
+    MutexLock lock(&mu_);
+    auto it = expected_.find(training_job_name);
+    if (it == expected_.end()) return std::nullopt;
+    std::optional<metrics::MetricParser> parser = std::move(it->second);
+    expected_.erase(it);
+    return parser;
+  }
+
   // Starts writing what was queued.
   void Release() {
     MutexLock lock(&mu_);
@@ -89,6 +107,7 @@ class StreamLink final : public core::WorkerLink {
   Mutex mu_;
   CondVar cv_;
   std::deque<v1::OrchestratorMessage> queue_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, metrics::MetricParser> expected_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool held_ ABSL_GUARDED_BY(mu_) = true;  // until Release()
   std::thread writer_;
@@ -147,8 +166,11 @@ grpc::Status WorkerServiceImpl::Connect(
       auto it = parsers.find(job);
       if (it == parsers.end()) {
         if (parsers.size() >= kMaxCachedParsers) parsers.clear();
-        it = parsers.emplace(job, loop_.Call([&] { return orchestrator_.MetricParserOf(job); }))
-                 .first;
+        std::optional<metrics::MetricParser> parser = link->TakeExpected(job);
+        if (!parser.has_value()) {
+          parser = loop_.Call([&] { return orchestrator_.MetricParserOf(job); });
+        }
+        it = parsers.emplace(job, std::move(parser)).first;
       }
       if (it->second.has_value()) {
         parsed = std::make_shared<core::ParsedLogs>(core::ParsedLogs{*it->second, {}});

@@ -86,17 +86,32 @@ std::vector<search::PriorObservation> Orchestrator::PriorObservations(
 JobRuntime& Orchestrator::Rt(const v1::TrainingJobRecord& job) {
   auto& rt = rt_->jobs[Key(job.describe().training_job_name())];
   if (rt.parser.has_value()) return rt;
-  auto parser =
-      metrics::MetricParser::Create(job.describe().algorithm_specification().metric_definitions());
-  // Definitions were validated at creation; an empty parser keeps a bad record from crashing amtd.
-  rt.parser = parser.ok() ? std::move(*parser)
-                          : *metrics::MetricParser::Create(
-                                google::protobuf::RepeatedPtrField<v1::MetricDefinition>());
+  rt.parser = SharedParser(job.describe().algorithm_specification().metric_definitions());
   if (const auto* t = FindTuning(job.tuning_job_name())) {
     rt.objective_metric =
         validation::DefinitionAt(t->describe(), job.definition()).objective.metric_name();
   }
   return rt;
+}
+
+metrics::MetricParser Orchestrator::SharedParser(
+    const google::protobuf::RepeatedPtrField<v1::MetricDefinition>& defs) {
+  // Each definition's bytes with their length, so that no two lists give the same key.
+  std::string key;
+  for (const v1::MetricDefinition& def : defs) {
+    const std::string bytes = def.SerializeAsString();
+    key += std::to_string(bytes.size()) + ':' + bytes;
+  }
+  if (auto it = rt_->parsers.find(key); it != rt_->parsers.end()) return it->second;
+  auto parser = metrics::MetricParser::Create(defs);
+  // Definitions were validated at creation; an empty parser keeps a bad record from crashing amtd.
+  if (!parser.ok()) {
+    return *metrics::MetricParser::Create(
+        google::protobuf::RepeatedPtrField<v1::MetricDefinition>());
+  }
+  if (rt_->parsers.size() >= kMaxSharedParsers) rt_->parsers.clear();
+  rt_->parsers.emplace(std::move(key), *parser);
+  return *std::move(parser);
 }
 
 TuningRuntime& Orchestrator::TuningRt(const v1::TuningJobRecord& tuning) {

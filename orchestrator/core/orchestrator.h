@@ -309,6 +309,9 @@ class Orchestrator {
   std::vector<std::optional<int64_t>> TrialCapacities(const v1::TuningJobRecord& tuning);
   TuningRuntime& TuningRt(const v1::TuningJobRecord& tuning);
   JobRuntime& Rt(const v1::TrainingJobRecord& job);
+  // The compiled `defs`, shared with every job that has the same ones (Runtimes::parsers).
+  metrics::MetricParser SharedParser(
+      const google::protobuf::RepeatedPtrField<v1::MetricDefinition>& defs);
 
   OrchestratorOptions options_;
   store::Store& store_;

@@ -207,6 +207,7 @@ void Orchestrator::Launch(v1::TrainingJobRecord& job, const std::string& worker_
   // For executors that ask a scheduler for the time and disk (Slurm's --time and --tmp).
   message.mutable_start()->set_max_runtime_seconds(std::max(0.0, job.runtime_deadline() - now));
   message.mutable_start()->set_volume_size_gb(job.describe().resource_config().volume_size_in_gb());
+  workers_.ExpectLogs(worker_id, job.describe().training_job_name(), *Rt(job).parser);
   workers_.Send(worker_id, message, /*durable=*/saved);
   Notify(job.tuning_job_name(), job.describe().training_job_name());
 }

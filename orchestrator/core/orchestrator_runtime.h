@@ -36,10 +36,16 @@ struct TuningRuntime {
   ScopedTimer runtime_timer;  // ResourceLimits.MaxRuntimeInSeconds
 };
 
-// By lower-cased name.
+// Compiled MetricDefinitions are shared by every job that has the same ones (the training jobs
+// of one tuning job do), so a set is compiled, and RE2's lazily built automata warmed, once
+// instead of once per job; at most this many distinct sets are kept.
+inline constexpr size_t kMaxSharedParsers = 64;
+
+// Jobs and tuning jobs by lower-cased name; parsers by their definitions (MetricParserKey).
 struct Runtimes {
   std::map<std::string, JobRuntime> jobs;
   std::map<std::string, TuningRuntime> tunings;
+  std::map<std::string, metrics::MetricParser> parsers;
 };
 
 }  // namespace amt::core

@@ -160,6 +160,12 @@ bool WorkerPool::Send(const std::string& id, const v1::OrchestratorMessage& mess
   return true;
 }
 
+void WorkerPool::ExpectLogs(const std::string& id, const std::string& training_job_name,
+                            const metrics::MetricParser& parser) {
+  auto it = workers_.find(id);
+  if (it != workers_.end()) it->second.link->ExpectLogs(training_job_name, parser);
+}
+
 void WorkerPool::EndHold(bool durable) {
   holding_ = false;
   auto held = std::move(held_);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "amt/v1/worker.pb.h"
+#include "orchestrator/metrics/metric_parser.h"
 
 namespace amt::core {
 
@@ -26,6 +27,11 @@ class WorkerLink {
   // Ends the connection from amtd's side: the worker sees its stream break, reconnects and
   // replays, in order, every report it has no Ack for. Must not block; a no-op once closed.
   virtual void Drop() = 0;
+  // The compiled MetricDefinitions of a job this link's worker is about to run, handed over on
+  // the loop before the job's StartJob, so that the thread that reads the worker's reports can
+  // parse the job's log lines without a round trip to the loop. Must not block; may be ignored.
+  virtual void ExpectLogs(const std::string& training_job_name,
+                          const metrics::MetricParser& parser) {}
   // Whether this is a stand-in registered before its worker connects (a provisioner's link,
   // provisioner.h): the worker's own Hello takes its place. A connection's link is not.
   virtual bool Provisional() const { return false; }
@@ -100,6 +106,9 @@ class WorkerPool {
   // has parked messages is parked behind them, so a link's messages keep their order (a StopJob
   // never overtakes its StartJob).
   bool Send(const std::string& id, const v1::OrchestratorMessage& message, bool durable = true);
+  // WorkerLink::ExpectLogs on `id`'s link; a no-op when `id` is not connected.
+  void ExpectLogs(const std::string& id, const std::string& training_job_name,
+                  const metrics::MetricParser& parser);
   // Holds every Send from now until Release or Park (for the group commit: nothing goes out
   // before the state it follows from is durable). Release hands the held messages to their links
   // in order. Park is for a group whose commit failed: its StartJobs are parked, and with each

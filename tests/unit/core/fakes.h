@@ -59,6 +59,10 @@ class FakeWorkerLink final : public WorkerLink {
     sent.push_back(message);
   }
   void Drop() override { ++drops; }
+  void ExpectLogs(const std::string& training_job_name,
+                  const metrics::MetricParser& parser) override {
+    expected.push_back({training_job_name, parser, sent.size()});
+  }
   bool Provisional() const override { return provisional; }
   std::vector<v1::StartJob> Starts() const {
     std::vector<v1::StartJob> out;
@@ -74,7 +78,14 @@ class FakeWorkerLink final : public WorkerLink {
     }
     return out;
   }
+  // An ExpectLogs call: the job, its parser, and how many messages had been sent before it.
+  struct Expected {
+    std::string training_job_name;
+    metrics::MetricParser parser;
+    size_t sent_before;
+  };
   std::vector<v1::OrchestratorMessage> sent;
+  std::vector<Expected> expected;
   std::function<void(const v1::OrchestratorMessage&)> on_send;  // runs at each Send when set
   int drops = 0;                                                // Drop() calls
   bool provisional = false;                                     // a provisioner's stand-in link

@@ -64,6 +64,38 @@ TEST_F(OrchestratorTest, RandomJobHonoursParallelismBudgetAndCounters) {
   EXPECT_EQ(job->tuning_job_arn(), d.hyper_parameter_tuning_job_arn());
 }
 
+TEST_F(OrchestratorTest, JobsWithTheSameMetricDefinitionsShareOneParserHandedOverBeforeTheirStart) {
+  ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
+  auto link = Connect(8);
+  const auto starts = link->Starts();
+  ASSERT_EQ(starts.size(), 2u);
+  ASSERT_EQ(link->expected.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& expected = link->expected[i];
+    EXPECT_EQ(expected.training_job_name, starts[i].training_job_name());
+    // Handed over before the job's StartJob went out: the worker's first log line finds it.
+    ASSERT_LT(expected.sent_before, link->sent.size());
+    EXPECT_EQ(link->sent[expected.sent_before].start().training_job_name(),
+              starts[i].training_job_name());
+    auto parser = orch_->MetricParserOf(starts[i].training_job_name());
+    ASSERT_TRUE(parser.has_value());
+    EXPECT_TRUE(expected.parser.SameAs(*parser));
+  }
+  // One compilation for both trials of the tuning job.
+  EXPECT_TRUE(link->expected[0].parser.SameAs(link->expected[1].parser));
+  const auto values = link->expected[1].parser.Parse("epoch 1 val_loss=0.25");
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_EQ(values[0].name, "val:loss");
+  EXPECT_EQ(values[0].value, 0.25);
+
+  // Other definitions, another parser.
+  ASSERT_TRUE(orch_->CreateTrainingJob(SoloJob()).ok());
+  ASSERT_EQ(link->expected.size(), 3u);
+  EXPECT_EQ(link->expected[2].training_job_name, "solo");
+  EXPECT_FALSE(link->expected[2].parser.SameAs(link->expected[0].parser));
+  EXPECT_EQ(link->expected[2].parser.Parse("loss=2")[0].name, "loss");
+}
+
 TEST_F(OrchestratorTest, SameRandomSeedGivesSameHyperparameters) {
   ASSERT_TRUE(orch_->CreateTuningJob(TuningRequest()).ok());
   auto first = Connect(8)->Starts();
