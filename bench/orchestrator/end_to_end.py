@@ -2,7 +2,8 @@
 """End-to-end overhead per job-slot, as a user's integration test sees it (issue 38).
 
 One command (after a build):
-    /usr/bin/python3 bench/orchestrator/end_to_end.py [--jobs 200] [--parallel 2] [--poll-ms 50]
+    /usr/bin/python3 bench/orchestrator/end_to_end.py [--jobs 200] [--parallel 2] [--poll-ms 50] \
+        [--work-dir DIR]
 
 amtd runs on its own (build/bin/amtd on free ports, its local worker with --slots PARALLEL). A
 Random tuning job of JOBS trivial training jobs (the toy trainer, 1 epoch), PARALLEL at a time, is
@@ -38,6 +39,21 @@ def cpu_seconds(pid, children=False):
     fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = sum(int(v) for v in (fields[13:15] if children else fields[11:13]))
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def unjournaled_ext4(path):
+    """Whether `path` lies on an ext4 file system without a journal (no /proc/fs/jbd2 entry for
+    its device). Such an ext4 allocates no inode that was freed in the last 5 s (305 s while its
+    inode-table block is still dirty) and checks each one it passes over, so every file a run
+    creates costs more the more files earlier runs deleted in the last few minutes."""
+    dev = os.stat(path).st_dev
+    try:
+        name = pathlib.Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}").resolve().name
+    except OSError:
+        return False
+    if not pathlib.Path(f"/proc/fs/ext4/{name}").exists():
+        return False
+    return not any(pathlib.Path("/proc/fs/jbd2").glob(f"{name}-*"))
 
 
 def bare(trainer, jobs, parallel, work):
@@ -141,10 +157,17 @@ def main():
     p.add_argument("--poll-ms", type=float, default=50)
     p.add_argument("--bin", default=str(ROOT / "build" / "bin"))
     p.add_argument("--json", help="also write the results here")
+    p.add_argument("--work-dir", help="where the run's files go (amtd's data, the jobs' folders, "
+                   "the baseline's folders); default: the system's temporary directory")
     p.add_argument("--amtd-flag", action="append", default=[],
                    help="one more amtd flag (repeat; e.g. --amtd-flag=--sqlite-sync=normal)")
     a = p.parse_args()
-    work = pathlib.Path(tempfile.mkdtemp(prefix="amt-e2e-"))
+    work = pathlib.Path(tempfile.mkdtemp(prefix="amt-e2e-", dir=a.work_dir))
+    if unjournaled_ext4(work):
+        print(f"note: {work.parent} is on ext4 without a journal: back-to-back runs slow down "
+              "(inodes freed by earlier runs are skipped, one by one, for up to 5 minutes); "
+              "see bench/README.md, or pass --work-dir on a journaled file system",
+              file=sys.stderr)
     try:
         base = bare(os.path.join(a.bin, "amt-toy-trainer"), a.jobs, a.parallel, work / "bare")
         r = through_amtd(a, work)
