@@ -44,6 +44,10 @@ Orchestrator::Orchestrator(OrchestratorOptions options, store::Store& store, con
 // Every timer is a ScopedTimer in rt_ or state_: destroying them cancels it.
 Orchestrator::~Orchestrator() = default;
 
+void Orchestrator::FlushDeferred() {
+  if (state_.deferring()) WriteDeferredStarts();
+}
+
 // ---------------------------------------------------------------- lookups
 
 v1::TrainingJobRecord* Orchestrator::FindTraining(const std::string& name) {

@@ -123,6 +123,7 @@ class DaemonImpl final : public Daemon {
     if (loop_) {
       // The orchestrator cancels its timers on destruction: both go on the loop, in that order.
       loop_->Call([this] {
+        if (orchestrator_) orchestrator_->FlushDeferred();
         orchestrator_.reset();
         timers_.reset();
       });

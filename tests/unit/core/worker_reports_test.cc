@@ -131,6 +131,18 @@ TEST_F(WorkerReportsTest, AReplayedJobStartedAddsNoTransition) {
   EXPECT_EQ(after.secondary_status(), "Training");
 }
 
+TEST_F(WorkerReportsTest, AStartStillDeferredIsWrittenByAGracefulShutdown) {
+  Report(StartedReport(1));
+  EXPECT_FALSE(store_->GetTrainingJob("solo")->attempt_started());  // deferred, not yet written
+  orch_->FlushDeferred();  // what amtd's shutdown does before it destroys the orchestrator
+  const auto stored = *store_->GetTrainingJob("solo");
+  EXPECT_TRUE(stored.attempt_started());
+  EXPECT_EQ(stored.describe().secondary_status(), "Training");
+  EXPECT_THAT(Acks(), ElementsAre(1));
+  orch_->FlushDeferred();  // nothing left: no second write
+  EXPECT_THAT(Acks(), ElementsAre(1));
+}
+
 TEST_F(WorkerReportsTest, AReplayedExitOfAnEndedJobChangesNothing) {
   Report(StartedReport(1));
   timers_.Advance(0.5);  // the deferred start is written (and acknowledged) on its own
