@@ -24,6 +24,7 @@ using internal::Fantasize;
 using internal::Normal;
 using internal::Penalty;
 using internal::Rows;
+using internal::TrustRegionSide;
 using internal::UniformIndex;
 using internal::UniformUnit;
 using internal::Vector;
@@ -135,6 +136,25 @@ Eigen::MatrixXd Candidates(const SpaceEncoder& encoder,
     candidates.row(i) = encoder.Snap(x);
   }
   return candidates;
+}
+
+// A point drawn from the trust region of side `side` around `center`: each numeric feature
+// uniform in [center - side / 2, center + side / 2], clamped to [0, 1], each categorical redrawn
+// with probability side / 2. Clamping puts the draws past a bound on it; cutting the region at
+// the bounds instead was measured no better (bench/README.md, "Strategies vs Optuna TPE").
+Eigen::VectorXd InTrustRegion(const SpaceEncoder& encoder, const Eigen::VectorXd& center,
+                              double side, std::mt19937_64& engine) {
+  Eigen::VectorXd x = center;
+  for (const SpaceEncoder::Block& b : encoder.blocks()) {
+    if (b.kind == SpaceEncoder::Kind::kCategorical) {
+      if (UniformUnit(engine) >= side / 2) continue;
+      x.segment(b.offset, b.width).setZero();
+      x[b.offset + static_cast<int>(UniformIndex(engine, static_cast<size_t>(b.width)))] = 1;
+    } else {
+      x[b.offset] = std::clamp(center[b.offset] + side * (UniformUnit(engine) - 0.5), 0.0, 1.0);
+    }
+  }
+  return encoder.Snap(x);
 }
 
 // The q-quantile (0..1) of `y` (not empty), interpolated between order statistics.
@@ -319,7 +339,25 @@ Assignment BayesianStrategy::Acquire(const Data& data, const Fit& fit,
   std::vector<const Eigen::VectorXd*> best;
   for (const auto& [value, x] : centers) best.push_back(x);
 
-  const Eigen::MatrixXd candidates = Candidates(encoder, best, gp.size(), engine);
+  Eigen::MatrixXd candidates = Candidates(encoder, best, gp.size(), engine);
+  if (penalize) {
+    // While trials run, the uniform half is redrawn from a trust region (TuRBO) whose side
+    // follows the run's successes and failures: alternately around the best result and around
+    // the best of the results and the running trials at their believed values (`best`'s
+    // first). With 4 workers (bayes_bench, 80 seeds) this found Styblinski-Tang's global
+    // basin in 58 runs instead of 41 and halved Hartmann-6's regret at 60 evaluations; the
+    // uniform half is drawn first so that the local candidates' draws stay those of a
+    // suggestion without running trials.
+    size_t incumbent = 0;
+    for (size_t i = 1; i < data.ok_y.size(); ++i) {
+      if (data.ok_y[i] < data.ok_y[incumbent]) incumbent = i;
+    }
+    const double side = TrustRegionSide(data.ok_y, design_.size(), encoder.params());
+    for (Eigen::Index i = 0; i < candidates.rows() / 2; ++i) {
+      const Eigen::VectorXd& center = i % 2 == 0 ? data.ok_x[incumbent] : *best.front();
+      candidates.row(i) = InTrustRegion(encoder, center, side, engine).transpose();
+    }
+  }
   if (penalize) {
     // L from the posterior-mean slopes at the candidates (conditioning on the fantasies left
     // the mean as it was). This costs about as much as scoring the candidates' means; only the

@@ -4,8 +4,9 @@
 //
 // The strategy's files: bayesian.cc (the design, Suggest, the data, the spread-out fallback),
 // bayesian_fit.cc (the kernel hyperparameter fit: its schedule, subsample and cache),
-// bayesian_pending.cc (running trials: fantasies and the local penalty), bayesian_acquisition.cc
-// (Expected Improvement over candidates, refined by L-BFGS, and the pick of a new point).
+// bayesian_pending.cc (running trials: fantasies, the local penalty and the trust region),
+// bayesian_acquisition.cc (Expected Improvement over candidates, refined by L-BFGS, and the pick of
+// a new point).
 #ifndef AMT_ORCHESTRATOR_SEARCH_BAYESIAN_INTERNAL_H_
 #define AMT_ORCHESTRATOR_SEARCH_BAYESIAN_INTERNAL_H_
 
@@ -100,6 +101,18 @@ struct Penalty {
 Eigen::VectorXd Fantasize(GaussianProcess& gp, const std::vector<Eigen::VectorXd>& pending_x,
                           double best_observed, int samples, std::mt19937_64& engine,
                           Eigen::VectorXd* believed);
+
+// The side, in feature units, of the trust region around the best result (TuRBO, Eriksson et
+// al. 2019) that half of the uniform candidates are drawn from while trials run. Replays
+// `results` (minimisation direction, in launch order) after the first `skip` (the design): the
+// side starts at kTrustRegionInitialSide, doubles (up to kTrustRegionMaxSide) after 3 successes
+// in a row, a success being a result below the best so far by more than 1e-3 of its magnitude,
+// halves after max(4, params) failures in a row, and starts again at the initial side once it
+// falls below kTrustRegionMinSide.
+inline constexpr double kTrustRegionInitialSide = 0.8;
+inline constexpr double kTrustRegionMaxSide = 1.6;
+inline constexpr double kTrustRegionMinSide = 1.0 / 128;
+double TrustRegionSide(const std::vector<double>& results, size_t skip, int params);
 
 }  // namespace internal
 }  // namespace amt::search

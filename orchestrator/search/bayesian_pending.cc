@@ -1,8 +1,11 @@
 // What BayesianStrategy makes of running trials: fantasies of their outcomes (the kriging
-// believer, or joint posterior samples) and the local penalty around them (bayesian_internal.h).
+// believer, or joint posterior samples), the local penalty around them and the trust region
+// that part of the candidates come from while they run (bayesian_internal.h).
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 
 #include "orchestrator/search/bayesian_internal.h"
 
@@ -76,6 +79,36 @@ Eigen::VectorXd Fantasize(GaussianProcess& gp, const std::vector<Eigen::VectorXd
   }
   gp.Condition(pending, fantasies);
   return fantasies.colwise().minCoeff().transpose().cwiseMin(best_observed);
+}
+
+double TrustRegionSide(const std::vector<double>& results, size_t skip, int params) {
+  const int failure_limit = std::max(4, params);
+  double side = kTrustRegionInitialSide;
+  int successes = 0;
+  int failures = 0;
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i >= skip && std::isfinite(best)) {
+      if (results[i] < best - 1e-3 * std::abs(best)) {
+        ++successes;
+        failures = 0;
+      } else {
+        ++failures;
+        successes = 0;
+      }
+      if (successes == 3) {
+        side = std::min(kTrustRegionMaxSide, 2 * side);
+        successes = 0;
+      }
+      if (failures == failure_limit) {
+        side /= 2;
+        failures = 0;
+      }
+      if (side < kTrustRegionMinSide) side = kTrustRegionInitialSide;
+    }
+    best = std::min(best, results[i]);
+  }
+  return side;
 }
 
 }  // namespace amt::search::internal
