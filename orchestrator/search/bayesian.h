@@ -16,7 +16,11 @@
 //   result becomes the incumbent, so parallel suggestions spread out instead of piling onto one
 //   point (BayesianOptions::fantasy_samples averages over sampled outcomes instead). Running
 //   trials, at their believed values, rank with the results for the centres of the local
-//   candidates, so the next suggestion can step on from where the batch is heading. The
+//   candidates, so the next suggestion can step on from where the batch is heading, and the
+//   candidates that are otherwise uniform over the space come from a trust region (TuRBO): a
+//   box around the best result (for every other candidate, around the best of the results and
+//   the running trials at their believed values) whose side grows after successes and shrinks
+//   after failures (bench/README.md, "Trust region while trials run"). The
 //   acquisition is also penalised around each running trial (local penalisation, Gonzalez et
 //   al. 2016): by the probability that a point lies outside the ball the trial's outcome is
 //   expected to rule out, given an estimated Lipschitz constant of the objective.
