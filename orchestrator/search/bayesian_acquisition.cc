@@ -157,6 +157,28 @@ Eigen::VectorXd InTrustRegion(const SpaceEncoder& encoder, const Eigen::VectorXd
   return encoder.Snap(x);
 }
 
+// While trials run, the uniform half of `candidates` (its first rows) is redrawn from a trust
+// region (TuRBO) whose side follows the run's successes and failures (TrustRegionSide, the
+// results `ok_y` after the `design` first): alternately around the best result and around
+// `believed_best`, the best of the results and the running trials at their believed values.
+// With 4 workers (bayes_bench, seeds 0-79) Styblinski-Tang's parallel runs found its global
+// basin in 58 of 80 runs instead of 41 (sequential: 49), and Hartmann-6's median regret at 60
+// evaluations went from 3.1 to 1.6 times the sequential one. The uniform half is drawn first so
+// that the local candidates' draws stay those of a suggestion without running trials.
+void TrustRegionHalf(const SpaceEncoder& encoder, const std::vector<Eigen::VectorXd>& ok_x,
+                     const std::vector<double>& ok_y, const Eigen::VectorXd& believed_best,
+                     size_t design, std::mt19937_64& engine, Eigen::MatrixXd* candidates) {
+  size_t incumbent = 0;
+  for (size_t i = 1; i < ok_y.size(); ++i) {
+    if (ok_y[i] < ok_y[incumbent]) incumbent = i;
+  }
+  const double side = TrustRegionSide(ok_y, design, encoder.params());
+  for (Eigen::Index i = 0; i < candidates->rows() / 2; ++i) {
+    const Eigen::VectorXd& center = i % 2 == 0 ? ok_x[incumbent] : believed_best;
+    candidates->row(i) = InTrustRegion(encoder, center, side, engine).transpose();
+  }
+}
+
 // The q-quantile (0..1) of `y` (not empty), interpolated between order statistics.
 double Quantile(const Eigen::VectorXd& y, double q) {
   std::vector<double> sorted(y.data(), y.data() + y.size());
@@ -341,25 +363,8 @@ Assignment BayesianStrategy::Acquire(const Data& data, const Fit& fit,
 
   Eigen::MatrixXd candidates = Candidates(encoder, best, gp.size(), engine);
   if (penalize) {
-    // While trials run, the uniform half is redrawn from a trust region (TuRBO) whose side
-    // follows the run's successes and failures: alternately around the best result and around
-    // the best of the results and the running trials at their believed values (`best`'s
-    // first). With 4 workers (bayes_bench, seeds 0-79) Styblinski-Tang's parallel runs found
-    // its global basin in 58 of 80 runs instead of 41 (sequential: 49), and Hartmann-6's
-    // median regret at 60 evaluations went from 3.1 to 1.6 times the sequential one. The
-    // uniform half is drawn first so that the local candidates' draws stay those of a
-    // suggestion without running trials.
-    size_t incumbent = 0;
-    for (size_t i = 1; i < data.ok_y.size(); ++i) {
-      if (data.ok_y[i] < data.ok_y[incumbent]) incumbent = i;
-    }
-    const double side = TrustRegionSide(data.ok_y, design_.size(), encoder.params());
-    for (Eigen::Index i = 0; i < candidates.rows() / 2; ++i) {
-      const Eigen::VectorXd& center = i % 2 == 0 ? data.ok_x[incumbent] : *best.front();
-      candidates.row(i) = InTrustRegion(encoder, center, side, engine).transpose();
-    }
-  }
-  if (penalize) {
+    TrustRegionHalf(encoder, data.ok_x, data.ok_y, *best.front(), design_.size(), engine,
+                    &candidates);
     // L from the posterior-mean slopes at the candidates (conditioning on the fantasies left
     // the mean as it was). This costs about as much as scoring the candidates' means; only the
     // uniform half instead made Hartmann-6 worse with 4 workers.
