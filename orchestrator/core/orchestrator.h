@@ -118,13 +118,13 @@ class Orchestrator {
   Orchestrator(OrchestratorOptions options, store::Store& store, const Clock& clock, Timers& timers,
                Provisioner* provisioner = nullptr);
   ~Orchestrator();
+  Orchestrator(const Orchestrator&) = delete;
+  Orchestrator& operator=(const Orchestrator&) = delete;
 
   // Writes a job's start that still waits for a commit (DurableState::Defer) now. amtd's graceful
   // shutdown calls it before it destroys the orchestrator, so that the store says what amtd knew
   // (the job started); after a crash the worker's replay of the start does that instead.
   void FlushDeferred();
-  Orchestrator(const Orchestrator&) = delete;
-  Orchestrator& operator=(const Orchestrator&) = delete;
 
   // Loads every job from the store and carries on: unfinished tuning jobs continue, jobs that were
   // running wait for their worker to reconnect (see worker_lost_timeout_seconds).

@@ -41,7 +41,8 @@ struct TuningRuntime {
 // instead of once per job; at most this many distinct sets are kept.
 inline constexpr size_t kMaxSharedParsers = 64;
 
-// Jobs and tuning jobs by lower-cased name; parsers by their definitions (MetricParserKey).
+// Jobs and tuning jobs by lower-cased name; parsers by their definitions'
+// bytes (Orchestrator::SharedParser).
 struct Runtimes {
   std::map<std::string, JobRuntime> jobs;
   std::map<std::string, TuningRuntime> tunings;
