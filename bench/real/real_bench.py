@@ -176,6 +176,41 @@ def run_ours(a, runs):
     return out
 
 
+def api_float(text):
+    """`text`'s number as boto3 reads it from amtd: the API's objective is a 32-bit float, which
+    protobuf's JSON prints with 6 significant digits when they read back the same, else 9."""
+    import numpy
+    value = numpy.float32(float(text))
+    short = "%.6g" % value
+    return float(short if numpy.float32(float(short)) == value else "%.9g" % value)
+
+
+def run_direct(job):
+    """(key, [(params, loss, None)]) for one of amtd's strategies (not Hyperband) driven by
+    strategy_loop (--direct): the same strategy, seeded by RandomSeed as amtd seeds it, on the
+    objective bench/real/train prints (`%.10g`), evaluated in this process. Checked: seeds 1-2 of
+    all four problems give amtd's 50 trials exactly."""
+    problem, strategy, seed, budget, binary, design, options = job
+    command = [binary, "--strategy", strategy, "--seed", str(seed),
+               "--ranges", json.dumps(ranges_json(problem, strategy))]
+    if design:
+        command += ["--design", str(design)]
+    for option in options:
+        command += ["--option", option]
+    loop = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    trials = []
+    for _ in range(budget):
+        params = json.loads(loop.stdout.readline())
+        loss = "%.10g" % problems.evaluate(problem, params)
+        loop.stdin.write(loss + "\n")
+        loop.stdin.flush()
+        trials.append((params, api_float(loss), None))
+    loop.stdin.close()
+    if loop.wait() != 0:
+        sys.exit("[real] strategy_loop failed")
+    return (problem, strategy, seed), trials
+
+
 # --- Optuna ---------------------------------------------------------------------------------------
 
 def run_optuna(job):
@@ -357,6 +392,14 @@ def main():
                         "stopped trial trains on for ten or more epochs before SIGTERM lands)")
     parser.add_argument("--slots", type=int, default=2, help="amtd's local worker's slots")
     parser.add_argument("--out", help="write every trial and the table as JSON")
+    parser.add_argument("--direct", action="store_true",
+                        help="run Bayesian and Random through strategy_loop (in --bin) instead of "
+                        "amtd: the same trials as amtd's (the objective is what amtd parses), "
+                        "without a process per trial")
+    parser.add_argument("--design", type=int, default=0,
+                        help="with --direct: BayesianOptions::initial_design_size (0: default)")
+    parser.add_argument("--option", action="append", default=[],
+                        help="with --direct: a BayesianOptions knob name=value (repeatable)")
     a = parser.parse_args()
     a.budgets = sorted(int(b) for b in a.budgets.split(","))
     a.problems = a.problems.split(",")
@@ -372,6 +415,17 @@ def main():
     wanted = [(p, s, seed) for p in a.problems for s in a.strategies for seed in seeds
               if runs_problem(s, p) and (p, s, seed) not in results]
     ours = [run for run in wanted if run[1] in OURS]
+    if a.direct:
+        direct = [run for run in ours if run[1] != "Hyperband"]
+        ours = [run for run in ours if run[1] == "Hyperband"]
+        binary = os.path.join(a.bin, "strategy_loop")
+        t = time.monotonic()
+        with multiprocessing.Pool(a.slots) as pool:
+            for key, trials in pool.imap_unordered(
+                    run_direct, [run + (budget, binary, a.design, a.option) for run in direct]):
+                results[key] = trials
+        print("[real] direct: %d runs in %.0f s" % (len(direct), time.monotonic() - t),
+              flush=True)
     if ours:
         results.update(run_ours(a, ours))
         print("[real] amtd: %d runs in %.0f s" % (len(ours), time.monotonic() - start),

@@ -1,0 +1,136 @@
+// strategy_loop: one of amtd's strategies driven directly, without amtd, for bench/real's
+// `real_bench.py --direct`. The parent process (real_bench.py) evaluates the trials in-process,
+// so a run costs the trainings only, not a process per trial and its imports.
+//
+//   strategy_loop --strategy Bayesian --seed 3 --ranges '{"ContinuousParameterRanges": [...]}'
+//                 [--design N] [--option name=value ...]
+//
+// The loop is sequential, like real_bench.py's tuning jobs (MaxParallelTrainingJobs 1): it
+// prints the hyperparameters of the next trial as one JSON object per line on stdout, reads the
+// trial's objective (minimised; "nan" for a failed trial) as one line on stdin, and goes on until
+// stdin closes. The strategy is created as amtd creates it (search::MakeStrategy with the
+// tuning job's RandomSeed), so with the objectives amtd parses (`%.10g`, as bench/real/train
+// prints them) the trials are the same as amtd's. --design and --option set BayesianOptions for
+// measuring variants; amtd uses the defaults.
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "amt/v1/tuning.pb.h"
+#include "common/json.h"
+#include "nlohmann/json.hpp"
+#include "orchestrator/search/bayesian.h"
+#include "orchestrator/search/search_space.h"
+#include "orchestrator/search/strategy.h"
+
+namespace amt::bench {
+namespace {
+
+struct Flags {
+  std::string strategy = "Bayesian";
+  uint64_t seed = 0;
+  std::string ranges;
+  search::BayesianOptions options;
+  bool custom = false;  // --design or --option given: BayesianStrategy::Create with options
+};
+
+bool SetOption(const std::string& assignment, search::BayesianOptions* options) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos) return false;
+  const std::string name = assignment.substr(0, eq);
+  const double value = std::stod(assignment.substr(eq + 1));
+  if (name == "prior_mean_quantile") {
+    options->prior_mean_quantile = value;
+  } else if (name == "avoid_bad_bounds") {
+    options->avoid_bad_bounds = value != 0;
+  } else if (name == "learn_auto_scaling") {
+    options->learn_auto_scaling = value != 0;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool ParseFlags(int argc, char** argv, Flags* flags) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) {
+      std::cerr << "strategy_loop: " << arg << " needs a value\n";
+      return false;
+    }
+    const std::string value = argv[++i];
+    if (arg == "--strategy") {
+      flags->strategy = value;
+    } else if (arg == "--seed") {
+      flags->seed = std::stoull(value);
+    } else if (arg == "--ranges") {
+      flags->ranges = value;
+    } else if (arg == "--design") {
+      flags->options.initial_design_size = std::stoi(value);
+      flags->custom = true;
+    } else if (arg == "--option") {
+      if (!SetOption(value, &flags->options)) {
+        std::cerr << "strategy_loop: unknown option " << value << "\n";
+        return false;
+      }
+      flags->custom = true;
+    } else {
+      std::cerr << "strategy_loop: unknown flag " << arg << "\n";
+      return false;
+    }
+  }
+  return !flags->ranges.empty();
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, &flags)) {
+    std::cerr << "usage: strategy_loop --strategy NAME --seed N --ranges JSON [--design N] "
+                 "[--option name=value]\n";
+    return 2;
+  }
+  v1::ParameterRanges ranges;
+  if (absl::Status s = JsonToProto(flags.ranges, &ranges); !s.ok()) {
+    std::cerr << "strategy_loop: --ranges: " << s.message() << "\n";
+    return 2;
+  }
+  auto space = search::SearchSpace::FromProto(ranges);
+  if (!space.ok()) {
+    std::cerr << "strategy_loop: " << space.status().message() << "\n";
+    return 2;
+  }
+  auto strategy =
+      flags.custom && flags.strategy == "Bayesian"
+          ? search::BayesianStrategy::Create(std::move(*space), flags.seed, flags.options)
+          : search::MakeStrategy(flags.strategy, std::move(*space), flags.seed);
+  if (!strategy.ok()) {
+    std::cerr << "strategy_loop: " << strategy.status().message() << "\n";
+    return 2;
+  }
+  search::History history;
+  for (int64_t index = 0;; ++index) {
+    auto params = (*strategy)->Suggest(history, index);
+    if (!params.ok()) {
+      std::cerr << "strategy_loop: " << params.status().message() << "\n";
+      return 1;
+    }
+    std::cout << nlohmann::json(*params).dump() << std::endl;
+    std::string line;
+    if (!std::getline(std::cin, line)) return 0;
+    const double objective = std::stod(line);
+    search::Trial trial{*params, search::TrialState::kSucceeded, objective};
+    if (std::isnan(objective)) {
+      trial.state = search::TrialState::kFailed;
+      trial.objective = std::nullopt;
+    }
+    history.trials.push_back(std::move(trial));
+  }
+}
+
+}  // namespace
+}  // namespace amt::bench
+
+int main(int argc, char** argv) { return amt::bench::Main(argc, argv); }
