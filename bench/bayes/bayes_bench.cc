@@ -130,10 +130,13 @@ struct Job {
   int seed;
 };
 
-// The objective values of trials 0..budget-1 in launch order.
+// The objective values of trials 0..budget-1 in launch order, of a tuning job whose
+// MaxNumberOfTrainingJobs is `budget` (the Bayesian strategy sizes its start by it; at 100 it is
+// the size without a budget).
 std::vector<double> RunJob(const Job& job, int budget) {
   std::unique_ptr<Strategy> strategy =
-      search::MakeStrategy(job.strategy, job.function->space, static_cast<uint64_t>(job.seed))
+      search::MakeStrategy(job.strategy, job.function->space, static_cast<uint64_t>(job.seed), {},
+                           budget)
           .value();
   History history;
   std::vector<double> values;

@@ -16,8 +16,10 @@ prints the validation loss after each; num_round leaves the ranges). A stopped t
 its last report (SageMaker's final objective of a stopped job). Epochs are counted from each
 job's log through amtd's Logs API, and from Optuna's reports.
 
-One run of the largest budget per (problem, strategy, seed): no strategy here looks at the
-budget, so its first 20 trials are what a 20-trial tuning job would run. Reported per problem and
+One run of the largest budget per (problem, strategy, seed), whose first 20 trials are what a
+20-trial tuning job would run, except for the strategies that size their search by the budget
+(BUDGET_AWARE: Bayesian's space-filling start is at most a quarter of MaxNumberOfTrainingJobs),
+which also run each smaller budget, as "Bayesian@20" in --out files. Reported per problem and
 budget: the median and 80th percentile over seeds of the best validation loss, and whether
 Bayesian is below TPE beyond seed noise (a one-sided Mann-Whitney U test over the seeds, p <
 0.05); over all trials of a strategy: repeated points, trials with a continuous hyperparameter on
@@ -52,6 +54,22 @@ OPTUNA = ("TPE", "OptunaRandom", "TPE+HB", "OptunaRandom+HB")
 # resource (problems.HYPERBAND_RANGES, MaxResource problems.HYPERBAND_MAX_EPOCHS), and are
 # compared among themselves, on best loss and on epochs (one epoch = ROUNDS_PER_EPOCH rounds).
 EARLY_STOPPING = ("Hyperband", "TPE+HB", "OptunaRandom+HB")
+# Strategies whose trials depend on MaxNumberOfTrainingJobs: a run per budget.
+BUDGET_AWARE = ("Bayesian",)
+
+
+def run_name(strategy, budget, a):
+    """The results key's strategy for `strategy` at `budget`: "Bayesian@20" for a budget-aware
+    strategy's smaller budgets, else the strategy (its largest-budget run, cut to `budget`)."""
+    if strategy in BUDGET_AWARE and budget < max(a.budgets):
+        return "%s@%d" % (strategy, budget)
+    return strategy
+
+
+def split_name(name, a):
+    """(strategy, budget) of a run_name()."""
+    strategy, _, budget = name.partition("@")
+    return strategy, int(budget) if budget else max(a.budgets)
 
 
 def runs_problem(strategy, problem):
@@ -130,15 +148,15 @@ def run_ours(a, runs):
     strategies; epochs is None where a trial always trains to the end."""
     import boto3
     import amt_local
-    budget = max(a.budgets)
     out = {}
     with amt_local.Amtd(a.bin, slots=a.slots, quiet=True, prefix="amt-real-") as amtd:
         sm = boto3.client("sagemaker", **amtd.boto3_kwargs())
         logs = boto3.client("logs", **amtd.boto3_kwargs())
         names = {}
-        for i, (problem, strategy, seed) in enumerate(runs):
-            name = "real-%d-%s-%d" % (i, strategy.lower(), seed)  # 32 characters at most
-            names[name] = (problem, strategy, seed)
+        for i, (problem, run, seed) in enumerate(runs):
+            strategy, budget = split_name(run, a)
+            name = "real-%d-%s-%d" % (i, run.lower().replace("@", "-"), seed)  # <= 32 characters
+            names[name] = (problem, run, seed)
             # The amt CLI: Debian's botocore (1.29) predates RandomSeed.
             path = os.path.join(amtd.work, name + ".json")
             with open(path, "w") as f:
@@ -190,8 +208,8 @@ def run_direct(job):
     strategy_loop (--direct): the same strategy, seeded by RandomSeed as amtd seeds it, on the
     objective bench/real/train prints (`%.10g`), evaluated in this process. Checked: seeds 1-2 of
     all four problems give amtd's 50 trials exactly."""
-    problem, strategy, seed, budget, binary, design, options = job
-    command = [binary, "--strategy", strategy, "--seed", str(seed),
+    problem, run, seed, strategy, budget, binary, design, options = job
+    command = [binary, "--strategy", strategy, "--seed", str(seed), "--max-trials", str(budget),
                "--ranges", json.dumps(ranges_json(problem, strategy))]
     if design:
         command += ["--design", str(design)]
@@ -208,7 +226,7 @@ def run_direct(job):
     loop.stdin.close()
     if loop.wait() != 0:
         sys.exit("[real] strategy_loop failed")
-    return (problem, strategy, seed), trials
+    return (problem, run, seed), trials
 
 
 # --- Optuna ---------------------------------------------------------------------------------------
@@ -307,7 +325,7 @@ def summarize(results, a):
             for strategy in a.strategies:
                 if not runs_problem(strategy, problem):
                     continue
-                runs = [results[(problem, strategy, seed)][:budget]
+                runs = [results[(problem, run_name(strategy, budget, a), seed)][:budget]
                         for seed in range(1, a.seeds + 1)]
                 bests = [min(loss for _, loss, _ in run) for run in runs]
                 row[strategy] = {"median": statistics.median(bests),
@@ -323,10 +341,11 @@ def summarize(results, a):
                         row[ours]["bests"], row[theirs]["bests"], alternative="less").pvalue
             table["%s@%d" % (problem, budget)] = row
     wasted = {}
-    for strategy in a.strategies:
+    for strategy in a.strategies + [run_name(s, b, a) for s in a.strategies
+                                    if s in BUDGET_AWARE for b in a.budgets[:-1]]:
         totals = [0, 0, 0, 0]
         for problem in a.problems:
-            if not runs_problem(strategy, problem):
+            if not runs_problem(split_name(strategy, a)[0], problem):
                 continue
             for seed in range(1, a.seeds + 1):
                 trials = results[(problem, strategy, seed)]
@@ -359,8 +378,7 @@ def print_table(table, wasted, a):
               a.seeds, problems.ROUNDS_PER_EPOCH, problems.HYPERBAND_MAX_EPOCHS))
     print("\n%-16s %8s %8s %9s %18s" % ("strategy", "trials", "repeats", "on bound",
                                         "bad-bound returns"))
-    for n in a.strategies:
-        w = wasted[n]
+    for n, w in wasted.items():
         print("%-16s %8d %8d %9d %18d" % (n, w["trials"], w["repeats"], w["on_bound"],
                                           w["bad_bound_returns"]))
 
@@ -412,9 +430,10 @@ def main():
     results = {}
     for path in a.merge:
         results.update(load_runs(path))
-    wanted = [(p, s, seed) for p in a.problems for s in a.strategies for seed in seeds
-              if runs_problem(s, p) and (p, s, seed) not in results]
-    ours = [run for run in wanted if run[1] in OURS]
+    names = list(dict.fromkeys(run_name(s, b, a) for s in a.strategies for b in a.budgets))
+    wanted = [(p, n, seed) for p in a.problems for n in names for seed in seeds
+              if runs_problem(split_name(n, a)[0], p) and (p, n, seed) not in results]
+    ours = [run for run in wanted if split_name(run[1], a)[0] in OURS]
     if a.direct:
         direct = [run for run in ours if run[1] != "Hyperband"]
         ours = [run for run in ours if run[1] == "Hyperband"]
@@ -422,7 +441,8 @@ def main():
         t = time.monotonic()
         with multiprocessing.Pool(a.slots) as pool:
             for key, trials in pool.imap_unordered(
-                    run_direct, [run + (budget, binary, a.design, a.option) for run in direct]):
+                    run_direct, [run + split_name(run[1], a) + (binary, a.design, a.option)
+                                 for run in direct]):
                 results[key] = trials
         print("[real] direct: %d runs in %.0f s" % (len(direct), time.monotonic() - t),
               flush=True)
@@ -444,7 +464,8 @@ def main():
         with open(a.out, "w") as f:
             json.dump({"table": table, "wasted": wasted,
                        "runs": [{"problem": k[0], "strategy": k[1], "seed": k[2], "trials": v}
-                                for k, v in results.items() if k[1] in a.strategies]},
+                                for k, v in results.items()
+                                if split_name(k[1], a)[0] in a.strategies]},
                       f, indent=1)
 
 

@@ -3,14 +3,15 @@
 // so a run costs the trainings only, not a process per trial and its imports.
 //
 //   strategy_loop --strategy Bayesian --seed 3 --ranges '{"ContinuousParameterRanges": [...]}'
-//                 [--design N] [--option name=value ...]
+//                 [--max-trials N] [--design N] [--option name=value ...]
 //
 // The loop is sequential, like real_bench.py's tuning jobs (MaxParallelTrainingJobs 1): it
 // prints the hyperparameters of the next trial as one JSON object per line on stdout, reads the
 // trial's objective (minimised; "nan" for a failed trial) as one line on stdin, and goes on until
 // stdin closes. The strategy is created as amtd creates it (search::MakeStrategy with the
-// tuning job's RandomSeed), so with the objectives amtd parses (`%.10g`, as bench/real/train
-// prints them) the trials are the same as amtd's. --design and --option set BayesianOptions for
+// tuning job's RandomSeed and, from --max-trials, its MaxNumberOfTrainingJobs), so with the
+// objectives amtd parses (`%.10g`, as bench/real/train prints them) the trials are the same as
+// amtd's. --design and --option set BayesianOptions for
 // measuring variants; amtd uses the defaults.
 #include <cmath>
 #include <iostream>
@@ -32,6 +33,7 @@ namespace {
 struct Flags {
   std::string strategy = "Bayesian";
   uint64_t seed = 0;
+  int64_t max_trials = 0;
   std::string ranges;
   search::BayesianOptions options;
   bool custom = false;  // --design or --option given: BayesianStrategy::Create with options
@@ -66,6 +68,8 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
       flags->strategy = value;
     } else if (arg == "--seed") {
       flags->seed = std::stoull(value);
+    } else if (arg == "--max-trials") {
+      flags->max_trials = std::stoll(value);
     } else if (arg == "--ranges") {
       flags->ranges = value;
     } else if (arg == "--design") {
@@ -88,8 +92,8 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
 int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, &flags)) {
-    std::cerr << "usage: strategy_loop --strategy NAME --seed N --ranges JSON [--design N] "
-                 "[--option name=value]\n";
+    std::cerr << "usage: strategy_loop --strategy NAME --seed N --ranges JSON [--max-trials N] "
+                 "[--design N] [--option name=value]\n";
     return 2;
   }
   v1::ParameterRanges ranges;
@@ -102,10 +106,12 @@ int Main(int argc, char** argv) {
     std::cerr << "strategy_loop: " << space.status().message() << "\n";
     return 2;
   }
+  flags.options.max_trials = flags.max_trials;
   auto strategy =
       flags.custom && flags.strategy == "Bayesian"
           ? search::BayesianStrategy::Create(std::move(*space), flags.seed, flags.options)
-          : search::MakeStrategy(flags.strategy, std::move(*space), flags.seed);
+          : search::MakeStrategy(flags.strategy, std::move(*space), flags.seed, {},
+                                 flags.max_trials);
   if (!strategy.ok()) {
     std::cerr << "strategy_loop: " << strategy.status().message() << "\n";
     return 2;

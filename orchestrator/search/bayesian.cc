@@ -98,8 +98,14 @@ BayesianStrategy::BayesianStrategy(SearchSpace space, uint64_t seed, BayesianOpt
   const SpaceEncoder encoder(space_);
   const int params = encoder.params();
   if (params == 0) return;
-  int size = options_.initial_design_size > 0 ? options_.initial_design_size
-                                              : std::max(5, std::min(10, params + 3));
+  int size = options_.initial_design_size;
+  if (size <= 0) {
+    size = std::max(5, std::min(10, params + 3));
+    if (options_.max_trials > 0) {
+      size = static_cast<int>(
+          std::min<int64_t>(size, std::max<int64_t>(2, (options_.max_trials + 3) / 4)));
+    }
+  }
   size_t usable_priors = 0;
   for (const PriorObservation& prior : options_.prior_observations) {
     usable_priors +=

@@ -11,7 +11,8 @@ namespace amt::search {
 
 absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, SearchSpace space,
                                                        uint64_t seed,
-                                                       std::vector<PriorObservation> prior) {
+                                                       std::vector<PriorObservation> prior,
+                                                       int64_t max_trials) {
   const std::string strategy(name);
   // Hyperband's search side is Random (spec §2: new configurations are "chosen randomly"); its
   // stopping side is stopping::EvaluateAsha. With the same seed both propose the same trials.
@@ -27,6 +28,7 @@ absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, Se
   if (strategy == "Bayesian") {
     BayesianOptions options;
     options.prior_observations = std::move(prior);
+    options.max_trials = max_trials;
     return BayesianStrategy::Create(std::move(space), seed, std::move(options));
   }
   return absl::InvalidArgumentError("Unknown strategy '" + strategy +

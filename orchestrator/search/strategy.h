@@ -68,11 +68,13 @@ class Strategy {
 // Errors: InvalidArgument when `space` fails SearchSpace::Validate(), when the strategy cannot
 // search it (Grid with integer or continuous ranges) or when `name` is not a SageMaker strategy;
 // "Random", "Grid", "Hyperband" (random configurations; stopping is amtd's) or "Bayesian".
-// `prior` (warm start) is what Bayesian learns from before its first trial; the others, which
-// learn nothing, ignore it.
+// `prior` (warm start) is what Bayesian learns from before its first trial, and `max_trials` (the
+// tuning job's MaxNumberOfTrainingJobs, 0 when unknown) sizes its space-filling start
+// (BayesianOptions::max_trials); the others, which learn nothing, ignore both.
 absl::StatusOr<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, SearchSpace space,
                                                        uint64_t seed,
-                                                       std::vector<PriorObservation> prior = {});
+                                                       std::vector<PriorObservation> prior = {},
+                                                       int64_t max_trials = 0);
 
 }  // namespace amt::search
 

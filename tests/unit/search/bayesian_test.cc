@@ -79,7 +79,7 @@ TEST(BayesianStrategy, MakeStrategyBuildsIt) {
   EXPECT_THAT((*strategy)->Suggest(History{}, 0), IsOk());
 }
 
-TEST(BayesianStrategy, DesignSizeFollowsTheParameterCountAndPriors) {
+TEST(BayesianStrategy, DesignSizeFollowsTheParameterCountTheBudgetAndPriors) {
   auto design_size = [](SearchSpace space, BayesianOptions options = {}) {
     auto strategy = BayesianStrategy::Create(std::move(space), 1, std::move(options)).value();
     return static_cast<BayesianStrategy*>(strategy.get())->initial_design_size();
@@ -90,6 +90,26 @@ TEST(BayesianStrategy, DesignSizeFollowsTheParameterCountAndPriors) {
     wide.continuous.push_back({"p" + std::to_string(i), 0, 1, Scaling::kLinear});
   }
   EXPECT_EQ(design_size(wide), 10);
+  // A known budget caps the design at a quarter of it (rounded up, at least 2): more of a small
+  // tuning job follows the model.
+  SearchSpace six;
+  for (int i = 0; i < 6; ++i) {
+    six.continuous.push_back({"p" + std::to_string(i), 0, 1, Scaling::kLinear});
+  }
+  auto with_budget = [](int64_t max_trials) {
+    BayesianOptions o;
+    o.max_trials = max_trials;
+    return o;
+  };
+  EXPECT_EQ(design_size(six), 9);
+  EXPECT_EQ(design_size(six, with_budget(20)), 5);
+  EXPECT_EQ(design_size(six, with_budget(21)), 6);
+  EXPECT_EQ(design_size(six, with_budget(50)), 9);
+  EXPECT_EQ(design_size(six, with_budget(4)), 2);
+  EXPECT_EQ(design_size(wide, with_budget(100)), 10);
+  BayesianOptions explicit_size = with_budget(20);
+  explicit_size.initial_design_size = 8;
+  EXPECT_EQ(design_size(six, explicit_size), 8);
   BayesianOptions options;
   options.initial_design_size = 3;
   options.prior_observations = {{{{"x", "0.5"}, {"y", "0.5"}}, 1.0}};

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "orchestrator/search/bayesian.h"
 #include "tests/support/status_matchers.h"
 
 namespace amt::search {
@@ -46,6 +47,21 @@ TEST(MakeStrategy, GivesBayesianThePriorObservations) {
   absl::StatusOr<Assignment> first = (*strategy)->Suggest(History{}, 0);
   ASSERT_THAT(first, IsOk());
   EXPECT_EQ(*first, (Assignment{{"booster", "dart"}, {"objective", "reg:gamma"}}));
+}
+
+TEST(MakeStrategy, GivesBayesianTheBudget) {
+  // Six parameters: a design of 9 trials, or a quarter of a 20-trial budget.
+  SearchSpace space;
+  for (int i = 0; i < 6; ++i) {
+    space.continuous.push_back({"p" + std::to_string(i), 0, 1, Scaling::kLinear});
+  }
+  auto design = [&](int64_t max_trials) {
+    std::unique_ptr<Strategy> strategy = MakeStrategy("Bayesian", space, 1, {}, max_trials).value();
+    return static_cast<BayesianStrategy*>(strategy.get())->initial_design_size();
+  };
+  EXPECT_EQ(design(0), 9);
+  EXPECT_EQ(design(20), 5);
+  EXPECT_EQ(design(100), 9);
 }
 
 TEST(MakeStrategy, CreatesGridWithCombinationCount) {
