@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""The protocol of bench/real/strategy_loop (real_bench.py --direct): one JSON object of
+hyperparameters per line, one objective per line back; the same seed gives the same trials; a
+failed trial ("nan") is not proposed again; bad flags exit 2.
+
+    strategy_loop_test.py PATH_TO_STRATEGY_LOOP
+"""
+import json
+import math
+import subprocess
+import sys
+import unittest
+
+BINARY = None
+RANGES = json.dumps({
+    "ContinuousParameterRanges": [
+        {"Name": "x", "MinValue": "0", "MaxValue": "1", "ScalingType": "Linear"}],
+    "IntegerParameterRanges": [
+        {"Name": "n", "MinValue": "1", "MaxValue": "20", "ScalingType": "Linear"}],
+})
+
+
+def bowl(params):
+    return (float(params["x"]) - 0.3) ** 2 + ((int(params["n"]) - 12) / 20.0) ** 2
+
+
+def run(trials, seed=5, objective=bowl, extra=()):
+    """The `trials` suggestions of one loop, each answered with objective(params)."""
+    loop = subprocess.Popen([BINARY, "--strategy", "Bayesian", "--seed", str(seed),
+                             "--max-trials", str(trials), "--ranges", RANGES, *extra],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    out = []
+    for _ in range(trials):
+        params = json.loads(loop.stdout.readline())
+        out.append(params)
+        loop.stdin.write("%.10g\n" % objective(params))
+        loop.stdin.flush()
+    loop.stdin.close()
+    return out, loop.wait()
+
+
+class StrategyLoopTest(unittest.TestCase):
+    def test_suggests_within_the_ranges_and_learns(self):
+        trials, code = run(16)
+        self.assertEqual(code, 0)
+        self.assertEqual(len(trials), 16)
+        for params in trials:
+            self.assertEqual(sorted(params), ["n", "x"])
+            self.assertTrue(0 <= float(params["x"]) <= 1)
+            self.assertTrue(1 <= int(params["n"]) <= 20)
+        # The design is 4 trials (a quarter of 16); the model's 12 get closer than all of them.
+        self.assertLess(min(bowl(p) for p in trials[4:]), min(bowl(p) for p in trials[:4]))
+
+    def test_the_same_seed_gives_the_same_trials(self):
+        self.assertEqual(run(8)[0], run(8)[0])
+        self.assertNotEqual(run(8)[0], run(8, seed=6)[0])
+
+    def test_a_failed_trial_is_not_proposed_again(self):
+        trials, code = run(10, objective=lambda p: math.nan)
+        self.assertEqual(code, 0)
+        self.assertEqual(len({json.dumps(p, sort_keys=True) for p in trials}), 10)
+
+    def test_bad_flags_exit_2(self):
+        for args in (["--seed", "1"], ["--ranges", RANGES, "--nope", "1"],
+                     ["--ranges", "{\"ContinuousParameterRanges\": 3}"],
+                     ["--ranges", RANGES, "--option", "unknown=1"]):
+            result = subprocess.run([BINARY, *args], capture_output=True, text=True)
+            self.assertEqual(result.returncode, 2, args)
+            self.assertIn("strategy_loop", result.stderr)
+
+
+if __name__ == "__main__":
+    BINARY = sys.argv.pop(1)
+    unittest.main()
