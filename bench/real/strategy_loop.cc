@@ -11,12 +11,13 @@
 // stdin closes. The strategy is created as amtd creates it (search::MakeStrategy with the
 // tuning job's RandomSeed and, from --max-trials, its MaxNumberOfTrainingJobs), so with the
 // objectives amtd parses (`%.10g`, as bench/real/train prints them) the trials are the same as
-// amtd's. --design and --option set BayesianOptions for
-// measuring variants; amtd uses the defaults.
+// amtd's. --design and --option set BayesianOptions for measuring variants; amtd uses the
+// defaults. Bad flags or values exit 2.
 #include <cmath>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -89,9 +90,19 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
   return !flags->ranges.empty();
 }
 
+// ParseFlags, with a number that std::sto* cannot read reported as a bad flag.
+bool ParseFlagsOrFail(int argc, char** argv, Flags* flags) {
+  try {
+    return ParseFlags(argc, argv, flags);
+  } catch (const std::logic_error& e) {  // std::invalid_argument, std::out_of_range
+    std::cerr << "strategy_loop: a number was expected (" << e.what() << ")\n";
+    return false;
+  }
+}
+
 int Main(int argc, char** argv) {
   Flags flags;
-  if (!ParseFlags(argc, argv, &flags)) {
+  if (!ParseFlagsOrFail(argc, argv, &flags)) {
     std::cerr << "usage: strategy_loop --strategy NAME --seed N --ranges JSON [--max-trials N] "
                  "[--design N] [--option name=value]\n";
     return 2;

@@ -63,7 +63,8 @@ class StrategyLoopTest(unittest.TestCase):
     def test_bad_flags_exit_2(self):
         for args in (["--seed", "1"], ["--ranges", RANGES, "--nope", "1"],
                      ["--ranges", "{\"ContinuousParameterRanges\": 3}"],
-                     ["--ranges", RANGES, "--option", "unknown=1"]):
+                     ["--ranges", RANGES, "--option", "unknown=1"],
+                     ["--ranges", RANGES, "--seed", "abc"]):
             result = subprocess.run([BINARY, *args], capture_output=True, text=True)
             self.assertEqual(result.returncode, 2, args)
             self.assertIn("strategy_loop", result.stderr)
