@@ -3,7 +3,8 @@
 // with 4 trials in parallel, and measures the Bayesian strategy's suggestion latency. Writes
 // JSON for bench/bayes/compare.py, which runs Optuna on the same problems and prints the table.
 //
-//   bayes_bench [--seeds 20] [--budget 100] [--threads 2] [--functions Branin,Mixed]
+//   bayes_bench [--seeds 20] [--first-seed 0] [--budget 100] [--threads 2] [--functions
+//   Branin,Mixed]
 //               [--strategies Bayesian,Random] [--modes sequential,parallel]
 //               [--latency-sizes 100,300,750] [--latency-steps 100] [--no-regret]
 //               [--no-latency] --out results.json
@@ -47,6 +48,7 @@ constexpr int kWorkers = 4;
 
 struct Flags {
   int seeds = 20;
+  int first_seed = 0;  // seeds first_seed .. first_seed + seeds - 1: other seed sets
   int budget = 100;
   int threads = 2;
   std::vector<std::string> functions;  // empty: all
@@ -81,6 +83,8 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
     };
     if (arg == "--seeds") {
       flags->seeds = std::stoi(value());
+    } else if (arg == "--first-seed") {
+      flags->first_seed = std::max(0, std::stoi(value()));
     } else if (arg == "--budget") {
       flags->budget = std::stoi(value());
     } else if (arg == "--threads") {
@@ -169,7 +173,9 @@ nlohmann::json RegretResults(const Flags& flags, const std::vector<TestFunction>
   for (const TestFunction& f : functions) {
     for (const std::string& strategy : flags.strategies) {
       for (const std::string& mode : flags.modes) {
-        for (int seed = 0; seed < flags.seeds; ++seed) jobs.push_back({&f, strategy, mode, seed});
+        for (int seed = flags.first_seed; seed < flags.first_seed + flags.seeds; ++seed) {
+          jobs.push_back({&f, strategy, mode, seed});
+        }
       }
     }
   }
@@ -272,6 +278,7 @@ int Main(int argc, char** argv) {
   }
   nlohmann::json out;
   out["seeds"] = flags.seeds;
+  out["first_seed"] = flags.first_seed;
   out["budget"] = flags.budget;
   out["workers"] = kWorkers;
   nlohmann::json defs = nlohmann::json::array();

@@ -9,6 +9,7 @@
 #include "orchestrator/core/listing.h"
 #include "orchestrator/core/orchestrator_runtime.h"
 #include "orchestrator/core/warm_start.h"
+#include "orchestrator/search/allocation.h"
 #include "orchestrator/search/random.h"
 #include "orchestrator/validation/definitions.h"
 
@@ -128,19 +129,25 @@ absl::Status Orchestrator::EnsureStrategy(const v1::TuningJobRecord& tuning) {
   const auto& d = tuning.describe();
   const std::string& strategy = d.hyper_parameter_tuning_job_config().strategy();
   std::vector<std::unique_ptr<search::Strategy>> strategies;
-  // The request's budget (0 when it sets none): the Bayesian strategy sizes its start by it.
+  // The request's budget (0 when it sets none): the Bayesian strategy sizes its start by it, each
+  // definition of a multi-algorithm job by its share of the budget (search/allocation.h).
   const int64_t max_trials =
       d.hyper_parameter_tuning_job_config().resource_limits().max_number_of_training_jobs();
-  for (int i = 0; i < validation::DefinitionCount(d); ++i) {
+  const int definitions = validation::DefinitionCount(d);
+  const auto allocation = search::ParseAllocation(tuning.multi_algorithm_allocation());
+  for (int i = 0; i < definitions; ++i) {
     auto space = search::SearchSpace::FromProto(validation::DefinitionAt(d, i).ranges);
     if (!space.ok()) return ValidationError(std::string(space.status().message()));
     // The first definition keeps the tuning job's seed (a single definition searches as before);
     // the others get seeds of their own. Warm start is for a single definition only.
     const uint64_t seed = i == 0 ? tuning.seed() : search::TrialSeed(tuning.seed(), -i);
+    const int64_t share =
+        search::TrialsOfDefinition(allocation.value_or(search::Allocation::kRoundRobin),
+                                   definitions, tuning.seed(), i, max_trials);
     ASSIGN_OR_RETURN(auto s, search::MakeStrategy(strategy, std::move(*space), seed,
                                                   i == 0 ? PriorObservations(tuning)
                                                          : std::vector<search::PriorObservation>{},
-                                                  max_trials));
+                                                  share));
     strategies.push_back(std::move(s));
   }
   rt.strategies = std::move(strategies);

@@ -62,4 +62,17 @@ std::optional<int> DefinitionOfTrial(Allocation allocation,
   return Deal(allocation, capacity, dealt, seed, index);
 }
 
+int64_t TrialsOfDefinition(Allocation allocation, int definitions, uint64_t seed, int definition,
+                           int64_t total) {
+  if (definition < 0 || definition >= definitions || total <= 0) return 0;
+  if (allocation == Allocation::kRoundRobin) {  // definitions 0, 1, ..., n-1, 0, 1, ...
+    return total / definitions + (definition < total % definitions ? 1 : 0);
+  }
+  int64_t dealt = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    if (static_cast<int>(DealSeed(seed, i) % definitions) == definition) ++dealt;
+  }
+  return dealt;
+}
+
 }  // namespace amt::search

@@ -36,6 +36,12 @@ std::optional<int> DefinitionOfTrial(Allocation allocation,
                                      const std::vector<std::optional<int64_t>>& capacity,
                                      uint64_t seed, int64_t index);
 
+// How many of trials 0..total-1 go to `definition` of `definitions` when no definition runs out
+// (every capacity nullopt, as for Bayesian and Random): a definition's share of a budget of
+// `total` trials. 0 when `definition` is not in [0, definitions) or `total` <= 0.
+int64_t TrialsOfDefinition(Allocation allocation, int definitions, uint64_t seed, int definition,
+                           int64_t total);
+
 }  // namespace amt::search
 
 #endif  // AMT_ORCHESTRATOR_SEARCH_ALLOCATION_H_

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -66,6 +67,27 @@ TEST(Allocation, ASingleDefinitionGetsEveryTrial) {
 TEST(Allocation, NoDefinitionOrANegativeIndexHasNone) {
   EXPECT_EQ(DefinitionOfTrial(Allocation::kRoundRobin, {}, kSeed, 0), std::nullopt);
   EXPECT_EQ(DefinitionOfTrial(Allocation::kRoundRobin, {std::nullopt}, kSeed, -1), std::nullopt);
+}
+
+// A definition's share is what DefinitionOfTrial deals it over the budget, under both rules.
+TEST(Allocation, TrialsOfDefinitionCountsTheDeals) {
+  const Capacity unbounded(3, std::nullopt);
+  for (const Allocation allocation : {Allocation::kRoundRobin, Allocation::kRandom}) {
+    const auto deals = Deals(allocation, unbounded, 20);
+    int64_t sum = 0;
+    for (int d = 0; d < 3; ++d) {
+      const int64_t expected = std::count(deals.begin(), deals.end(), std::optional<int>(d));
+      EXPECT_EQ(TrialsOfDefinition(allocation, 3, kSeed, d, 20), expected) << d;
+      sum += expected;
+    }
+    EXPECT_EQ(sum, 20);
+  }
+  EXPECT_EQ(TrialsOfDefinition(Allocation::kRoundRobin, 3, kSeed, 0, 20), 7);
+  EXPECT_EQ(TrialsOfDefinition(Allocation::kRoundRobin, 3, kSeed, 2, 20), 6);
+  EXPECT_EQ(TrialsOfDefinition(Allocation::kRoundRobin, 1, kSeed, 0, 20), 20);
+  EXPECT_EQ(TrialsOfDefinition(Allocation::kRoundRobin, 3, kSeed, 3, 20), 0);
+  EXPECT_EQ(TrialsOfDefinition(Allocation::kRandom, 3, kSeed, -1, 20), 0);
+  EXPECT_EQ(TrialsOfDefinition(Allocation::kRandom, 3, kSeed, 0, 0), 0);
 }
 
 }  // namespace
