@@ -56,8 +56,11 @@ FULL_PACKAGES=(
   # Docker (dockerd, its client, containerd, runc) and a static busybox: the container tests
   # start their own dockerd with private paths and build a FROM-scratch busybox training image
   # (tests/integration/containers_test.py). No daemon starts on install (no systemd). Podman
-  # (with runc and netavark): the same tests with --engine podman.
-  docker.io busybox-static podman
+  # (with runc and netavark): the same tests with --engine podman. netavark and aardvark-dns by
+  # name: without recommends, podman's network stack is CNI (containernetworking-plugins), whose
+  # networks have no DNS, and the two hosts of a job could not reach each other as algo-1 and
+  # algo-2 (tests/integration/containers_test.py, found on a fresh machine in session 29).
+  docker.io busybox-static podman netavark aardvark-dns
 )
 case "$profile" in
   demo) ;;
