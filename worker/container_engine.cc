@@ -105,6 +105,15 @@ absl::Status ContainerEngine::RemoveNetwork(const std::string& name) const {
   return absl::UnavailableError(name_ + " network rm " + name + ": " + ErrorText(*result));
 }
 
+absl::StatusOr<bool> ContainerEngine::NetworkResolvesNames(const std::string& name) const {
+  if (name_ != "podman") return true;
+  auto result = Run({"network", "inspect", "--format", "{{.DNSEnabled}}", name});
+  if (!result.ok()) return result.status();
+  const std::string said(absl::StripAsciiWhitespace(result->out));
+  if (result->exit_code == 0 && (said == "true" || said == "false")) return said == "true";
+  return absl::UnavailableError(name_ + " network inspect " + name + ": " + ErrorText(*result));
+}
+
 absl::StatusOr<int> ContainerEngine::RemoveLeftovers(const std::string& work_dir) const {
   auto listed = Run({"ps", "--all", "--quiet", "--no-trunc", "--filter",
                      std::string("label=") + kWorkDirLabel + "=" + work_dir});

@@ -51,6 +51,11 @@ class ContainerEngine {
                              const std::string& work_dir) const;
   // Removes the network; OK when there is none.
   absl::Status RemoveNetwork(const std::string& name) const;
+  // Whether containers on network `name` find each other by name (the engine's DNS on it).
+  // Docker's user-defined networks always have it: true without asking. Podman's have it on its
+  // netavark network stack with aardvark-dns, not on CNI (which Debian's podman gets without its
+  // recommended packages): `podman network inspect` says which. An error when it cannot tell.
+  absl::StatusOr<bool> NetworkResolvesNames(const std::string& name) const;
   // Removes every container, then every network, labelled kWorkDirLabel=`work_dir`; how many
   // containers there were.
   absl::StatusOr<int> RemoveLeftovers(const std::string& work_dir) const;

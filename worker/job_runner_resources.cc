@@ -146,6 +146,19 @@ absl::Status JobRunner::CreateJobNetwork() {
   RETURN_IF_ERROR(options_.containers->CreateNetwork(name, job_.container().network_isolation(),
                                                      options_.container.work_dir));
   job_network_ = name;
+  // On SageMaker a job's hosts always resolve each other's names, and SageMaker's training
+  // toolkit waits until they do: on a network without DNS the job would hang, so it fails now,
+  // saying what to install. When the engine cannot tell, the job runs.
+  if (absl::StatusOr<bool> resolves = options_.containers->NetworkResolvesNames(name);
+      resolves.ok() && !*resolves) {
+    RemoveJobNetwork();
+    return absl::FailedPreconditionError(
+        options_.containers->name() + "'s network " + name +
+        " has no DNS, so the job's hosts could not find each other as algo-1, algo-2, ...: "
+        "Podman gives its networks DNS on its netavark network stack with aardvark-dns, not on "
+        "CNI (Debian: apt-get install netavark aardvark-dns, and network_backend = \"netavark\" "
+        "in containers.conf)");
+  }
   return absl::OkStatus();
 }
 

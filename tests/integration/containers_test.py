@@ -215,6 +215,25 @@ class ContainersTest(unittest.TestCase):
         self.assertIn("algo-1 heard: hello from algo-2", lines)
         self.assertIn("model dir: /opt/ml/model, job: ct-pair, host: algo-2", lines)
 
+    def test_hosts_on_a_network_without_dns_fail_the_job_saying_what_to_install(self):
+        if ARGS.engine != "podman":
+            self.skipTest("Docker's user-defined networks always have DNS")
+        # Podman on CNI: its networks have no DNS, so algo-1 and algo-2 could not find each other.
+        self.dockerd.set_network_backend("cni")
+        try:
+            self.training_job("ct-nodns", mode="pair", ResourceConfig={
+                "InstanceType": "ml.m5.4xlarge", "InstanceCount": 2, "VolumeSizeInGB": 10})
+            job = self.wait_for_job("ct-nodns")
+            left = self.dockerd.docker("network", "ls", "--quiet", "--filter",
+                                       "label=amt-local.work-dir")
+        finally:
+            self.dockerd.set_network_backend("netavark")
+        self.assertEqual(job["TrainingJobStatus"], "Failed")
+        self.assertIn("podman's network amt-ct-nodns-1 has no DNS, so the job's hosts could not "
+                      "find each other as algo-1, algo-2", job["FailureReason"])
+        self.assertIn("apt-get install netavark aardvark-dns", job["FailureReason"])
+        self.assertEqual(left, "", "the job's network was left behind")
+
     def test_script_mode_finds_the_jobs_code_in_opt_ml_code(self):
         # What a framework estimator of the SDK uploads: sourcedir.tar.gz with the entry point,
         # named by sagemaker_submit_directory (JSON-encoded, as the SDK writes hyperparameters).

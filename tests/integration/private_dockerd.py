@@ -77,30 +77,40 @@ class Podman:
     containers.conf sets what this machine needs: runc, cgroupfs (no systemd), events to a file
     (no journald), and the containers' file and process limits (podman's default, 1048576 each,
     is above what runc may set here: "error setting rlimits"), taken from this process's
-    file limit and 4096 processes."""
+    file limit and 4096 processes. Its network stack is netavark (with aardvark-dns, the DNS by
+    which a job's hosts find each other), named rather than left to podman, which takes CNI when
+    netavark is missing; set_network_backend("cni") gives the stack without DNS."""
 
     engine = "podman"
 
     def __init__(self, root):
         self.root = root
         self.host = None
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        files = "%d:%d" % (soft, hard) if hard != resource.RLIM_INFINITY else "65536:65536"
         with open(os.path.join(root, "storage.conf"), "w") as f:
             f.write('[storage]\ndriver = "vfs"\ngraphroot = "%s"\nrunroot = "%s"\n' % (
                 os.path.join(root, "storage"), os.path.join(root, "run")))
-        with open(os.path.join(root, "containers.conf"), "w") as f:
-            f.write('[containers]\ndefault_ulimits = ["nofile=%s", "nproc=4096:4096"]\n'
-                    '[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\n'
-                    'events_logger = "file"\nevents_logfile_path = "%s"\ntmp_dir = "%s"\n'
-                    'volume_path = "%s"\n[network]\nnetwork_config_dir = "%s"\n' % (
-                        files, os.path.join(root, "events.log"), os.path.join(root, "tmp"),
-                        os.path.join(root, "volumes"), os.path.join(root, "networks")))
+        self.set_network_backend("netavark")
         self.conf = {"CONTAINERS_CONF": os.path.join(root, "containers.conf"),
                      "CONTAINERS_STORAGE_CONF": os.path.join(root, "storage.conf")}
         self.saved = {name: os.environ.get(name) for name in self.conf}
         os.environ.update(self.conf)
         self.docker("info", "--format", "{{.Host.OCIRuntime.Name}}")
+
+    def set_network_backend(self, backend):
+        """Writes containers.conf with `backend` ("netavark" or "cni"); each podman command reads
+        it, so the next network the worker creates has that stack."""
+        root = self.root
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        files = "%d:%d" % (soft, hard) if hard != resource.RLIM_INFINITY else "65536:65536"
+        with open(os.path.join(root, "containers.conf"), "w") as f:
+            f.write('[containers]\ndefault_ulimits = ["nofile=%s", "nproc=4096:4096"]\n'
+                    '[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\n'
+                    'events_logger = "file"\nevents_logfile_path = "%s"\ntmp_dir = "%s"\n'
+                    'volume_path = "%s"\n[network]\nnetwork_backend = "%s"\n'
+                    'network_config_dir = "%s"\n' % (
+                        files, os.path.join(root, "events.log"), os.path.join(root, "tmp"),
+                        os.path.join(root, "volumes"), backend,
+                        os.path.join(root, "networks-" + backend)))
 
     def docker(self, *args, check=True, env=None):
         result = subprocess.run(["podman"] + list(args), capture_output=True, text=True,

@@ -78,6 +78,25 @@ TEST(ContainerEngine, TellsAMissingImageFromAnEngineThatDoesNotAnswer) {
               StatusIs(absl::StatusCode::kUnavailable, HasSubstr("Cannot connect")));
 }
 
+// Podman says whether a network has DNS (netavark with aardvark-dns) or not (CNI); Docker's
+// user-defined networks always have it, so Docker is not asked.
+TEST(ContainerEngine, TellsWhetherANetworksContainersFindEachOtherByName) {
+  FakeEngineCommands commands;
+  const ContainerEngine podman("podman", "podman", commands);
+  EXPECT_EQ(ValueOf(podman.NetworkResolvesNames("net1")), true);
+  EXPECT_THAT(commands.commands().back(),
+              ElementsAre("podman", "network", "inspect", "--format", "{{.DNSEnabled}}", "net1"));
+  commands.SetNetworkDns(false);
+  EXPECT_EQ(ValueOf(podman.NetworkResolvesNames("net1")), false);
+  commands.SetDown(true);
+  EXPECT_THAT(podman.NetworkResolvesNames("net1").status(),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("network inspect net1")));
+  const size_t asked = commands.commands().size();
+  const ContainerEngine docker("docker", "docker", commands);
+  EXPECT_EQ(ValueOf(docker.NetworkResolvesNames("net1")), true);
+  EXPECT_EQ(commands.commands().size(), asked);
+}
+
 TEST(ContainerEngine, ReadsAnEndedContainersStateAndRemovesLeftoversByLabel) {
   FakeEngineCommands commands;
   commands.SetState("c1", "137 true");

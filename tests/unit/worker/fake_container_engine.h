@@ -1,7 +1,8 @@
 // FakeEngineCommands: answers a container engine's commands (container_engine.h) as a test says,
 // and records each one. The answers: an image the test added exists; `inspect` prints the state
-// the test set for a container; `ps` and `network ls` list the leftovers the test set; `kill`,
-// `rm` and `network create|rm` succeed. Thread-safe.
+// the test set for a container; `ps` and `network ls` list the leftovers the test set; `network
+// inspect` says whether networks have DNS as the test set (yes unless told); `kill`, `rm` and
+// `network create|rm` succeed. Thread-safe.
 #ifndef AMT_TESTS_UNIT_WORKER_FAKE_CONTAINER_ENGINE_H_
 #define AMT_TESTS_UNIT_WORKER_FAKE_CONTAINER_ENGINE_H_
 
@@ -36,6 +37,11 @@ class FakeEngineCommands final : public CommandRunner {
     std::lock_guard<std::mutex> lock(mu_);
     leftover_networks_ = std::move(ids);
   }
+  // `network inspect --format {{.DNSEnabled}}` prints this.
+  void SetNetworkDns(bool dns) {
+    std::lock_guard<std::mutex> lock(mu_);
+    network_dns_ = dns;
+  }
   void SetDown(bool down) {
     std::lock_guard<std::mutex> lock(mu_);
     down_ = down;
@@ -62,6 +68,9 @@ class FakeEngineCommands final : public CommandRunner {
     }
     if (verb == "ps") return CommandResult{0, leftovers_, ""};
     if (verb == "network" && argv.at(2) == "ls") return CommandResult{0, leftover_networks_, ""};
+    if (verb == "network" && argv.at(2) == "inspect") {
+      return CommandResult{0, network_dns_ ? "true\n" : "false\n", ""};
+    }
     return CommandResult{0, "", ""};  // kill, rm, network create, network rm
   }
 
@@ -71,6 +80,7 @@ class FakeEngineCommands final : public CommandRunner {
   std::map<std::string, std::string> states_;
   std::string leftovers_;
   std::string leftover_networks_;
+  bool network_dns_ = true;
   bool down_ = false;
   std::vector<std::vector<std::string>> commands_;
 };

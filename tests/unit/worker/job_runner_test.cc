@@ -938,6 +938,26 @@ TEST_F(ContainerJobRunnerTest, ScriptModeCodeThatIsNotThereFailsTheJobNamingIt) 
                 missing + ")");
 }
 
+// Two hosts on a Podman network without DNS could not find each other (and SageMaker's toolkit
+// would wait for them forever): the job fails at launch saying what to install, and the network
+// is removed.
+TEST_F(ContainerJobRunnerTest, HostsOnANetworkWithoutDnsFailTheJobSayingWhatToInstall) {
+  options_.containers = std::make_shared<ContainerEngine>("podman", client_, commands_);
+  commands_.AddImage("my-algo:1");
+  commands_.SetNetworkDns(false);
+  amt::v1::StartJob job = ImageJob();
+  job.set_instance_count(2);
+  const auto messages = RunToExit(job);
+  ASSERT_EQ(messages.size(), 1u);  // no container ran: no log
+  EXPECT_TRUE(messages.back().exited().launch_failed());
+  EXPECT_THAT(messages.back().exited().failure_reason(),
+              ::testing::AllOf(::testing::StartsWith("podman's network amt-job-1-2 has no DNS, so "
+                                                     "the job's hosts could not find each other "
+                                                     "as algo-1, algo-2"),
+                               ::testing::HasSubstr("apt-get install netavark aardvark-dns")));
+  EXPECT_THAT(commands_.commands().back(), ElementsAre(client_, "network", "rm", "amt-job-1-2"));
+}
+
 TEST_F(ContainerJobRunnerTest, FailsAnImageThatNeitherTheEngineNorACommandCanRun) {
   const auto messages = RunToExit(ImageJob());
   ASSERT_EQ(messages.size(), 1u);
