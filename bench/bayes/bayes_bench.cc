@@ -3,9 +3,9 @@
 // with 4 trials in parallel, and measures the Bayesian strategy's suggestion latency. Writes
 // JSON for bench/bayes/compare.py, which runs Optuna on the same problems and prints the table.
 //
-//   bayes_bench [--seeds 20] [--first-seed 0] [--budget 100] [--threads 2] [--functions
-//   Branin,Mixed]
-//               [--strategies Bayesian,Random] [--modes sequential,parallel]
+//   bayes_bench [--seeds 20] [--first-seed 0] [--budget 100] [--threads 2]
+//               [--functions Branin,Mixed] [--strategies Bayesian,Random]
+//               [--modes sequential,parallel]
 //               [--latency-sizes 100,300,750] [--latency-steps 100] [--no-regret]
 //               [--no-latency] --out results.json
 //
