@@ -227,14 +227,18 @@ void AddEarlyStoppingFlags(CLI::App& app, Flags& flags) {
                "Stopped); by default it ends by itself, Completed");
   using Asha = amt::stopping::AshaOptions;
   static const std::map<std::string, Asha::Allocation> brackets_by = {
-      {"round-robin", Asha::Allocation::kRoundRobin}, {"budget", Asha::Allocation::kByBudget}};
+      {"capped", Asha::Allocation::kCostCapped},
+      {"round-robin", Asha::Allocation::kRoundRobin},
+      {"budget", Asha::Allocation::kByBudget}};
   app.add_option("--hyperband-allocation",
                  flags.options.orchestrator.early_stopping.hyperband_allocation,
-                 "Hyperband: how jobs go to brackets: round-robin by launch index, or budget "
+                 "Hyperband: how jobs go to brackets: capped (round robin by launch index, "
+                 "tilted toward the earliest-deciding bracket just enough that a job costs no "
+                 "more epochs than under Hyperband's own shares), round-robin, or budget "
                  "(Hyperband's shares: most jobs to the brackets that decide early)")
       ->transform(CLI::CheckedTransformer(brackets_by).description(""))
-      ->type_name("round-robin|budget")
-      ->default_str("round-robin");
+      ->type_name("capped|round-robin|budget")
+      ->default_str("capped");
   static const std::map<std::string, Asha::FewAtRung> few = {
       {"best", Asha::FewAtRung::kBest}, {"continue", Asha::FewAtRung::kContinue}};
   app.add_option("--hyperband-few-at-rung",

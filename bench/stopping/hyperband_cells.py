@@ -4,10 +4,12 @@
 For each family and seed set, and each cell (MaxNumberOfTrainingJobs / MaxResource: 20/27, 50/27,
 20/81, 50/81), runs the C++ harness (stopping_bench) with the Hyperband knobs given and Optuna's
 HyperbandPruner on the same configurations and curves (stopping_bench.py's run_optuna), and prints
-one line per cell: median epochs, median regret and, as fractions of Off's epochs, the median
-epochs to reach Off's regret (within the cell's jobs, up to 400 at 50/81, the one-third target's
-cell); "ok" when Hyperband's epochs and regret are both at or under the pruner's. POOL lines pool
-the seed sets of a family (medians over all their seeds).
+one line per cell: median epochs, median regret (with a paired bootstrap interval of the ratio and
+the seeds on which ours is worse or better) and, as fractions of Off's epochs, the median epochs to
+reach Off's regret (within the cell's jobs, up to 400 at 50/81, the one-third target's cell); "ok"
+when Hyperband's epochs and regret are both at or under the pruner's, "par" when the epochs are and
+the regret is not worse beyond the seeds' noise (its interval contains 1). POOL lines pool the seed
+sets of a family (medians over all their seeds).
 
   /usr/bin/python3 bench/stopping/hyperband_cells.py --binary build/bin/stopping_bench \\
       [--families mild,strong] [--first-seeds 1,101] [--cache DIR] [harness knobs, e.g. --brackets 4]
@@ -21,6 +23,7 @@ import importlib.util
 import json
 import math
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -71,11 +74,35 @@ def optuna_runs(bench, binary, family, first, max_epochs, cache):
     return runs
 
 
+def regret_interval(ours, theirs, resamples=2000):
+    """95% interval of median(ours) / median(theirs) over seeds resampled in pairs (the two
+    methods see the same configurations and curves on a seed), percentile bootstrap with a fixed
+    generator so that a command prints the same interval every time."""
+    rng = random.Random(20261206)
+    n = len(ours)
+    ratios = []
+    for _ in range(resamples):
+        picks = [rng.randrange(n) for _ in range(n)]
+        ratios.append(statistics.median(ours[i] for i in picks) /
+                      statistics.median(theirs[i] for i in picks))
+    ratios.sort()
+    return ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1]
+
+
 def line(label, n, max_epochs, cols):
+    """One cell. "ok": epochs at or under the pruner's and median regret at or under; "par": epochs
+    at or under and the regret's interval (regret_interval) contains 1, i.e. not worse beyond the
+    seeds' noise; "--" otherwise. worse/better: seeds where our regret is above/below the pruner's."""
     hb_e, hb_r, hb_t, op_e, op_r, op_t = (statistics.median(c) for c in cols)
-    ok = "ok" if hb_e <= op_e and hb_r <= op_r else "--"
-    return "%s %-14s %2d/%-2d epochs %5.0f vs %5.0f (%.3f)  regret %.5f vs %.5f (%.3f)  to reach %s vs %s" % (
-        ok, label, n, max_epochs, hb_e, op_e, hb_e / op_e, hb_r, op_r, hb_r / op_r,
+    low, high = regret_interval(cols[1], cols[4])
+    worse = sum(a > b for a, b in zip(cols[1], cols[4]))
+    better = sum(a < b for a, b in zip(cols[1], cols[4]))
+    ok = "--"
+    if hb_e <= op_e:
+        ok = "ok" if hb_r <= op_r else ("par" if low <= 1 else "--")
+    return ("%-3s %-14s %2d/%-2d epochs %5.0f vs %5.0f (%.3f)  regret %.5f vs %.5f (%.3f, 95%% %.2f-%.2f, "
+            "worse on %d, better on %d)  to reach %s vs %s") % (
+        ok, label, n, max_epochs, hb_e, op_e, hb_e / op_e, hb_r, op_r, hb_r / op_r, low, high, worse, better,
         "never" if math.isinf(hb_t) else "%.3f" % (hb_t / (n * max_epochs)),
         "never" if math.isinf(op_t) else "%.3f" % (op_t / (n * max_epochs)))
 

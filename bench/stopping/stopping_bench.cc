@@ -12,7 +12,7 @@
 // --family=mild|strong --quick (5 seeds, cap 150) --json=PATH, and the knobs, whose defaults are
 // the libraries': --reference=completed-or-stopped|completed|all --min-reference-jobs=1
 // --best-so-far --grace-epochs=2 --auto-grace=0 (the second Auto row) --min-resource=1 --eta=3
-// --brackets=3 --allocation=round-robin|budget --few-at-rung=continue|best
+// --brackets=3 --allocation=capped|round-robin|budget --few-at-rung=continue|best
 // --weights=W0,W1,... (AshaOptions::bracket_weights: explicit shares of the brackets).
 #include <algorithm>
 #include <cstdint>
@@ -46,7 +46,15 @@ std::string ReferenceName(Reference reference) {
 }
 
 std::string AllocationName(stopping::AshaOptions::Allocation allocation) {
-  return allocation == stopping::AshaOptions::Allocation::kByBudget ? "budget" : "round-robin";
+  switch (allocation) {
+    case stopping::AshaOptions::Allocation::kByBudget:
+      return "budget";
+    case stopping::AshaOptions::Allocation::kCostCapped:
+      return "capped";
+    case stopping::AshaOptions::Allocation::kRoundRobin:
+      break;
+  }
+  return "round-robin";
 }
 
 std::string FewAtRungName(stopping::AshaOptions::FewAtRung few) {
@@ -126,12 +134,14 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
     kv.erase(it);
   }
   if (auto it = kv.find("allocation"); it != kv.end()) {
-    if (it->second == "round-robin") {
+    if (it->second == "capped") {
+      flags->sim.asha.allocation = stopping::AshaOptions::Allocation::kCostCapped;
+    } else if (it->second == "round-robin") {
       flags->sim.asha.allocation = stopping::AshaOptions::Allocation::kRoundRobin;
     } else if (it->second == "budget") {
       flags->sim.asha.allocation = stopping::AshaOptions::Allocation::kByBudget;
     } else {
-      std::fprintf(stderr, "--allocation must be round-robin or budget\n");
+      std::fprintf(stderr, "--allocation must be capped, round-robin or budget\n");
       return false;
     }
     kv.erase(it);

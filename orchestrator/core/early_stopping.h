@@ -27,7 +27,7 @@ struct EarlyStoppingOptions {
   bool hyperband_stop_last_epoch = false;  // stopping::AshaOptions::stop_at_last_epoch
   // How jobs go to brackets, and what a rung with fewer than eta jobs decides (AshaOptions).
   stopping::AshaOptions::Allocation hyperband_allocation =
-      stopping::AshaOptions::Allocation::kRoundRobin;
+      stopping::AshaOptions::Allocation::kCostCapped;
   stopping::AshaOptions::FewAtRung hyperband_few_at_rung = stopping::AshaOptions::FewAtRung::kBest;
 };
 

@@ -93,6 +93,62 @@ int64_t EffectiveBrackets(const AshaOptions& options) {
   return std::min(options.brackets, MaxBrackets(options));
 }
 
+double ExpectedEpochs(const AshaOptions& options, int64_t bracket) {
+  const std::vector<int64_t> rungs = Rungs(options, bracket);
+  if (rungs.empty()) return static_cast<double>(options.max_resource);
+  const double eta = static_cast<double>(options.reduction_factor);
+  double epochs = static_cast<double>(rungs.front());
+  double running = 1;  // the share of the bracket's jobs still running
+  for (size_t k = 1; k <= rungs.size(); ++k) {
+    running /= eta;
+    const int64_t end = k < rungs.size() ? rungs[k] : options.max_resource;
+    epochs += static_cast<double>(end - rungs[k - 1]) * running;
+  }
+  return epochs;
+}
+
+namespace {
+
+// Hyperband's parts over `brackets` brackets: ceil(B * eta^s / (s + 1)), s = B - 1 - b, in doubles
+// (eta^s can exceed int64 for a huge MaxResource; the parts are then scaled anyway).
+std::vector<double> HyperbandParts(const AshaOptions& options, int64_t brackets) {
+  std::vector<double> parts(brackets);
+  for (int64_t b = 0; b < brackets; ++b) {
+    const int64_t s = brackets - 1 - b;
+    parts[b] = std::ceil(static_cast<double>(brackets) *
+                         std::pow(static_cast<double>(options.reduction_factor), s) / (s + 1));
+  }
+  return parts;
+}
+
+// kCostCapped's weights: w, 1, ..., 1 with the smallest whole w >= 1 whose mean expected epochs
+// per job is at most that of Hyperband's parts over all its brackets.
+std::vector<int64_t> CostCappedWeights(const AshaOptions& options, int64_t brackets) {
+  std::vector<int64_t> weights(brackets, 1);
+  if (brackets < 2) return weights;
+  const int64_t all = MaxBrackets(options);
+  const std::vector<double> parts = HyperbandParts(options, all);
+  double hyperband = 0;
+  double total = 0;
+  for (int64_t b = 0; b < all; ++b) {
+    hyperband += parts[b] * ExpectedEpochs(options, b);
+    total += parts[b];
+  }
+  hyperband /= total;
+  // Solve (w * c0 + rest) / (w + B - 1) <= hyperband for w, where c0 < hyperband unless every
+  // bracket costs the same (one bracket's worth of rungs or none); then round robin.
+  const double c0 = ExpectedEpochs(options, 0);
+  double rest = 0;
+  for (int64_t b = 1; b < brackets; ++b) rest += ExpectedEpochs(options, b);
+  const double others = static_cast<double>(brackets - 1);
+  if (rest <= hyperband * others || c0 >= hyperband) return weights;
+  const double w = (rest - hyperband * others) / (hyperband - c0);
+  weights[0] = static_cast<int64_t>(std::clamp(std::ceil(w - 1e-9), 1.0, kMaxWeightTotal - others));
+  return weights;
+}
+
+}  // namespace
+
 std::vector<int64_t> BracketWeights(const AshaOptions& options) {
   const int64_t brackets = EffectiveBrackets(options);
   if (!options.bracket_weights.empty()) {
@@ -100,18 +156,17 @@ std::vector<int64_t> BracketWeights(const AshaOptions& options) {
     weights.resize(brackets, 1);
     return weights;
   }
-  if (options.allocation == AshaOptions::Allocation::kRoundRobin) {
-    return std::vector<int64_t>(brackets, 1);
+  switch (options.allocation) {
+    case AshaOptions::Allocation::kRoundRobin:
+      return std::vector<int64_t>(brackets, 1);
+    case AshaOptions::Allocation::kCostCapped:
+      return CostCappedWeights(options, brackets);
+    case AshaOptions::Allocation::kByBudget:
+      break;
   }
-  // In doubles: eta^s can exceed int64 for a huge MaxResource; the parts are then scaled anyway.
-  std::vector<double> parts(brackets);
+  const std::vector<double> parts = HyperbandParts(options, brackets);
   double total = 0;
-  for (int64_t b = 0; b < brackets; ++b) {
-    const int64_t s = brackets - 1 - b;
-    parts[b] = std::ceil(static_cast<double>(brackets) *
-                         std::pow(static_cast<double>(options.reduction_factor), s) / (s + 1));
-    total += parts[b];
-  }
+  for (double p : parts) total += p;
   const double scale = total > kMaxWeightTotal ? kMaxWeightTotal / total : 1.0;
   std::vector<int64_t> weights(brackets);
   for (int64_t b = 0; b < brackets; ++b) {

@@ -85,20 +85,26 @@ TEST(AshaOptions, DefaultsToReductionFactorThreeAndThreeBrackets) {
   EXPECT_EQ(options.min_resource, 1);
   EXPECT_EQ(options.reduction_factor, 3);
   EXPECT_EQ(options.brackets, 3);
-  EXPECT_EQ(options.allocation, AshaOptions::Allocation::kRoundRobin);
+  EXPECT_EQ(options.allocation, AshaOptions::Allocation::kCostCapped);
   EXPECT_EQ(options.few_at_rung, AshaOptions::FewAtRung::kBest);
   options.max_resource = 81;
   EXPECT_EQ(ValidateAshaOptions(options), absl::OkStatus());
 }
 
+AshaOptions RoundRobin(int64_t max_resource, int64_t brackets) {
+  AshaOptions options = Options(1, max_resource, brackets);
+  options.allocation = AshaOptions::Allocation::kRoundRobin;
+  return options;
+}
+
 TEST(BracketOf, AssignsLaunchIndicesRoundRobin) {
-  const AshaOptions options = Options(1, 81, 3);
+  const AshaOptions options = RoundRobin(27, 3);
   EXPECT_EQ(BracketOf(0, options), 0);
   EXPECT_EQ(BracketOf(1, options), 1);
   EXPECT_EQ(BracketOf(2, options), 2);
   EXPECT_EQ(BracketOf(3, options), 0);
   EXPECT_EQ(BracketOf(7, Options(1, 81)), 0);
-  EXPECT_EQ(BracketOf(5, Options(1, 2, 3)), 1);  // two brackets in use
+  EXPECT_EQ(BracketOf(5, RoundRobin(2, 3)), 1);  // two brackets in use
 }
 
 AshaOptions ByBudget(int64_t max_resource, int64_t brackets) {
@@ -108,8 +114,63 @@ AshaOptions ByBudget(int64_t max_resource, int64_t brackets) {
 }
 
 TEST(BracketWeights, AreOneEachForRoundRobin) {
+  EXPECT_THAT(BracketWeights(RoundRobin(27, 3)), ElementsAre(1, 1, 1));
+  EXPECT_THAT(BracketWeights(RoundRobin(2, 3)), ElementsAre(1, 1));
+}
+
+TEST(ExpectedEpochs, FollowTheShareOfJobsStillRunningAfterEachRung) {
+  // Rungs 1, 3, 9 keep a third each: 1 + 2/3 + 6/9 + 18/27 = 3; rungs 3, 9: 3 + 6/3 + 18/9 = 7.
+  const AshaOptions options = Options(1, 27, 4);
+  EXPECT_DOUBLE_EQ(ExpectedEpochs(options, 0), 3.0);
+  EXPECT_DOUBLE_EQ(ExpectedEpochs(options, 1), 7.0);
+  EXPECT_DOUBLE_EQ(ExpectedEpochs(options, 2), 15.0);
+  EXPECT_DOUBLE_EQ(ExpectedEpochs(options, 3), 27.0);  // no rung: every job runs to MaxResource
+  EXPECT_DOUBLE_EQ(ExpectedEpochs(Options(1, 81), 1), 3 + 6 / 3.0 + 18 / 9.0 + 54 / 27.0);
+  EXPECT_DOUBLE_EQ(ExpectedEpochs(Options(1, 10), 1), 3 + 6 / 3.0 + 1 / 9.0);  // up to 10
+}
+
+TEST(BracketWeights, TiltRoundRobinTowardBracketZeroUntilAJobCostsNoMoreThanUnderHyperband) {
+  // MaxResource 27: brackets cost 3, 7, 15 epochs per job (round robin 8.33); Hyperband's shares
+  // 27 : 12 : 6 : 4 over its four brackets cost 363 / 49 = 7.41. w = 2 is the smallest whole
+  // weight with (3w + 22) / (w + 2) <= 7.41 (w = 1.63 would tie).
+  EXPECT_THAT(BracketWeights(Options(1, 27, 3)), ElementsAre(2, 1, 1));
+  // MaxResource 81: round robin costs 11.22, under Hyperband's 11.77: unchanged.
   EXPECT_THAT(BracketWeights(Options(1, 81, 3)), ElementsAre(1, 1, 1));
-  EXPECT_THAT(BracketWeights(Options(1, 2, 3)), ElementsAre(1, 1));
+  // MaxResource 9: 2.33, 5, 9 (round robin 5.44) against 73 / 17 = 4.29: w = 2.76 -> 3.
+  EXPECT_THAT(BracketWeights(Options(1, 9, 3)), ElementsAre(3, 1, 1));
+  // MaxResource 2, both brackets in use: 1.33 and 2 against Hyperband's 3 : 2 parts, 1.6.
+  EXPECT_THAT(BracketWeights(Options(1, 2, 3)), ElementsAre(2, 1));
+  EXPECT_THAT(BracketWeights(Options(1, 27, 1)), ElementsAre(1));  // nothing to tilt
+  for (int64_t max_resource :
+       std::vector<int64_t>{1, 2, 3, 5, 27, 100, 243, 1000, int64_t{1} << 40}) {
+    const AshaOptions options = Options(1, max_resource, 3);
+    const std::vector<int64_t> weights = BracketWeights(options);
+    double cost = 0;
+    double parts = 0;
+    for (size_t b = 0; b < weights.size(); ++b) {
+      cost += static_cast<double>(weights[b]) * ExpectedEpochs(options, static_cast<int64_t>(b));
+      parts += static_cast<double>(weights[b]);
+    }
+    AshaOptions hyperband = Options(1, max_resource, MaxBrackets(options));
+    hyperband.allocation = AshaOptions::Allocation::kByBudget;
+    const std::vector<int64_t> shares = BracketWeights(hyperband);
+    double hyperband_cost = 0;
+    double hyperband_parts = 0;
+    for (size_t b = 0; b < shares.size(); ++b) {
+      hyperband_cost +=
+          static_cast<double>(shares[b]) * ExpectedEpochs(hyperband, static_cast<int64_t>(b));
+      hyperband_parts += static_cast<double>(shares[b]);
+    }
+    EXPECT_LE(cost / parts, hyperband_cost / hyperband_parts * (1 + 1e-9)) << max_resource;
+  }
+}
+
+TEST(BracketOf, InterleavesTheCostCappedShares) {
+  const AshaOptions options = Options(1, 27, 3);  // the default allocation: parts 2, 1, 1
+  std::vector<int64_t> brackets;
+  for (int64_t i = 0; i < 8; ++i) brackets.push_back(BracketOf(i, options));
+  EXPECT_THAT(brackets, ElementsAre(0, 1, 2, 0, 0, 1, 2, 0));
+  EXPECT_EQ(BracketOf(7, Options(1, 81, 3)), 1);  // round robin at 81
 }
 
 TEST(BracketWeights, AreHyperbandsSharesByBudget) {
@@ -247,7 +308,7 @@ TEST(EvaluateAsha, ContinuesBetweenRungs) {
   EXPECT_FALSE(d.stop);
   EXPECT_EQ(d.reason, Reason::kNotARung);
   EXPECT_EQ(d.explanation, "epoch 2: not a rung of bracket 0 (rungs 1, 3, 9, 27): continue");
-  Decision last = MustEvaluate(Job("cur", 4, {9}), {}, kLoss, Options(1, 81, 5));
+  Decision last = MustEvaluate(Job("cur", 4, {9}), {}, kLoss, RoundRobin(81, 5));
   EXPECT_EQ(last.bracket, 4);
   EXPECT_EQ(last.explanation, "epoch 1: not a rung of bracket 4 (which has none): continue");
 }
