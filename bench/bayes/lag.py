@@ -9,6 +9,13 @@ the basin in both modes: the evaluation at which each run first got under `--bas
 `--fine`, and the median regret curve with the parallel lag read off it (the k for which the
 parallel median at n is nearest the sequential median at n - k, on a log scale).
 
+It also prints how far the ratio itself can be trusted: its 95% interval from a paired bootstrap
+over the seeds (both modes of a seed resampled together, as they share the space-filling start),
+and what a lag costs where the budget falls: the sequential median's fall per evaluation over the
+last 10 evaluations, and the ratio that a parallel run exactly `--workers` - 1 results behind the
+sequential one would show (every suggestion made without the results still running, and nothing
+else lost).
+
   build/bin/bayes_bench --seeds 80 --budget 60 --functions Hartmann6 --strategies Bayesian \\
       --no-latency --out /tmp/h6.json
   /usr/bin/python3 bench/bayes/lag.py /tmp/h6.json [--function Hartmann6] [--budget 60]
@@ -19,6 +26,7 @@ Several files (other seed sets, `--first-seed`) are pooled.
 import argparse
 import json
 import math
+import random
 import statistics
 import sys
 
@@ -59,6 +67,20 @@ def lag(seq_curve, par_curve, n):
     return min(range(0, n), key=lambda k: abs(math.log10(max(seq_curve[n - k], 1e-12)) - target))
 
 
+def bootstrap_interval(runs, seeds, budget, resamples):
+    """95% interval of the parallel / sequential ratio of median regrets at `budget`."""
+    at = {mode: {s: max(best_at(runs[mode][s], budget), 1e-6) for s in seeds}
+          for mode in ("sequential", "parallel")}
+    rng = random.Random(1)
+    ratios = []
+    for _ in range(resamples):
+        sample = [rng.choice(seeds) for _ in seeds]
+        ratios.append(statistics.median(at["parallel"][s] for s in sample) /
+                      statistics.median(at["sequential"][s] for s in sample))
+    ratios.sort()
+    return ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1]
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -69,6 +91,9 @@ def main():
                         help="regret under which a run is in the global basin (Hartmann-6's "
                              "local minima are at 0.12 and 0.19)")
     parser.add_argument("--fine", type=float, default=1e-3)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--resamples", type=int, default=2000,
+                        help="bootstrap resamples of the seeds for the ratio's interval")
     args = parser.parse_args()
     runs = load(args.json, args.function)
     if "sequential" not in runs or "parallel" not in runs:
@@ -87,6 +112,14 @@ def main():
               (mode, med(at_b), len(inside), len(seeds), med(inside) if inside else math.nan))
     ratio = max(medians["parallel"], 1e-6) / max(medians["sequential"], 1e-6)
     print("  parallel / sequential: %.2f (regrets floored at 1e-6, as compare.py does)" % ratio)
+    low, high = bootstrap_interval(runs, seeds, b, args.resamples)
+    print("  its 95%% interval, seeds resampled in pairs: %.2f - %.2f" % (low, high))
+    seq_curve = [med(best_at(runs["sequential"][s], n) for s in seeds) for n in (b - 10, b)]
+    if b > 10 and seq_curve[1] > 0:
+        per_eval = (seq_curve[0] / seq_curve[1]) ** 0.1
+        behind = args.workers - 1
+        print("  sequential median falls %.3fx per evaluation over the last 10: a run %d results "
+              "behind it would be at %.2fx" % (per_eval, behind, per_eval ** behind))
 
     both = [s for s in seeds
             if all(best_at(runs[mode][s], b) < args.basin for mode in ("sequential", "parallel"))]
