@@ -25,7 +25,8 @@ Bayesian is below TPE beyond seed noise (a one-sided Mann-Whitney U test over th
 0.05); over all trials of a strategy: repeated points, trials with a continuous hyperparameter on
 a bound of its range, and returns to a bound an earlier trial of the run found bad (its loss worse
 than the run's median so far); for the early-stopping strategies, the median epochs per run too.
-`--merge` reuses the runs of an earlier --out file.
+`--merge` reuses the runs of an earlier --out file. With `--direct`, `--parallel P` runs ours with
+P trials out at once (bench/README.md, "Real training problems, 4 trials at a time").
 
     /usr/bin/python3 bench/real/real_bench.py --bin build/bin --seeds 10 --out /tmp/real.json
     /usr/bin/python3 bench/real/real_bench.py --bin build/bin --seeds 3 --budgets 20 \
@@ -208,9 +209,9 @@ def run_direct(job):
     strategy_loop (--direct): the same strategy, seeded by RandomSeed as amtd seeds it, on the
     objective bench/real/train prints (`%.10g`), evaluated in this process. Checked: seeds 1-2 of
     all four problems give amtd's 50 trials exactly."""
-    problem, run, seed, strategy, budget, binary, design, options = job
+    problem, run, seed, strategy, budget, binary, design, options, parallel = job
     command = [binary, "--strategy", strategy, "--seed", str(seed), "--max-trials", str(budget),
-               "--ranges", json.dumps(ranges_json(problem, strategy))]
+               "--parallel", str(parallel), "--ranges", json.dumps(ranges_json(problem, strategy))]
     if design:
         command += ["--design", str(design)]
     for option in options:
@@ -286,28 +287,37 @@ def percentile(values, q):
     return values[lo] + (values[hi] - values[lo]) * (k - lo)
 
 
-def waste(problem, strategy, trials):
+def waste(problem, strategy, trials, parallel=1):
     """(repeats, trials on a bound, returns to a bad bound) of one run. A bound (a continuous
     range's MinValue or MaxValue) is bad once trials have used it and the best of them is worse
-    than the median of the run's results so far: going back to it wastes a trial."""
+    than the median of the run's results so far: going back to it wastes a trial. With `parallel`
+    trials out at once (--direct --parallel, results in launch order), a trial is judged on the
+    results known when it was suggested, those of the trials `parallel` or more before it."""
     specs = [s for s in ranges_of(problem, strategy) if s[1] == "float"]
     seen = set()
     repeats = on_bound = bad_returns = 0
-    best_at = {}  # (name, bound) -> the best loss of the trials there
-    losses = []
-    for params, loss, _ in trials:
+    best_at = {}  # (name, bound) -> the best loss of the known trials there
+    losses = []  # of the known trials
+
+    def bounds_of(params):
+        return [(name, v) for name, _, lo, hi, _ in specs
+                for v in (float(params[name]),) if v in (lo, hi)]
+
+    for i, (params, loss, _) in enumerate(trials):
+        known = i - parallel + 1  # trials[:known] have reported
+        while len(losses) < known:
+            done_params, done_loss, _ = trials[len(losses)]
+            for b in bounds_of(done_params):
+                best_at[b] = min(best_at.get(b, done_loss), done_loss)
+            losses.append(done_loss)
         key = tuple(sorted((k, float(v)) for k, v in params.items()))
         repeats += key in seen
         seen.add(key)
-        bounds = [(name, v) for name, _, lo, hi, _ in specs
-                  for v in (float(params[name]),) if v in (lo, hi)]
+        bounds = bounds_of(params)
         on_bound += bool(bounds)
         if losses:
             median = statistics.median(losses)
             bad_returns += any(b in best_at and best_at[b] > median for b in bounds)
-        losses.append(loss)
-        for b in bounds:
-            best_at[b] = min(best_at.get(b, loss), loss)
     return repeats, on_bound, bad_returns
 
 
@@ -349,7 +359,9 @@ def summarize(results, a):
                 continue
             for seed in range(1, a.seeds + 1):
                 trials = results[(problem, strategy, seed)]
-                r, b, back = waste(problem, strategy, trials)
+                direct = split_name(strategy, a)[0] in ("Bayesian", "Random")
+                parallel = a.parallel if direct else 1
+                r, b, back = waste(problem, strategy, trials, parallel)
                 totals = [totals[0] + len(trials), totals[1] + r, totals[2] + b,
                           totals[3] + back]
         wasted[strategy] = dict(zip(("trials", "repeats", "on_bound", "bad_bound_returns"),
@@ -418,7 +430,13 @@ def main():
                         help="with --direct: BayesianOptions::initial_design_size (0: default)")
     parser.add_argument("--option", action="append", default=[],
                         help="with --direct: a BayesianOptions knob name=value (repeatable)")
+    parser.add_argument("--parallel", type=int, default=1,
+                        help="with --direct: trials out at once (MaxParallelTrainingJobs, every "
+                        "job taking the same time: each later trial is suggested with the "
+                        "others still running); Optuna's runs stay sequential")
     a = parser.parse_args()
+    if a.parallel < 1 or (a.parallel > 1 and not a.direct):
+        parser.error("--parallel needs --direct and a value of at least 1")
     a.budgets = sorted(int(b) for b in a.budgets.split(","))
     a.problems = a.problems.split(",")
     a.strategies = a.strategies.split(",")
@@ -441,7 +459,8 @@ def main():
         t = time.monotonic()
         with multiprocessing.Pool(a.slots) as pool:
             for key, trials in pool.imap_unordered(
-                    run_direct, [run + split_name(run[1], a) + (binary, a.design, a.option)
+                    run_direct, [run + split_name(run[1], a) +
+                                 (binary, a.design, a.option, a.parallel)
                                  for run in direct]):
                 results[key] = trials
         print("[real] direct: %d runs in %.0f s" % (len(direct), time.monotonic() - t),

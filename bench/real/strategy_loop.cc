@@ -3,17 +3,22 @@
 // so a run costs the trainings only, not a process per trial and its imports.
 //
 //   strategy_loop --strategy Bayesian --seed 3 --ranges '{"ContinuousParameterRanges": [...]}'
-//                 [--max-trials N] [--design N] [--option name=value ...]
+//                 [--max-trials N] [--parallel P] [--design N] [--option name=value ...]
 //
-// The loop is sequential, like real_bench.py's tuning jobs (MaxParallelTrainingJobs 1): it
-// prints the hyperparameters of the next trial as one JSON object per line on stdout, reads the
-// trial's objective (minimised; "nan" for a failed trial) as one line on stdin, and goes on until
-// stdin closes. The strategy is created as amtd creates it (search::MakeStrategy with the
-// tuning job's RandomSeed and, from --max-trials, its MaxNumberOfTrainingJobs), so with the
-// objectives amtd parses (`%.10g`, as bench/real/train prints them) the trials are the same as
-// amtd's. --design and --option set BayesianOptions for measuring variants; amtd uses the
-// defaults. Bad flags or values exit 2.
+// It prints the hyperparameters of the next trial as one JSON object per line on stdout, reads
+// the trial's objective (minimised; "nan" for a failed trial) as one line on stdin, and goes on
+// until stdin closes or --max-trials trials have been answered. By default one trial runs at a
+// time, like real_bench.py's tuning jobs (MaxParallelTrainingJobs 1). With --parallel P, P trials
+// are out at once, as in a tuning job with MaxParallelTrainingJobs P whose jobs all take the same
+// time: the first P are printed before any objective is read, the objectives answer the trials in
+// the order they were printed, and each later trial is suggested with the P - 1 unanswered ones
+// running (TrialState::kPending). The strategy is created as amtd creates it
+// (search::MakeStrategy with the tuning job's RandomSeed and, from --max-trials, its
+// MaxNumberOfTrainingJobs), so with the objectives amtd parses (`%.10g`, as bench/real/train
+// prints them) the trials are the same as amtd's. --design and --option set BayesianOptions for
+// measuring variants; amtd uses the defaults. Bad flags or values exit 2.
 #include <cmath>
+#include <deque>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -35,6 +40,7 @@ struct Flags {
   std::string strategy = "Bayesian";
   uint64_t seed = 0;
   int64_t max_trials = 0;
+  int64_t parallel = 1;
   std::string ranges;
   search::BayesianOptions options;
   bool custom = false;  // --design or --option given: BayesianStrategy::Create with options
@@ -71,6 +77,12 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
       flags->seed = std::stoull(value);
     } else if (arg == "--max-trials") {
       flags->max_trials = std::stoll(value);
+    } else if (arg == "--parallel") {
+      flags->parallel = std::stoll(value);
+      if (flags->parallel < 1) {
+        std::cerr << "strategy_loop: --parallel must be at least 1\n";
+        return false;
+      }
     } else if (arg == "--ranges") {
       flags->ranges = value;
     } else if (arg == "--design") {
@@ -104,7 +116,7 @@ int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlagsOrFail(argc, argv, &flags)) {
     std::cerr << "usage: strategy_loop --strategy NAME --seed N --ranges JSON [--max-trials N] "
-                 "[--design N] [--option name=value]\n";
+                 "[--parallel P] [--design N] [--option name=value]\n";
     return 2;
   }
   v1::ParameterRanges ranges;
@@ -128,22 +140,32 @@ int Main(int argc, char** argv) {
     return 2;
   }
   search::History history;
-  for (int64_t index = 0;; ++index) {
-    auto params = (*strategy)->Suggest(history, index);
-    if (!params.ok()) {
-      std::cerr << "strategy_loop: " << params.status().message() << "\n";
-      return 1;
+  std::deque<size_t> running;  // indices of the trials printed and not yet answered, oldest first
+  while (true) {
+    while (
+        static_cast<int64_t>(running.size()) < flags.parallel &&
+        (flags.max_trials == 0 || static_cast<int64_t>(history.trials.size()) < flags.max_trials)) {
+      const auto index = static_cast<int64_t>(history.trials.size());
+      auto params = (*strategy)->Suggest(history, index);
+      if (!params.ok()) {
+        std::cerr << "strategy_loop: " << params.status().message() << "\n";
+        return 1;
+      }
+      std::cout << nlohmann::json(*params).dump() << std::endl;
+      history.trials.push_back({*std::move(params), search::TrialState::kPending, std::nullopt});
+      running.push_back(history.trials.size() - 1);
     }
-    std::cout << nlohmann::json(*params).dump() << std::endl;
     std::string line;
-    if (!std::getline(std::cin, line)) return 0;
+    if (running.empty() || !std::getline(std::cin, line)) return 0;
     const double objective = std::stod(line);
-    search::Trial trial{*params, search::TrialState::kSucceeded, objective};
+    search::Trial& trial = history.trials[running.front()];
+    running.pop_front();
+    trial.state = search::TrialState::kSucceeded;
+    trial.objective = objective;
     if (std::isnan(objective)) {
       trial.state = search::TrialState::kFailed;
       trial.objective = std::nullopt;
     }
-    history.trials.push_back(std::move(trial));
   }
 }
 
