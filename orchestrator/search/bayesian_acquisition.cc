@@ -257,10 +257,15 @@ std::vector<Eigen::VectorXd> Refine(const Model& model, const SpaceEncoder& enco
 // whenever the acquisition rises toward it, and a stationary GP cannot tell that the bound itself
 // is a cliff (XGBoost's eta = 0 learns nothing, while eta = 0.05 may be the best value), so
 // without this the same useless bound is proposed again with other values of the rest.
+// A bound a running trial (`pending_x`) is on counts too, until a finished trial there did at
+// least as well as the median: one trial at a time finds out whether an untried bound is a cliff.
+// Without that, 4 trials at a time on the XGBoost problems put 2 to 4 concurrent trials on eta =
+// 0 in a third of the runs (bench/README.md, "Real training problems, 4 trials at a time").
 using BoundKey = std::pair<int, double>;
 std::set<BoundKey> BadBounds(const SpaceEncoder& encoder, const std::vector<Eigen::VectorXd>& ok_x,
                              const Eigen::VectorXd& y_ok,
-                             const std::vector<Eigen::VectorXd>& failed_x) {
+                             const std::vector<Eigen::VectorXd>& failed_x,
+                             const std::vector<Eigen::VectorXd>& pending_x) {
   std::set<BoundKey> bad;
   if (y_ok.size() == 0) return bad;
   std::vector<double> sorted(y_ok.data(), y_ok.data() + y_ok.size());
@@ -277,7 +282,9 @@ std::set<BoundKey> BadBounds(const SpaceEncoder& encoder, const std::vector<Eige
         best = std::min(best, y_ok[static_cast<Eigen::Index>(i)]);
       }
       for (const Eigen::VectorXd& x : failed_x) tried |= x[b.offset] == bound;
-      if (tried && best > median) bad.insert({b.offset, bound});
+      bool running = false;
+      for (const Eigen::VectorXd& x : pending_x) running |= x[b.offset] == bound;
+      if ((tried || running) && best > median) bad.insert({b.offset, bound});
     }
   }
   return bad;
@@ -388,7 +395,9 @@ Assignment BayesianStrategy::Acquire(const Data& data, const Fit& fit,
     SortByScore(pool);
   }
   std::set<BoundKey> bad_bounds;
-  if (options_.avoid_bad_bounds) bad_bounds = BadBounds(encoder, data.ok_x, y_ok, data.failed_x);
+  if (options_.avoid_bad_bounds) {
+    bad_bounds = BadBounds(encoder, data.ok_x, y_ok, data.failed_x, data.pending_x);
+  }
   return FirstNew(pool, data.seen, data.failed, bad_bounds, encoder, engine);
 }
 

@@ -257,6 +257,52 @@ TEST(BayesianStrategy, DoesNotReturnToABoundWhoseTrialsWereBad) {
   EXPECT_GE(VisitBounds(without).bad_returns, 3);
 }
 
+// The most trials that ran at once on eta = 0 before any finished there, over 40 trials of
+// CliffAtZeroLoss run 4 at a time (each trial finishes when the fourth after it is suggested),
+// seeds 1-6; and the trials on eta = 0 in all.
+struct ConcurrentCliff {
+  int most_at_once = 0;
+  int trials = 0;
+};
+ConcurrentCliff RunFourAtATime(const BayesianOptions& options) {
+  constexpr int kParallel = 4;
+  ConcurrentCliff out;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    std::unique_ptr<Strategy> strategy = Make(XgboostRanges(), seed, options);
+    History history;
+    bool finished_there = false;
+    for (int i = 0; i < 40; ++i) {
+      if (i >= kParallel) {
+        Trial& done = history.trials[static_cast<size_t>(i - kParallel)];
+        done.state = TrialState::kSucceeded;
+        done.objective = CliffAtZeroLoss(done.params);
+        finished_there |= Get(done.params, "eta") == 0;
+      }
+      Assignment params = strategy->Suggest(history, i).value();
+      history.trials.push_back({params, TrialState::kPending, std::nullopt});
+      int running_there = 0;
+      for (const Trial& t : history.trials) {
+        running_there += t.state == TrialState::kPending && Get(t.params, "eta") == 0;
+      }
+      if (!finished_there) out.most_at_once = std::max(out.most_at_once, running_there);
+      out.trials += Get(params, "eta") == 0;
+    }
+  }
+  return out;
+}
+
+// Issue 38: with trials running in parallel, a bound that a running trial is on and no finished
+// trial has shown to be good is not proposed again until that trial reports: one trial finds out
+// that eta = 0 learns nothing, not four at once.
+TEST(BayesianStrategy, PutsOneRunningTrialAtATimeOnAnUntriedBound) {
+  const ConcurrentCliff with = RunFourAtATime(BayesianOptions{});
+  EXPECT_EQ(with.most_at_once, 1);  // eta = 0 is tried (the optimum is at 0.04), once at a time
+  EXPECT_LE(with.trials, 6);        // and once per seed: when it reports, it is a bad bound
+  BayesianOptions without;
+  without.avoid_bad_bounds = false;
+  EXPECT_GE(RunFourAtATime(without).most_at_once, 2);
+}
+
 TEST(BayesianStrategy, MaximisesWhenTheObjectiveIsMaximised) {
   std::unique_ptr<Strategy> strategy = Make(Box2(), 11);
   ASSERT_NE(strategy, nullptr);
