@@ -303,7 +303,7 @@ def waste(problem, strategy, trials, parallel=1):
         return [(name, v) for name, _, lo, hi, _ in specs
                 for v in (float(params[name]),) if v in (lo, hi)]
 
-    for i, (params, loss, _) in enumerate(trials):
+    for i, (params, _, _) in enumerate(trials):
         known = i - parallel + 1  # trials[:known] have reported
         while len(losses) < known:
             done_params, done_loss, _ = trials[len(losses)]
@@ -353,14 +353,14 @@ def summarize(results, a):
     wasted = {}
     for strategy in a.strategies + [run_name(s, b, a) for s in a.strategies
                                     if s in BUDGET_AWARE for b in a.budgets[:-1]]:
+        direct = split_name(strategy, a)[0] in ("Bayesian", "Random")
+        parallel = a.parallel if direct else 1
         totals = [0, 0, 0, 0]
         for problem in a.problems:
             if not runs_problem(split_name(strategy, a)[0], problem):
                 continue
             for seed in range(1, a.seeds + 1):
                 trials = results[(problem, strategy, seed)]
-                direct = split_name(strategy, a)[0] in ("Bayesian", "Random")
-                parallel = a.parallel if direct else 1
                 r, b, back = waste(problem, strategy, trials, parallel)
                 totals = [totals[0] + len(trials), totals[1] + r, totals[2] + b,
                           totals[3] + back]

@@ -18,7 +18,6 @@
 // prints them) the trials are the same as amtd's. --design and --option set BayesianOptions for
 // measuring variants; amtd uses the defaults. Bad flags or values exit 2.
 #include <cmath>
-#include <deque>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -140,10 +139,11 @@ int Main(int argc, char** argv) {
     return 2;
   }
   search::History history;
-  std::deque<size_t> running;  // indices of the trials printed and not yet answered, oldest first
+  // Objectives answer trials in launch order: trials[answered..] are the ones still running.
+  size_t answered = 0;
   while (true) {
     while (
-        static_cast<int64_t>(running.size()) < flags.parallel &&
+        static_cast<int64_t>(history.trials.size() - answered) < flags.parallel &&
         (flags.max_trials == 0 || static_cast<int64_t>(history.trials.size()) < flags.max_trials)) {
       const auto index = static_cast<int64_t>(history.trials.size());
       auto params = (*strategy)->Suggest(history, index);
@@ -153,13 +153,11 @@ int Main(int argc, char** argv) {
       }
       std::cout << nlohmann::json(*params).dump() << std::endl;
       history.trials.push_back({*std::move(params), search::TrialState::kPending, std::nullopt});
-      running.push_back(history.trials.size() - 1);
     }
     std::string line;
-    if (running.empty() || !std::getline(std::cin, line)) return 0;
+    if (answered == history.trials.size() || !std::getline(std::cin, line)) return 0;
     const double objective = std::stod(line);
-    search::Trial& trial = history.trials[running.front()];
-    running.pop_front();
+    search::Trial& trial = history.trials[answered++];
     trial.state = search::TrialState::kSucceeded;
     trial.objective = objective;
     if (std::isnan(objective)) {
