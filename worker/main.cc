@@ -199,7 +199,7 @@ struct Binaries {
   std::string shim;
 };
 
-// amt-job-shim, installed beside amt-worker, holds each job's processes (job_shim.h): without it
+// amt-job-shim, installed beside amt-worker, holds each job's processes (job_shim.c): without it
 // a trainer's children outlive a worker killed with SIGKILL.
 Binaries FindBinaries() {
   Binaries binaries;

@@ -257,7 +257,7 @@ void EnterPrivateHosts(const char* hosts_file, const char* hostname, int error_f
 // so a trainer never outlives its worker and a job that amtd runs again never runs twice; stdin
 // /dev/null, stdout and stderr the pipes, no other descriptor; default signal dispositions (but
 // `ignored_signal`) and an empty mask; then exec (searching PATH for a bare name, as posix_spawnp).
-// With a shim (`parent_death` not 0), `file` is amt-job-shim (job_shim.h), which starts the
+// With a shim (`parent_death` not 0), `file` is amt-job-shim (job_shim.c), which starts the
 // trainer itself: it learns of its worker's death by `parent_death` instead of dying of it, and
 // the error pipe stays open across its exec (it hands it to the trainer's exec).
 [[noreturn]] void RunChild(pid_t worker, const char* file, char* const argv[], char* const envp[],

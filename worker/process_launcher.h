@@ -125,7 +125,7 @@ class ProcessLauncher {
 
 // The production launcher: fork and exec, with a new process group, PR_SET_PDEATHSIG SIGKILL,
 // no inherited descriptor, an empty signal mask and default signal dispositions in the child
-// (the worker ignores SIGPIPE and blocks SIGTERM). With `shim` (amt-job-shim's path, job_shim.h)
+// (the worker ignores SIGPIPE and blocks SIGTERM). With `shim` (amt-job-shim's path, job_shim.c)
 // the group leader is the shim, which runs the trainer, holds every process it starts (a child
 // subreaper) and kills them all when the trainer exits or when the worker dies, even by
 // SIGKILL, which PR_SET_PDEATHSIG SIGKILL alone does for the direct child only. Process::pid()

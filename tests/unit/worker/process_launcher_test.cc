@@ -91,7 +91,7 @@ LaunchSpec Shell(const std::string& script, const std::string& cwd = "") {
 }
 
 // Every test of the launcher runs twice: the trainer as the group leader, and under amt-job-shim
-// (job_shim.h), which must not change what a trainer, a stop or a launch error looks like.
+// (job_shim.c), which must not change what a trainer, a stop or a launch error looks like.
 class PosixProcessLauncherTest : public ::testing::TestWithParam<bool> {
  protected:
   static std::unique_ptr<ProcessLauncher> MakeLauncher() {
