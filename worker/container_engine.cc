@@ -144,6 +144,12 @@ absl::StatusOr<int> ContainerEngine::RemoveLeftovers(const std::string& work_dir
   return static_cast<int>(ids.size());
 }
 
+ContainerEngineFuture ReadyContainerEngine(std::shared_ptr<const ContainerEngine> engine) {
+  std::promise<std::shared_ptr<const ContainerEngine>> ready;
+  ready.set_value(std::move(engine));
+  return ready.get_future().share();
+}
+
 absl::StatusOr<std::unique_ptr<ContainerEngine>> DetectContainerEngine(const std::string& mode,
                                                                        const std::string& cli,
                                                                        CommandRunner& runner) {

@@ -9,6 +9,7 @@
 #ifndef AMT_WORKER_CONTAINER_ENGINE_H_
 #define AMT_WORKER_CONTAINER_ENGINE_H_
 
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,13 @@ class ContainerEngine {
   const std::string cli_;
   CommandRunner& runner_;
 };
+
+// A worker's engine (null: none) as its detection at start will find it (amt-worker detects in
+// the background under --container-runtime auto: JobRunnerOptions::containers).
+using ContainerEngineFuture = std::shared_future<std::shared_ptr<const ContainerEngine>>;
+
+// A future that holds `engine` (null: none) already.
+ContainerEngineFuture ReadyContainerEngine(std::shared_ptr<const ContainerEngine> engine);
 
 // `mode`: "docker" or "podman" (that engine, an error when it does not answer), "auto" (Docker
 // when its daemon answers, else Podman when it runs, else none: null), "none" (null). `cli`

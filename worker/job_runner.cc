@@ -12,7 +12,6 @@
 #include <system_error>
 #include <utility>
 
-#include "worker/container_launcher.h"
 #include "worker/tar_gz.h"
 
 namespace amt::worker {
@@ -52,12 +51,7 @@ JobRunner::JobRunner(JobRunnerOptions options, amt::v1::StartJob job, ProcessLau
       clock_(clock),
       report_(std::move(report)),
       networks_(options_.networks != nullptr ? options_.networks
-                                             : std::make_shared<LoopbackNetworks>()) {
-  if (options_.containers != nullptr) {
-    container_launcher_ = NewContainerLauncher(*options_.containers, launcher_,
-                                               options_.container.client_environment);
-  }
-}
+                                             : std::make_shared<LoopbackNetworks>()) {}
 
 JobRunner::~JobRunner() {
   {

@@ -103,8 +103,11 @@ struct JobRunnerOptions {
   std::function<std::optional<uint64_t>(const std::filesystem::path& path)> free_bytes;
   // Training images as containers (amt-worker --container-runtime): a job whose StartJob names
   // an image (StartJob.container) runs in a container when this engine holds that image, else
-  // its command. Null: no engine; every job runs its command.
-  std::shared_ptr<const ContainerEngine> containers;
+  // its command. Not valid, or null: no engine; every job runs its command. A job that names an
+  // image waits for the engine's detection (amt-worker's runs in the background: `docker
+  // version` and `podman version` take tens of milliseconds, a daemon that hangs much longer);
+  // one that names none never does.
+  ContainerEngineFuture containers;
   ContainerOptions container;
   // The worker's GPUs (amt-worker --gpus): a job takes its InstanceType's GPUs per host from
   // here for as long as it runs (TakeGpus), and sees only those. Null: the worker hands out no
@@ -163,9 +166,11 @@ class JobRunner {
   void ReportLaunchFailed(const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
   // Reports JobStarted, with algo-1's folder.
   void ReportStarted(const JobDir& first);
-  // Whether the job runs in a container: its image is in the engine. An error (the job's
-  // failure reason) when it has an image that neither the engine nor a command can run.
-  absl::StatusOr<bool> RunsInContainer() const;
+  // Whether the job runs in a container: its image is in the engine (waited for when the job
+  // names an image: JobRunnerOptions::containers). An error (the job's failure reason) when it
+  // has an image that neither the engine nor a command can run. Sets engine_, and
+  // container_launcher_ when the job runs in a container.
+  absl::StatusOr<bool> RunsInContainer();
   // The job's GPUs (JobRunnerOptions::gpus; none for hosts on other machines, which Slurm gives
   // theirs): the InstanceType's count per host, distinct devices
   // held until the runner ends; each host's share in host_gpus_, and a log line per host that
@@ -253,7 +258,9 @@ class JobRunner {
   std::optional<std::chrono::steady_clock::time_point> kill_at_ ABSL_GUARDED_BY(mu_);
   std::thread kill_timer_ ABSL_GUARDED_BY(mu_);  // started under mu_, joined by the destructor
 
-  // Set when the worker has a container engine: containers over `launcher_`.
+  // The job thread's: the worker's container engine when the job names an image (null: none),
+  // and containers over `launcher_` when the job runs in one.
+  std::shared_ptr<const ContainerEngine> engine_;
   std::unique_ptr<ProcessLauncher> container_launcher_;
   bool in_container_ = false;  // the job thread's: RunsInContainer() said so
   std::string job_network_;    // the job thread's: CreateJobNetwork's network, until removed

@@ -10,23 +10,29 @@
 
 #include "common/instance_type.h"
 #include "common/status_macros.h"
+#include "worker/container_launcher.h"
 #include "worker/job_code.h"
 #include "worker/job_runner.h"
 
 namespace amt::worker {
 namespace fs = std::filesystem;
 
-absl::StatusOr<bool> JobRunner::RunsInContainer() const {
+absl::StatusOr<bool> JobRunner::RunsInContainer() {
   const std::string& image = job_.container().image();
   if (image.empty()) return false;
+  if (options_.containers.valid()) engine_ = options_.containers.get();
   std::string engine_says;
-  if (options_.containers != nullptr) {
-    const absl::StatusOr<bool> has = options_.containers->HasImage(image);
-    if (has.ok() && *has) return true;
-    engine_says = has.ok() ? options_.containers->name() +
+  if (engine_ != nullptr) {
+    const absl::StatusOr<bool> has = engine_->HasImage(image);
+    if (has.ok() && *has) {
+      container_launcher_ =
+          NewContainerLauncher(*engine_, launcher_, options_.container.client_environment);
+      return true;
+    }
+    engine_says = has.ok() ? engine_->name() +
                                  " has no image of that name (pull "
                                  "it, or build and tag it: " +
-                                 options_.containers->cli() + " tag <image> " + image + ")"
+                                 engine_->cli() + " tag <image> " + image + ")"
                            : std::string(has.status().message());
     if (!has.ok()) Diagnose(engine_says);
   } else {
@@ -142,18 +148,18 @@ absl::Status JobRunner::PutContainerCode(const std::vector<JobDir>& dirs) const 
 absl::Status JobRunner::CreateJobNetwork() {
   const std::string name = "amt-" + job_.training_job_name() + "-" + std::to_string(job_.attempt());
   // A network of that name that a killed worker left.
-  (void)options_.containers->RemoveNetwork(name);
-  RETURN_IF_ERROR(options_.containers->CreateNetwork(name, job_.container().network_isolation(),
-                                                     options_.container.work_dir));
+  (void)engine_->RemoveNetwork(name);
+  RETURN_IF_ERROR(engine_->CreateNetwork(name, job_.container().network_isolation(),
+                                         options_.container.work_dir));
   job_network_ = name;
   // On SageMaker a job's hosts always resolve each other's names, and SageMaker's training
   // toolkit waits until they do: on a network without DNS the job would hang, so it fails now,
   // saying what to install. When the engine cannot tell, the job runs.
-  if (absl::StatusOr<bool> resolves = options_.containers->NetworkResolvesNames(name);
+  if (absl::StatusOr<bool> resolves = engine_->NetworkResolvesNames(name);
       resolves.ok() && !*resolves) {
     RemoveJobNetwork();
     return absl::FailedPreconditionError(
-        options_.containers->name() + "'s network " + name +
+        engine_->name() + "'s network " + name +
         " has no DNS, so the job's hosts could not find each other as algo-1, algo-2, ...: "
         "Podman gives its networks DNS on its netavark network stack with aardvark-dns, not on "
         "CNI (Debian: apt-get install netavark aardvark-dns, and network_backend = \"netavark\" "
@@ -164,7 +170,7 @@ absl::Status JobRunner::CreateJobNetwork() {
 
 void JobRunner::RemoveJobNetwork() {
   if (job_network_.empty()) return;
-  if (absl::Status removed = options_.containers->RemoveNetwork(job_network_); !removed.ok()) {
+  if (absl::Status removed = engine_->RemoveNetwork(job_network_); !removed.ok()) {
     Diagnose(std::string(removed.message()));
   }
   job_network_.clear();

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -128,8 +129,9 @@ void AddHostAndCredentialFlags(CLI::App& app, Flags& flags) {
 void AddContainerFlags(CLI::App& app, Flags& flags) {
   app.add_option("--container-runtime", flags.container_runtime,
                  "run training images that the engine holds as containers: docker, podman, "
-                 "auto (Docker when its daemon answers (DOCKER_HOST), else Podman, else none) or "
-                 "none")
+                 "auto (Docker when its daemon answers (DOCKER_HOST), else Podman, else none; "
+                 "found in the background while the worker runs executables) or none (docker or "
+                 "podman: the worker stops at start when that engine does not answer)")
       ->check(CLI::IsMember({"auto", "docker", "podman", "none"}))
       ->capture_default_str();
   app.add_option("--container-cli", flags.container_cli,
@@ -388,37 +390,58 @@ int RunAgent(const amt::worker::AgentOptions& options, const Flags& flags,
   return 0;
 }
 
-// A worker for amtd, from its checked flags. The exit code.
 // The container engine (--container-runtime) and the containers an earlier worker of this
-// work dir left. False when the engine asked for by name does not answer.
+// work dir left. An engine asked for by name is detected before the worker registers: false when
+// it does not answer. Under auto (the default) the detection runs in the background, so that the
+// worker registers and runs executables at once (`docker version` and `podman version` take
+// tens of milliseconds, more for a daemon that hangs): a job that names an image waits for it
+// (JobRunnerOptions::containers). The caller waits for `runner.containers` before `commands`
+// goes.
 bool SetUpContainers(const Flags& flags, amt::CommandRunner& commands,
                      amt::worker::JobRunnerOptions& runner, const Diagnostics& diagnostics) {
-  auto engine =
-      amt::worker::DetectContainerEngine(flags.container_runtime, flags.container_cli, commands);
-  if (!engine.ok()) {
-    std::fprintf(stderr, "amt-worker: --container-runtime %s: %s\n",
-                 flags.container_runtime.c_str(), std::string(engine.status().message()).c_str());
-    return false;
-  }
-  if (*engine == nullptr) return true;
+  if (flags.container_runtime == "none") return true;
   std::error_code ec;
   const std::string work_dir = fs::absolute(flags.work_dir, ec).lexically_normal().string();
-  runner.containers = std::move(*engine);
   runner.container.client_environment = amt::worker::EngineClientEnvironment();
   runner.container.network = flags.container_network;
   runner.container.resource_scale = flags.container_resource_scale;
   runner.container.machine_cpus = runner.job_dir.num_cpus;
   runner.container.work_dir = work_dir;
-  if (!flags.one_shot.empty()) return true;  // Slurm's one-shot workers may share a work dir
-  const auto removed = runner.containers->RemoveLeftovers(work_dir);
-  if (!removed.ok()) {
-    diagnostics(std::string(removed.status().message()));
-  } else if (*removed > 0) {
-    diagnostics("removed " + std::to_string(*removed) +
-                " container(s) of training jobs whose worker is gone");
+  // The engine, and what an earlier worker of this work dir left in it.
+  auto detect =
+      [&flags, &commands, diagnostics,
+       work_dir]() -> absl::StatusOr<std::shared_ptr<const amt::worker::ContainerEngine>> {
+    auto engine =
+        amt::worker::DetectContainerEngine(flags.container_runtime, flags.container_cli, commands);
+    if (!engine.ok() || *engine == nullptr) return engine;
+    // Slurm's one-shot workers may share a work dir: they leave the leftovers alone.
+    if (flags.one_shot.empty()) {
+      const auto removed = (*engine)->RemoveLeftovers(work_dir);
+      if (!removed.ok()) {
+        diagnostics(std::string(removed.status().message()));
+      } else if (*removed > 0) {
+        diagnostics("removed " + std::to_string(*removed) +
+                    " container(s) of training jobs whose worker is gone");
+      }
+    }
+    diagnostics("training images that " + (*engine)->name() +
+                " holds run as containers (--container-runtime " + flags.container_runtime + ")");
+    return std::shared_ptr<const amt::worker::ContainerEngine>(std::move(*engine));
+  };
+  if (flags.container_runtime != "auto") {
+    auto engine = detect();
+    if (!engine.ok()) {
+      std::fprintf(stderr, "amt-worker: --container-runtime %s: %s\n",
+                   flags.container_runtime.c_str(), std::string(engine.status().message()).c_str());
+      return false;
+    }
+    runner.containers = amt::worker::ReadyContainerEngine(*std::move(engine));
+    return true;
   }
-  diagnostics("training images that " + runner.containers->name() +
-              " holds run as containers (--container-runtime " + flags.container_runtime + ")");
+  runner.containers = std::async(std::launch::async, [detect]() {
+                        auto engine = detect();
+                        return engine.ok() ? *std::move(engine) : nullptr;
+                      }).share();
   return true;
 }
 
@@ -458,6 +481,7 @@ bool SetUpGpus(const Flags& flags, amt::CommandRunner& commands,
   return true;
 }
 
+// A worker for amtd, from its checked flags. The exit code.
 int RunWorker(const Flags& flags, const std::optional<amt::v1::StartJob>& one_shot_job,
               const Binaries& binaries, const sigset_t& stop_signals) {
   std::error_code ec;
@@ -496,6 +520,13 @@ int RunWorker(const Flags& flags, const std::optional<amt::v1::StartJob>& one_sh
   }
   const Launchers launchers = MakeLaunchers(flags, binaries, options.runner);
   if (!SetUpContainers(flags, *launchers.commands, options.runner, diagnostics)) return 1;
+  // The container engine's detection uses launchers.commands: it ends before they go.
+  struct AwaitDetection {
+    const amt::worker::ContainerEngineFuture& engine;
+    ~AwaitDetection() {
+      if (engine.valid()) engine.wait();
+    }
+  } await_detection{options.runner.containers};
   if (!SetUpGpus(flags, *launchers.commands, options.runner, diagnostics)) return 1;
   return RunAgent(options, flags, launchers.jobs(), stop_signals, stop_signal_received,
                   diagnostics);

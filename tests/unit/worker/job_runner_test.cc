@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -841,7 +842,8 @@ class ContainerJobRunnerTest : public JobRunnerTest {
               "echo \"checkpoints: $SM_CHECKPOINT_DIR\"\necho \"path: $PATH\"\n"
               "echo \"config: $(cat input/config/checkpointconfig.json)\"\n");
     fs::permissions(client_, fs::perms::owner_all);
-    options_.containers = std::make_shared<ContainerEngine>("docker", client_, commands_);
+    options_.containers =
+        ReadyContainerEngine(std::make_shared<ContainerEngine>("docker", client_, commands_));
     options_.container.client_environment = {{"PATH", "/usr/bin:/bin"}};
     options_.container.work_dir = (temp_.path() / "work").string();
     options_.container.resource_scale = 0.5;
@@ -861,6 +863,30 @@ class ContainerJobRunnerTest : public JobRunnerTest {
   std::string client_;
   testing::FakeEngineCommands commands_;
 };
+
+// amt-worker detects its engine in the background (--container-runtime auto): a job that names
+// no image runs without waiting for it; one that names an image runs in the engine it finds.
+TEST_F(ContainerJobRunnerTest, RunsACommandWhileTheEngineIsStillBeingDetected) {
+  std::promise<std::shared_ptr<const ContainerEngine>> detection;
+  options_.containers = detection.get_future().share();
+  const auto messages = RunToExit(Job("echo plain"));
+  EXPECT_THAT(LogTexts(messages), ElementsAre("plain"));
+  EXPECT_EQ(messages.back().exited().exit_code(), 0);
+  detection.set_value(nullptr);
+}
+
+TEST_F(ContainerJobRunnerTest, RunsAnImageInTheEngineThatTheDetectionFinds) {
+  commands_.AddImage("my-algo:1");
+  std::promise<std::shared_ptr<const ContainerEngine>> detection;
+  options_.containers = detection.get_future().share();
+  JobRunner runner(options_, ImageJob(), *launcher_, clock_, reports_.Fn());
+  runner.Start();
+  detection.set_value(std::make_shared<ContainerEngine>("docker", client_, commands_));
+  const auto messages = reports_.WaitForExit();
+  ASSERT_FALSE(LogTexts(messages).empty());
+  EXPECT_THAT(LogTexts(messages).front(), ::testing::StartsWith("client: run --name amt-job-1-2"));
+  EXPECT_EQ(messages.back().exited().exit_code(), 0);
+}
 
 TEST_F(ContainerJobRunnerTest, RunsAnImageTheEngineHoldsWithOptMlPathsAndTheInstancesResources) {
   commands_.AddImage("my-algo:1");
@@ -942,7 +968,8 @@ TEST_F(ContainerJobRunnerTest, ScriptModeCodeThatIsNotThereFailsTheJobNamingIt) 
 // would wait for them forever): the job fails at launch saying what to install, and the network
 // is removed.
 TEST_F(ContainerJobRunnerTest, HostsOnANetworkWithoutDnsFailTheJobSayingWhatToInstall) {
-  options_.containers = std::make_shared<ContainerEngine>("podman", client_, commands_);
+  options_.containers =
+      ReadyContainerEngine(std::make_shared<ContainerEngine>("podman", client_, commands_));
   commands_.AddImage("my-algo:1");
   commands_.SetNetworkDns(false);
   amt::v1::StartJob job = ImageJob();
@@ -967,7 +994,7 @@ TEST_F(ContainerJobRunnerTest, FailsAnImageThatNeitherTheEngineNorACommandCanRun
                                ::testing::HasSubstr("docker has no image of that name (pull it, "
                                                     "or build and tag it: " +
                                                     client_ + " tag <image> my-algo:1)")));
-  options_.containers.reset();
+  options_.containers = ReadyContainerEngine(nullptr);
   Reports reports;
   JobRunner runner(options_, ImageJob(), *launcher_, clock_, reports.Fn());
   runner.Start();
