@@ -32,6 +32,11 @@ class ProcessCommandRunner final : public CommandRunner {
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+    // Nothing else of this process: a descriptor another thread opened without O_CLOEXEC (a
+    // std::ifstream's, a trainer's pipe) would otherwise stay open for as long as the command
+    // runs, keeping a deleted file's space or a pipe's end (amt-worker's engine detection runs
+    // while its jobs do).
+    posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     sigset_t none;

@@ -22,6 +22,7 @@ class CommandRunner {
  public:
   virtual ~CommandRunner() = default;
   // Runs argv[0] (found on PATH when it has no '/') with argv[1..], stdin /dev/null, and waits.
+  // The command gets no other descriptor of this process than its stdin, stdout and stderr.
   // NotFound when argv[0] cannot be started; otherwise its exit code and output.
   virtual absl::StatusOr<CommandResult> Run(const std::vector<std::string>& argv) = 0;
 };
