@@ -128,10 +128,10 @@ void AddHostAndCredentialFlags(CLI::App& app, Flags& flags) {
 // Training images as containers (container_engine.h, container_launcher.h).
 void AddContainerFlags(CLI::App& app, Flags& flags) {
   app.add_option("--container-runtime", flags.container_runtime,
-                 "run training images that the engine holds as containers: docker, podman, "
-                 "auto (Docker when its daemon answers (DOCKER_HOST), else Podman, else none; "
-                 "found in the background while the worker runs executables) or none (docker or "
-                 "podman: the worker stops at start when that engine does not answer)")
+                 "run training images that the engine holds as containers: docker or podman "
+                 "(that engine; the worker stops at start when it does not answer), auto "
+                 "(Docker when its daemon answers (DOCKER_HOST), else Podman, else none; found in "
+                 "the background while the worker runs executables) or none")
       ->check(CLI::IsMember({"auto", "docker", "podman", "none"}))
       ->capture_default_str();
   app.add_option("--container-cli", flags.container_cli,
