@@ -33,7 +33,10 @@ class StreamLink final : public core::WorkerLink {
  public:
   StreamLink(grpc::ServerContext* context,
              grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream)
-      : context_(context), stream_(stream), writer_([this] { WriteLoop(); }) {}
+      : context_(context),
+        stream_(stream),
+        same_machine_(context->peer().starts_with("unix:")),
+        writer_([this] { WriteLoop(); }) {}
 
   ~StreamLink() override { Close(); }
 
@@ -61,6 +64,10 @@ class StreamLink final : public core::WorkerLink {
     expected_.erase(it);
     return parser;
   }
+
+  // A unix socket's peer shares this kernel (amtd's own local worker, or one started beside it
+  // on its socket).
+  bool SameMachine() const override { return same_machine_; }
 
   // Starts writing what was queued.
   void Release() {
@@ -104,6 +111,7 @@ class StreamLink final : public core::WorkerLink {
 
   grpc::ServerContext* context_ ABSL_PT_GUARDED_BY(mu_);
   grpc::ServerReaderWriter<v1::OrchestratorMessage, v1::WorkerMessage>* stream_;
+  const bool same_machine_;
   Mutex mu_;
   CondVar cv_;
   std::deque<v1::OrchestratorMessage> queue_ ABSL_GUARDED_BY(mu_);

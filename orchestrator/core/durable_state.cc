@@ -88,14 +88,33 @@ void DurableState::BeginBatch() {
 }
 
 absl::Status DurableState::CommitBatch() {
+  absl::Status written = WriteBatch();
+  return written.ok() ? Sync() : written;
+}
+
+absl::Status DurableState::Sync() {
+  if (!unsynced_) return absl::OkStatus();
+  absl::Status status = store_.Sync();
+  if (status.ok()) {
+    unsynced_ = false;
+  } else {
+    OnStoreFailure(status);  // RetryUnsaved syncs again
+  }
+  return status;
+}
+
+absl::Status DurableState::WriteBatch() {
   if (batch_depth_ == 0 || --batch_depth_ > 0 || !batch_open_) return absl::OkStatus();
   batch_open_ = false;
   std::set<std::string> tuning = std::move(batch_tuning_);
   std::map<std::string, Unsaved> training = std::move(batch_training_);
   batch_tuning_.clear();
   batch_training_.clear();
-  absl::Status status = store_.CommitBatch();
-  if (status.ok()) return status;
+  absl::Status status = store_.WriteBatch();
+  if (status.ok()) {
+    unsynced_ = true;
+    return status;
+  }
   // Nothing of the batch is in the store: all of it is written again, each record as it is
   // then, its log lines before any that failed on their own since (they came later).
   unsaved_tuning_.insert(tuning.begin(), tuning.end());
@@ -173,6 +192,13 @@ void DurableState::ArmRetry() {
 
 void DurableState::RetryUnsaved() {
   retry_timer_ = ScopedTimer();  // this one has fired
+  if (unsynced_) {
+    if (!store_.Sync().ok()) {
+      ArmRetry();
+      return;
+    }
+    unsynced_ = false;
+  }
   for (auto it = unsaved_tuning_.begin(); it != unsaved_tuning_.end();) {
     if (!store_.PutTuningJob(records_.tuning(*it)).ok()) break;
     it = unsaved_tuning_.erase(it);

@@ -85,6 +85,13 @@ class DurableState {
   // own. Nested pairs count: only the outermost commits.
   void BeginBatch();
   absl::Status CommitBatch();
+  // CommitBatch in its two steps (store.h): WriteBatch commits the batch so that a crash of
+  // amtd loses nothing of it (its failure is CommitBatch's, above), Sync makes it durable. A
+  // failed Sync leaves the state degraded (the batch's records are in the store and are not
+  // written again) until a retry's sync succeeds; the caller holds back what acknowledges the
+  // batch until Sync has returned OK.
+  absl::Status WriteBatch();
+  absl::Status Sync();
   // A deferred write: a change of `job`'s record that its worker reports again until it is
   // acknowledged (its start) is noted, not written now; the next batch that writes anything
   // writes the record too (WriteDeferred), at no sync of its own, or, after defer_seconds,
@@ -144,6 +151,7 @@ class DurableState {
   size_t unsaved_log_bytes_ = 0;
   HeldLinks held_links_;
   bool failing_ = false;
+  bool unsynced_ = false;  // a batch written and not yet synced
   // The open batch: its depth, whether the store's transaction began, and what it wrote.
   int batch_depth_ = 0;
   bool batch_open_ = false;

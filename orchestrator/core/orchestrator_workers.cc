@@ -210,11 +210,21 @@ void Orchestrator::BeginGroup() {
 }
 
 void Orchestrator::EndGroup() {
-  // On failure the batch's changes are kept and written again (degraded, durable_state.h), and
-  // the launches in it wait with them: their StartJobs are parked until the retry has written
-  // them (OnStoreRecovered), as after any failed write of a launch.
-  if (state_.CommitBatch().ok()) {
-    workers_.Release();
+  // Once the group is written (a kill -9 of amtd keeps it), the messages to workers on this
+  // machine go out while it is synced: a power loss that undid the commit would end their jobs
+  // too, so a launch can no more outlive its record than after a synced commit, and the sync
+  // (0.5-2 ms) overlaps the launch. Everything else waits for the sync: other workers'
+  // messages, the Acks, the notifications. On failure the batch's changes are kept and written
+  // again (degraded, durable_state.h), and the launches in it wait with them: their StartJobs
+  // are parked until the retry has written them (OnStoreRecovered), as after any failed write of
+  // a launch.
+  if (state_.WriteBatch().ok()) {
+    workers_.ReleaseSameMachine();
+    if (state_.Sync().ok()) {
+      workers_.Release();
+    } else {
+      workers_.Park();
+    }
   } else {
     workers_.Park();
   }

@@ -176,6 +176,18 @@ void WorkerPool::EndHold(bool durable) {
   }
 }
 
+void WorkerPool::ReleaseSameMachine() {
+  std::vector<Pending> remote;
+  for (auto& pending : held_) {
+    if (pending.link->SameMachine()) {
+      Deliver(std::move(pending));
+    } else {
+      remote.push_back(std::move(pending));
+    }
+  }
+  held_ = std::move(remote);
+}
+
 void WorkerPool::Deliver(Pending pending) {
   const bool behind = std::any_of(parked_.begin(), parked_.end(), [&](const Pending& parked) {
     return parked.link == pending.link;

@@ -35,6 +35,10 @@ class WorkerLink {
   // Whether this is a stand-in registered before its worker connects (a provisioner's link,
   // provisioner.h): the worker's own Hello takes its place. A connection's link is not.
   virtual bool Provisional() const { return false; }
+  // Whether the worker shares amtd's machine (its connection is a unix socket): a power loss
+  // that undoes a commit not yet synced also ends every job it runs, so a launch may reach it
+  // before the commit is synced (WorkerPool::ReleaseSameMachine).
+  virtual bool SameMachine() const { return false; }
 };
 
 // What an attempt takes of the worker that runs it (all its instances run on one worker): a slot
@@ -114,6 +118,9 @@ class WorkerPool {
   // in order. Park is for a group whose commit failed: its StartJobs are parked, and with each
   // the messages after it to its link; the others go out.
   void Hold() { holding_ = true; }
+  // The commit is written but not yet synced: the held messages to links on amtd's machine
+  // (WorkerLink::SameMachine) go out now, in order; the others stay held for Release or Park.
+  void ReleaseSameMachine();
   void Release() { EndHold(/*durable=*/true); }
   void Park() { EndHold(/*durable=*/false); }
   // What was written is durable now (the store recovered): the parked messages go out, in order.

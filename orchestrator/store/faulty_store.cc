@@ -29,7 +29,7 @@ absl::Status FaultyStore::BeginBatch() {
   return absl::OkStatus();
 }
 
-absl::Status FaultyStore::CommitBatch() {
+absl::Status FaultyStore::WriteBatch() {
   if (!in_batch_) return internal::BatchMisuse(false);
   in_batch_ = false;
   std::vector<std::function<absl::Status()>> writes = std::move(pending_);
@@ -41,6 +41,15 @@ absl::Status FaultyStore::CommitBatch() {
   ++commits_;
   for (const auto& write : writes) RETURN_IF_ERROR(write());
   return absl::OkStatus();
+}
+
+absl::Status FaultyStore::Sync() {
+  if (fail_syncs_) {
+    ++failed_syncs_;
+    return absl::InternalError("injected sync failure: I/O error");
+  }
+  ++syncs_;
+  return base_.Sync();
 }
 
 absl::Status FaultyStore::PutTuningJob(const v1::TuningJobRecord& record) {

@@ -25,6 +25,12 @@ class FaultyStore final : public Store {
   // While set, every CommitBatch fails with Internal "injected commit failure: disk full" and
   // nothing of the batch is written (as SQLite rolls it back); its writes had each returned OK.
   void FailCommits(bool fail) { fail_commits_ = fail; }
+  // While set, every Sync fails with Internal "injected sync failure: I/O error" (what was
+  // written stays written, as after a failed fdatasync).
+  void FailSyncs(bool fail) { fail_syncs_ = fail; }
+  // Syncs that went through, and that were refused, so far.
+  int syncs() const { return syncs_; }
+  int failed_syncs() const { return failed_syncs_; }
   // Writes that were refused, and that went through, so far.
   int failed_writes() const { return failed_writes_; }
   int writes() const { return writes_; }
@@ -73,15 +79,16 @@ class FaultyStore final : public Store {
       std::string_view training_job_name) override {
     return base_.ReadMetrics(training_job_name);
   }
-  // Inside a batch the writes are kept here and reach the base store at CommitBatch, in order
+  // Inside a batch the writes are kept here and reach the base store at WriteBatch, in order
   // (all, or none when the commit fails), so reads inside a batch do not see them yet.
   absl::Status BeginBatch() override;
-  absl::Status CommitBatch() override;
+  absl::Status WriteBatch() override;
+  absl::Status Sync() override;
 
  private:
   // The injected failure when writes fail, else OK (and the write is counted).
   absl::Status Check();
-  // Runs `write` now, or at CommitBatch inside a batch.
+  // Runs `write` now, or at WriteBatch inside a batch.
   absl::Status Write(std::function<absl::Status()> write);
 
   Store& base_;
@@ -91,6 +98,9 @@ class FaultyStore final : public Store {
   bool fail_commits_ = false;
   int commits_ = 0;
   int failed_commits_ = 0;
+  bool fail_syncs_ = false;
+  int syncs_ = 0;
+  int failed_syncs_ = 0;
   bool in_batch_ = false;
   std::vector<std::function<absl::Status()>> pending_;  // the batch's writes
 };

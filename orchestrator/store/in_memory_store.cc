@@ -180,11 +180,13 @@ class InMemoryStore final : public Store {
     return absl::OkStatus();
   }
 
-  absl::Status CommitBatch() override {
+  absl::Status WriteBatch() override {
     if (!in_batch_) return internal::BatchMisuse(false);
     in_batch_ = false;
     return absl::OkStatus();
   }
+
+  absl::Status Sync() override { return absl::OkStatus(); }
 
  private:
   template <typename Record>

@@ -242,28 +242,66 @@ class SqliteStore final : public Store {
     return points;
   }
 
+  // Under synchronous=FULL a batch is committed with NORMAL (the WAL written, not synced) and
+  // synced by Sync: the two steps of one FULL commit. SQLite refuses to change the level inside
+  // a transaction, so it changes before BEGIN and back after COMMIT.
   absl::Status BeginBatch() override {
     if (batch_) return internal::BatchMisuse(true);
+    if (full_sync_) RETURN_IF_ERROR(SetSynchronous(false));
     {
       StatementUse use(begin_);
-      RETURN_IF_ERROR(CheckDone(sqlite3_step(use.get()), "begin batch"));
+      absl::Status begun = CheckDone(sqlite3_step(use.get()), "begin batch");
+      if (!begun.ok()) {
+        if (full_sync_) (void)SetSynchronous(true);
+        return begun;
+      }
     }
     batch_ = true;
     return absl::OkStatus();
   }
 
-  absl::Status CommitBatch() override {
+  absl::Status WriteBatch() override {
     if (!batch_) return internal::BatchMisuse(false);
     batch_ = false;
+    absl::Status status;
     // An I/O error or a full disk inside it may have rolled it all back already (SQLite's own).
     if (sqlite3_get_autocommit(db_.get())) {
-      return absl::InternalError("sqlite: the batch was rolled back by an earlier error");
+      status = absl::InternalError("sqlite: the batch was rolled back by an earlier error");
+    } else {
+      status = Finish(absl::OkStatus(), /*synced=*/!full_sync_);
     }
-    return Finish(absl::OkStatus());
+    if (full_sync_) {
+      const absl::Status restored = SetSynchronous(true);
+      if (status.ok()) status = restored;
+    }
+    return status;
+  }
+
+  // fdatasync of the WAL (SQLite's own call, as at a FULL commit: the first one after the WAL
+  // was created syncs its directory too).
+  absl::Status Sync() override {
+    if (!unsynced_) return absl::OkStatus();
+    sqlite3_file* wal = nullptr;
+    RETURN_IF_ERROR(
+        Check(sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal), "sync"));
+    if (wal != nullptr && wal->pMethods != nullptr) {
+      const int rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
+      if (rc != SQLITE_OK) {
+        return absl::InternalError(std::string("sqlite: sync of the WAL: ") + sqlite3_errstr(rc));
+      }
+    }
+    unsynced_ = false;
+    return absl::OkStatus();
   }
 
  private:
   SqliteStore(DataDirLock lock, Database db) : lock_(std::move(lock)), db_(std::move(db)) {}
+
+  // Not a prepared statement: SQLite applies a PRAGMA synchronous when it compiles it, and
+  // stepping it again changes nothing.
+  absl::Status SetSynchronous(bool full) {
+    return Exec(full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", "synchronous");
+  }
 
   absl::Status Error(std::string_view what) const {
     return absl::InternalError("sqlite: " + std::string(what) + ": " + sqlite3_errmsg(db_.get()));
@@ -291,6 +329,7 @@ class SqliteStore final : public Store {
   }
 
   absl::Status Configure(bool full_sync) {
+    full_sync_ = full_sync;
     // Another connection (an inspecting sqlite3 shell, a second amtd by mistake) may hold the
     // write lock briefly; wait for it rather than failing the write.
     RETURN_IF_ERROR(Check(sqlite3_busy_timeout(db_.get(), 5000), "busy_timeout"));
@@ -302,8 +341,7 @@ class SqliteStore final : public Store {
     // FULL (the default, not WAL's usual NORMAL): fsync the WAL at every commit, so an
     // acknowledged write also survives power loss. NORMAL still survives a crash of the process
     // (kill -9): the WAL is in the OS's page cache; only a power loss may drop the last commits.
-    return full_sync ? Exec("PRAGMA synchronous = FULL", "synchronous")
-                     : Exec("PRAGMA synchronous = NORMAL", "synchronous");
+    return SetSynchronous(full_sync);
   }
 
   absl::Status MigrateSchema() {
@@ -398,11 +436,13 @@ class SqliteStore final : public Store {
   }
 
   // Ends the open transaction: commits it after `status` OK, else (or when COMMIT fails) rolls
-  // it back. Returns the first error.
-  absl::Status Finish(absl::Status status) {
+  // it back. Returns the first error. `synced`: the commit synced the WAL (every commit but a
+  // batch's under synchronous=FULL), which makes the earlier unsynced ones durable too.
+  absl::Status Finish(absl::Status status, bool synced = true) {
     if (status.ok()) {
       StatementUse use(commit_);
       status = CheckDone(sqlite3_step(use.get()), "commit");
+      if (status.ok()) unsynced_ = !synced;
     }
     if (!status.ok() && !sqlite3_get_autocommit(db_.get())) {
       StatementUse use(rollback_);
@@ -572,7 +612,9 @@ class SqliteStore final : public Store {
   Database db_;       // declared before the statements: destroyed after every one of them
   Statement begin_, commit_, rollback_;
   Statement savepoint_, rollback_to_, release_;  // one write's part of a batch
-  bool batch_ = false;                           // between BeginBatch and CommitBatch
+  bool batch_ = false;                           // between BeginBatch and WriteBatch
+  bool full_sync_ = true;                        // synchronous=FULL (else NORMAL)
+  bool unsynced_ = false;                        // a batch written and not synced since
   Statement put_tuning_, get_tuning_, tuning_exists_, list_tuning_;
   Statement put_training_, get_training_, training_exists_, list_training_,
       list_training_for_tuning_;

@@ -1,8 +1,10 @@
 // The orchestrator's state store: tuning-job and training-job records (amt/v1/state.proto), the
 // log lines of every training job and the metric points captured from them. Two implementations
 // share one contract: SQLite (durable, the production store) and in memory (unit tests of the
-// core). Every write is committed when the call returns (or, inside a batch, when CommitBatch
-// returns), so a kill -9 of amtd loses nothing that was acknowledged after it.
+// core). Every write is committed when the call returns (or, inside a batch, when CommitBatch,
+// or its first step WriteBatch, returns), so a kill -9 of amtd loses nothing that was
+// acknowledged after it; a write outside a batch, and a batch once Sync returns, also survive a
+// power loss.
 //
 // Not thread-safe: a Store is owned and used by the orchestrator loop only.
 #ifndef AMT_ORCHESTRATOR_STORE_STORE_H_
@@ -97,12 +99,26 @@ class Store {
   // Group commit. The writes between BeginBatch and CommitBatch are one transaction: each is
   // still all or nothing and returns its own error at once, but none is committed (durable)
   // before CommitBatch, which commits all of them with one sync of the disk instead of one per
-  // write. When CommitBatch fails (Internal), nothing of the batch is kept. A store destroyed
-  // (or a process killed) inside a batch keeps nothing of it. Reads inside a batch see its
-  // writes (SQLite, in memory). FailedPrecondition for a BeginBatch inside a batch or a
+  // write. When CommitBatch fails in its WriteBatch (Internal), nothing of the batch is kept. A
+  // store destroyed (or a process killed) inside a batch keeps nothing of it. Reads inside a batch
+  // see its writes (SQLite, in memory). FailedPrecondition for a BeginBatch inside a batch or a
   // CommitBatch outside one.
   virtual absl::Status BeginBatch() = 0;
-  virtual absl::Status CommitBatch() = 0;
+  absl::Status CommitBatch() {
+    absl::Status written = WriteBatch();
+    return written.ok() ? Sync() : written;
+  }
+  // CommitBatch in its two steps. WriteBatch commits the batch so that it survives a crash of
+  // the process (kill -9): SQLite has written it to its WAL, in the OS's page cache, and every
+  // read and a reopened store see it. Sync makes every write committed so far durable (it
+  // survives a power loss: SQLite's one fdatasync of the WAL, as a synchronous=FULL commit
+  // does); OK when nothing waits for it, and always for a store that syncs nothing (in memory,
+  // synchronous=NORMAL). Between the two, what a commit made possible may go ahead if a power
+  // loss would undo it too (a launch on this machine: Orchestrator::EndGroup). When Sync fails,
+  // the writes stay committed but not durable; a later Sync (or synced commit) may make them so.
+  // A commit outside a batch is synced before it returns, as before.
+  virtual absl::Status WriteBatch() = 0;
+  virtual absl::Status Sync() = 0;
 };
 
 // The file the SQLite store keeps under its data directory.

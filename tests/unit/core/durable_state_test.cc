@@ -309,5 +309,40 @@ TEST_F(DurableStateTest, ABatchWhoseCommitFailsIsKeptWithItsLinesAndWrittenAgain
   ASSERT_THAT(recovered_, SizeIs(1));
 }
 
+TEST_F(DurableStateTest, ABatchIsWrittenThenSyncedAndAFailedSyncIsRetriedWithoutWritingAgain) {
+  jobs_["a"] = Job("a");
+  state_.BeginBatch();
+  ASSERT_TRUE(state_.Persist(jobs_["a"], {Line(0, "epoch 1")}, {}).ok());
+  ASSERT_TRUE(state_.WriteBatch().ok());
+  EXPECT_EQ(StoredStatus("a"), "InProgress");  // written before it is synced
+  EXPECT_EQ(faulty_.syncs(), 0);
+  ASSERT_TRUE(state_.Sync().ok());
+  EXPECT_EQ(faulty_.syncs(), 1);
+  ASSERT_TRUE(state_.Sync().ok());  // nothing left to sync
+  EXPECT_EQ(faulty_.syncs(), 1);
+
+  faulty_.FailSyncs(true);
+  state_.BeginBatch();
+  jobs_["a"].mutable_describe()->set_training_job_status("Completed");
+  ASSERT_TRUE(state_.Persist(jobs_["a"], {Line(1, "epoch 2")}, {}).ok());
+  ASSERT_TRUE(state_.WriteBatch().ok());
+  EXPECT_EQ(state_.Sync(), absl::InternalError("injected sync failure: I/O error"));
+  EXPECT_TRUE(state_.failing());
+  EXPECT_EQ(state_.CheckWritable().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(state_.unsaved_log_bytes(), 0u);  // written: nothing to write again
+  const int writes = faulty_.writes();
+  timers_.Advance(2);  // the retry's sync fails too
+  EXPECT_TRUE(state_.failing());
+  EXPECT_EQ(faulty_.failed_syncs(), 2);
+  faulty_.FailSyncs(false);
+  timers_.Advance(2);
+  EXPECT_FALSE(state_.failing());
+  EXPECT_EQ(faulty_.syncs(), 2);
+  EXPECT_EQ(faulty_.writes(), writes);  // synced, not written again
+  EXPECT_THAT(StoredLines("a"), ElementsAre("epoch 1", "epoch 2"));
+  EXPECT_EQ(StoredStatus("a"), "Completed");
+  ASSERT_THAT(recovered_, SizeIs(1));
+}
+
 }  // namespace
 }  // namespace amt::core

@@ -64,6 +64,7 @@ class FakeWorkerLink final : public WorkerLink {
     expected.push_back({training_job_name, parser, sent.size()});
   }
   bool Provisional() const override { return provisional; }
+  bool SameMachine() const override { return same_machine; }
   std::vector<v1::StartJob> Starts() const {
     std::vector<v1::StartJob> out;
     for (const auto& m : sent) {
@@ -89,6 +90,7 @@ class FakeWorkerLink final : public WorkerLink {
   std::function<void(const v1::OrchestratorMessage&)> on_send;  // runs at each Send when set
   int drops = 0;                                                // Drop() calls
   bool provisional = false;                                     // a provisioner's stand-in link
+  bool same_machine = false;                                    // WorkerLink::SameMachine
 };
 
 }  // namespace amt::core

@@ -324,6 +324,55 @@ TEST_F(PersistenceTest, AnExitAndTheLaunchItFreesAreOneCommitThatTheStartJobAndA
   ExpectSaved(first.training_job_name());
 }
 
+// A StartJob of a group leaves for a worker on amtd's machine once the group is written (a
+// power loss that undid it would end that job too) and for any other worker once it is synced;
+// the Ack always waits for the sync.
+TEST_F(PersistenceTest, ALaunchReachesAWorkerOnThisMachineBeforeTheSyncAndOthersAfterIt) {
+  const auto [link, first] = FirstTrialLogged();
+  std::vector<std::string> sent;  // what went out, and how many syncs had been made by then
+  link->on_send = [&](const v1::OrchestratorMessage& m) {
+    sent.push_back((m.has_start() ? "start@"
+                    : m.has_ack() ? "ack@"
+                                  : "other@") +
+                   std::to_string(faulty_.syncs()));
+  };
+  const int syncs = faulty_.syncs();
+  const std::string after = std::to_string(syncs + 1);
+  orch_->OnWorkerReport("w1", link.get(), ExitReport(first, 9));  // a remote link
+  EXPECT_THAT(sent, ElementsAre("start@" + after, "ack@" + after));
+  EXPECT_EQ(faulty_.syncs(), syncs + 1);
+
+  link->same_machine = true;
+  const auto second = link->Starts().at(1);
+  Started(second);
+  const std::string synced_start = std::to_string(faulty_.syncs());
+  const std::string two = std::to_string(faulty_.syncs() + 1);
+  sent.clear();
+  orch_->OnWorkerReport("w1", link.get(), ExitReport(second, 20));
+  EXPECT_THAT(sent, ElementsAre("start@" + synced_start, "ack@" + two));
+  ASSERT_THAT(link->Starts(), SizeIs(4));
+  EXPECT_EQ(Stored(link->Starts().at(3).training_job_name()).training_job_status(), "InProgress");
+}
+
+TEST_F(PersistenceTest, ALaunchOnThisMachineIsOutWhenItsSyncFailsAndTheAckWaitsForARetry) {
+  const auto [link, first] = FirstTrialLogged();
+  link->same_machine = true;
+  faulty_.FailSyncs(true);
+  orch_->OnWorkerReport("w1", link.get(), ExitReport(first, 9));
+  ASSERT_THAT(link->Starts(), SizeIs(3));  // written before the sync was tried
+  EXPECT_EQ(Stored(link->Starts().at(2).training_job_name()).training_job_status(), "InProgress");
+  EXPECT_THAT(Acks(*link), IsEmpty());
+  ExpectRefused();
+  timers_.Advance(1);  // the retry's sync fails too
+  EXPECT_THAT(Acks(*link), IsEmpty());
+  faulty_.FailSyncs(false);
+  timers_.Advance(1);
+  EXPECT_THAT(Acks(*link), ElementsAre(9));
+  EXPECT_THAT(link->Starts(), SizeIs(3));  // nothing sent twice
+  EXPECT_EQ(StoredTuning().training_job_status_counters().completed(), 1);
+  ExpectSaved(first.training_job_name());
+}
+
 TEST_F(PersistenceTest, AReportWhoseGroupCommitFailsIsNotAcknowledgedAndIsWrittenLater) {
   const auto [link, first] = FirstTrialLogged();
   faulty_.FailCommits(true);

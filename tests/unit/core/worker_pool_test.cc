@@ -200,5 +200,40 @@ TEST(WorkerPool, AParkedGroupKeepsItsStartJobsAndWhatFollowsThemOnTheirLinkUntil
   EXPECT_EQ(pool.parked(), 0u);
 }
 
+TEST(WorkerPool, AWrittenGroupSendsToLinksOnThisMachineAndHoldsTheRestForItsSync) {
+  using ::testing::ElementsAre;
+  using ::testing::IsEmpty;
+  WorkerPool pool;
+  auto local = std::make_shared<FakeWorkerLink>();
+  local->same_machine = true;
+  auto remote = std::make_shared<FakeWorkerLink>();
+  pool.Connect("local", 2, local);
+  pool.Connect("remote", 2, remote);
+  pool.Hold();
+  pool.Send("local", StartOf("j1"));
+  pool.Send("remote", StartOf("j2"));
+  pool.Send("local", StopOf("j0"));
+  pool.ReleaseSameMachine();  // written, not yet synced
+  EXPECT_THAT(Sent(*local), ElementsAre("start j1", "stop j0"));
+  EXPECT_THAT(Sent(*remote), IsEmpty());
+  pool.Send("remote", StopOf("j3"));  // still held, behind the group's StartJob
+  EXPECT_THAT(Sent(*remote), IsEmpty());
+  pool.Release();  // synced
+  EXPECT_THAT(Sent(*remote), ElementsAre("start j2", "stop j3"));
+  EXPECT_EQ(pool.parked(), 0u);
+
+  // The sync failed: the other links' launches park until the store recovers.
+  pool.Hold();
+  pool.Send("local", StartOf("j4"));
+  pool.Send("remote", StartOf("j5"));
+  pool.ReleaseSameMachine();
+  pool.Park();
+  EXPECT_THAT(Sent(*local), ElementsAre("start j1", "stop j0", "start j4"));
+  EXPECT_THAT(Sent(*remote), ElementsAre("start j2", "stop j3"));
+  EXPECT_EQ(pool.parked(), 1u);
+  pool.Unpark();
+  EXPECT_THAT(Sent(*remote), ElementsAre("start j2", "stop j3", "start j5"));
+}
+
 }  // namespace
 }  // namespace amt::core

@@ -68,6 +68,98 @@ class RawConnection {
   sqlite3* db_ = nullptr;
 };
 
+// A VFS over the default one that counts the syncs of WAL files, registered as the default while
+// it lives (the store opens its database with the default VFS).
+class SyncCountingVfs {
+ public:
+  SyncCountingVfs() : base_(sqlite3_vfs_find(nullptr)), vfs_(*base_) {
+    vfs_.zName = "amt-sync-counting";
+    vfs_.szOsFile = static_cast<int>(sizeof(File)) + base_->szOsFile;
+    vfs_.pAppData = this;
+    vfs_.xOpen = &Open;
+    vfs_.pNext = nullptr;
+    EXPECT_EQ(sqlite3_vfs_register(&vfs_, /*makeDflt=*/1), SQLITE_OK);
+  }
+  SyncCountingVfs(const SyncCountingVfs&) = delete;
+  SyncCountingVfs& operator=(const SyncCountingVfs&) = delete;
+  ~SyncCountingVfs() {
+    sqlite3_vfs_unregister(&vfs_);
+    sqlite3_vfs_register(base_, /*makeDflt=*/1);
+  }
+
+  int wal_syncs() const { return wal_syncs_; }
+
+ private:
+  // Our file; the base VFS's follows it in the same allocation.
+  struct File {
+    sqlite3_file file;
+    sqlite3_file* real;
+    SyncCountingVfs* owner;
+    bool wal;
+  };
+  static sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<File*>(f)->real; }
+
+  static int Open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int flags,
+                  int* out_flags) {
+    auto* self = static_cast<SyncCountingVfs*>(vfs->pAppData);
+    auto* f = reinterpret_cast<File*>(file);
+    f->real = reinterpret_cast<sqlite3_file*>(f + 1);
+    f->owner = self;
+    f->wal = (flags & SQLITE_OPEN_WAL) != 0;
+    f->real->pMethods = nullptr;
+    const int rc = self->base_->xOpen(self->base_, name, f->real, flags, out_flags);
+    f->file.pMethods = f->real->pMethods != nullptr ? &kMethods : nullptr;
+    return rc;
+  }
+  static int Sync(sqlite3_file* file, int flags) {
+    auto* f = reinterpret_cast<File*>(file);
+    if (f->wal) ++f->owner->wal_syncs_;
+    return f->real->pMethods->xSync(f->real, flags);
+  }
+
+  static constexpr sqlite3_io_methods kMethods = {
+      3,
+      [](sqlite3_file* f) { return Real(f)->pMethods->xClose(Real(f)); },
+      [](sqlite3_file* f, void* b, int n, sqlite3_int64 o) {
+        return Real(f)->pMethods->xRead(Real(f), b, n, o);
+      },
+      [](sqlite3_file* f, const void* b, int n, sqlite3_int64 o) {
+        return Real(f)->pMethods->xWrite(Real(f), b, n, o);
+      },
+      [](sqlite3_file* f, sqlite3_int64 n) { return Real(f)->pMethods->xTruncate(Real(f), n); },
+      &Sync,
+      [](sqlite3_file* f, sqlite3_int64* n) { return Real(f)->pMethods->xFileSize(Real(f), n); },
+      [](sqlite3_file* f, int l) { return Real(f)->pMethods->xLock(Real(f), l); },
+      [](sqlite3_file* f, int l) { return Real(f)->pMethods->xUnlock(Real(f), l); },
+      [](sqlite3_file* f, int* r) { return Real(f)->pMethods->xCheckReservedLock(Real(f), r); },
+      [](sqlite3_file* f, int op, void* a) {
+        // The journal pointer must be this file, so that its syncs are counted.
+        if (op == SQLITE_FCNTL_JOURNAL_POINTER) return SQLITE_NOTFOUND;
+        return Real(f)->pMethods->xFileControl(Real(f), op, a);
+      },
+      [](sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); },
+      [](sqlite3_file* f) { return Real(f)->pMethods->xDeviceCharacteristics(Real(f)); },
+      [](sqlite3_file* f, int p, int s, int e, void volatile** m) {
+        return Real(f)->pMethods->xShmMap(Real(f), p, s, e, m);
+      },
+      [](sqlite3_file* f, int o, int n, int fl) {
+        return Real(f)->pMethods->xShmLock(Real(f), o, n, fl);
+      },
+      [](sqlite3_file* f) { Real(f)->pMethods->xShmBarrier(Real(f)); },
+      [](sqlite3_file* f, int d) { return Real(f)->pMethods->xShmUnmap(Real(f), d); },
+      [](sqlite3_file* f, sqlite3_int64 o, int n, void** p) {
+        return Real(f)->pMethods->xFetch(Real(f), o, n, p);
+      },
+      [](sqlite3_file* f, sqlite3_int64 o, void* p) {
+        return Real(f)->pMethods->xUnfetch(Real(f), o, p);
+      },
+  };
+
+  sqlite3_vfs* base_;
+  sqlite3_vfs vfs_;
+  int wal_syncs_ = 0;
+};
+
 std::unique_ptr<Store> OpenOrDie(const std::string& dir) {
   absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(dir);
   EXPECT_THAT(store, IsOk());
@@ -189,6 +281,72 @@ TEST(SqliteStore, ABatchIsCommittedByCommitBatchAndNotBefore) {
   ASSERT_THAT(store->CommitBatch(), IsOk());
   EXPECT_EQ(other.QueryText("SELECT name FROM tuning_jobs"), "tune");
   EXPECT_EQ(other.QueryText("SELECT message FROM logs WHERE training_job = 'job'"), "a");
+}
+
+// Under synchronous=FULL a batch is committed in two steps: WriteBatch makes it visible (and
+// survives kill -9, below) without a sync, Sync makes it durable with one sync of the WAL, as a
+// commit outside a batch does by itself. Under NORMAL nothing syncs.
+TEST(SqliteStore, ABatchIsWrittenWithoutASyncAndSyncedOnceBySync) {
+  TempDir dir;
+  SyncCountingVfs vfs;
+  std::unique_ptr<Store> store = OpenOrDie(dir.str());
+  ASSERT_NE(store, nullptr);
+  RawConnection other(dir.path() / kDatabaseFileName);
+  ASSERT_THAT(store->PutTuningJob(TuningRecord("before")), IsOk());
+  const int syncs = vfs.wal_syncs();
+  EXPECT_GE(syncs, 1);                 // a commit outside a batch syncs
+  ASSERT_THAT(store->Sync(), IsOk());  // nothing waits for a sync
+  EXPECT_EQ(vfs.wal_syncs(), syncs);
+
+  ASSERT_THAT(store->BeginBatch(), IsOk());
+  ASSERT_THAT(store->PutTuningJob(TuningRecord("tune")), IsOk());
+  ASSERT_THAT(store->CommitTrainingJobProgress(TrainingRecord("job"), {{0, 1.0, "a"}}, {}), IsOk());
+  ASSERT_THAT(store->WriteBatch(), IsOk());
+  EXPECT_EQ(vfs.wal_syncs(), syncs);
+  EXPECT_EQ(other.QueryText("SELECT name FROM tuning_jobs WHERE name = 'tune'"), "tune");
+  EXPECT_EQ(other.QueryText("SELECT message FROM logs WHERE training_job = 'job'"), "a");
+  ASSERT_THAT(store->Sync(), IsOk());
+  EXPECT_EQ(vfs.wal_syncs(), syncs + 1);
+  ASSERT_THAT(store->Sync(), IsOk());
+  EXPECT_EQ(vfs.wal_syncs(), syncs + 1);
+
+  // Back to FULL after the batch: a commit of its own syncs again.
+  ASSERT_THAT(store->PutTuningJob(TuningRecord("after")), IsOk());
+  EXPECT_EQ(vfs.wal_syncs(), syncs + 2);
+  EXPECT_EQ(store->CommitBatch().code(), absl::StatusCode::kFailedPrecondition);  // no batch
+  EXPECT_EQ(vfs.wal_syncs(), syncs + 2);
+}
+
+TEST(SqliteStore, UnderNormalSyncNothingIsSynced) {
+  TempDir dir;
+  SyncCountingVfs vfs;
+  absl::StatusOr<std::unique_ptr<Store>> store =
+      OpenSqliteStore(dir.str(), SqliteOptions{.full_sync = false});
+  ASSERT_THAT(store, IsOk());
+  const int created = vfs.wal_syncs();  // the new WAL's header
+  ASSERT_THAT((*store)->PutTuningJob(TuningRecord("one")), IsOk());
+  ASSERT_THAT((*store)->BeginBatch(), IsOk());
+  ASSERT_THAT((*store)->PutTuningJob(TuningRecord("two")), IsOk());
+  ASSERT_THAT((*store)->CommitBatch(), IsOk());
+  EXPECT_EQ(vfs.wal_syncs(), created);
+}
+
+TEST(SqliteStoreDeathTest, ABatchWrittenButNotSyncedSurvivesKillOfTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  TempDir dir;
+  EXPECT_EXIT(
+      {
+        absl::StatusOr<std::unique_ptr<Store>> store = OpenSqliteStore(dir.str());
+        if (!store.ok()) std::_Exit(1);
+        if (!(*store)->BeginBatch().ok()) std::_Exit(1);
+        if (!(*store)->PutTuningJob(TuningRecord("written")).ok()) std::_Exit(1);
+        if (!(*store)->WriteBatch().ok()) std::_Exit(1);
+        raise(SIGKILL);
+      },
+      ::testing::KilledBySignal(SIGKILL), "");
+  std::unique_ptr<Store> reopened = OpenOrDie(dir.str());
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_THAT(reopened->GetTuningJob("written"), IsOk());
 }
 
 TEST(SqliteStoreDeathTest, ABatchNotCommittedIsLostWhenTheProcessIsKilled) {
