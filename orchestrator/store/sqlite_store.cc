@@ -192,6 +192,7 @@ class SqliteStore final : public Store {
       }
     }
     batch_ = true;
+    changes_at_begin_ = sqlite3_total_changes64(db_.get());
     return absl::OkStatus();
   }
 
@@ -203,7 +204,9 @@ class SqliteStore final : public Store {
     if (sqlite3_get_autocommit(db_.get())) {
       status = absl::InternalError("sqlite: the batch was rolled back by an earlier error");
     } else {
-      status = Finish(absl::OkStatus(), /*synced=*/!full_sync_);
+      // A batch that changed no row wrote no WAL frame: nothing for Sync to do.
+      const bool wrote = sqlite3_total_changes64(db_.get()) != changes_at_begin_;
+      status = Finish(absl::OkStatus(), /*synced=*/!full_sync_ || !wrote);
     }
     if (full_sync_) {
       const absl::Status restored = SetSynchronous(true);
@@ -371,13 +374,13 @@ class SqliteStore final : public Store {
   }
 
   // Ends the open transaction: commits it after `status` OK, else (or when COMMIT fails) rolls
-  // it back. Returns the first error. `synced`: the commit synced the WAL (every commit but a
-  // batch's under synchronous=FULL), which makes the earlier unsynced ones durable too.
+  // it back. Returns the first error. `synced` false: the commit wrote WAL frames without
+  // syncing them (a batch's under synchronous=FULL), so Sync has work to do.
   absl::Status Finish(absl::Status status, bool synced = true) {
     if (status.ok()) {
       StatementUse use(commit_);
       status = CheckDone(sqlite3_step(use.get()), "commit");
-      if (status.ok()) unsynced_ = !synced;
+      if (status.ok() && !synced) unsynced_ = true;  // only Sync clears it
     }
     if (!status.ok() && !sqlite3_get_autocommit(db_.get())) {
       StatementUse use(rollback_);
@@ -550,6 +553,7 @@ class SqliteStore final : public Store {
   bool batch_ = false;                           // between BeginBatch and WriteBatch
   bool full_sync_ = true;                        // synchronous=FULL (else NORMAL)
   bool unsynced_ = false;                        // a batch written and not synced since
+  sqlite3_int64 changes_at_begin_ = 0;           // sqlite3_total_changes64 at BeginBatch
   Statement put_tuning_, get_tuning_, tuning_exists_, list_tuning_;
   Statement put_training_, get_training_, training_exists_, list_training_,
       list_training_for_tuning_;

@@ -310,6 +310,12 @@ TEST(SqliteStore, ABatchIsWrittenWithoutASyncAndSyncedOnceBySync) {
   ASSERT_THAT(store->Sync(), IsOk());
   EXPECT_EQ(vfs.wal_syncs(), syncs + 1);
 
+  // A batch that changed nothing wrote nothing to sync.
+  ASSERT_THAT(store->BeginBatch(), IsOk());
+  ASSERT_THAT(store->WriteBatch(), IsOk());
+  ASSERT_THAT(store->Sync(), IsOk());
+  EXPECT_EQ(vfs.wal_syncs(), syncs + 1);
+
   // Back to FULL after the batch: a commit of its own syncs again.
   ASSERT_THAT(store->PutTuningJob(TuningRecord("after")), IsOk());
   EXPECT_EQ(vfs.wal_syncs(), syncs + 2);
