@@ -277,8 +277,10 @@ void AddSpotFlags(CLI::App& app, Flags& flags) {
 void AddStoreFlags(CLI::App& app, Flags& flags) {
   app.add_option(
          "--sqlite-sync", flags.options.sqlite_sync,
-         "full: every acknowledged change is fsynced (survives power loss); normal: "
-         "survives kill -9 of amtd only (no fsync per commit; on a fast disk it gains little)")
+         "full: every acknowledged change is fsynced (survives power loss; a trial's launch "
+         "on the local worker overlaps that fsync, as a power loss would end the trial too); "
+         "normal: survives kill -9 of amtd only (no fsync per commit; on a fast disk it gains "
+         "little)")
       ->capture_default_str();
   app.add_option("--max-unsaved-log-bytes", flags.options.orchestrator.max_unsaved_log_bytes,
                  "While the state store fails, log lines kept in memory at most (bytes); past "
