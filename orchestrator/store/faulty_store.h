@@ -22,8 +22,9 @@ class FaultyStore final : public Store {
   // While set, every write fails with Internal "injected store failure: disk full" and writes
   // nothing; reads still go through.
   void FailWrites(bool fail) { fail_writes_ = fail; }
-  // While set, every CommitBatch fails with Internal "injected commit failure: disk full" and
-  // nothing of the batch is written (as SQLite rolls it back); its writes had each returned OK.
+  // While set, every WriteBatch (so every CommitBatch) fails with Internal "injected commit
+  // failure: disk full" and nothing of the batch is written (as SQLite rolls it back); its
+  // writes had each returned OK.
   void FailCommits(bool fail) { fail_commits_ = fail; }
   // While set, every Sync fails with Internal "injected sync failure: I/O error" (what was
   // written stays written, as after a failed fdatasync).
@@ -34,7 +35,7 @@ class FaultyStore final : public Store {
   // Writes that were refused, and that went through, so far.
   int failed_writes() const { return failed_writes_; }
   int writes() const { return writes_; }
-  // Whether a batch is open (between BeginBatch and CommitBatch).
+  // Whether a batch is open (between BeginBatch and WriteBatch).
   bool in_batch() const { return in_batch_; }
   // Batches committed, and refused, so far.
   int commits() const { return commits_; }
