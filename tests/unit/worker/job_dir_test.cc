@@ -394,6 +394,34 @@ TEST_F(JobDirTest, ASpareFolderIsTheNextJobsLayoutWithNothingOfTheLastJobLeft) {
   EXPECT_EQ(json::parse(ReadFile(pb.input_config / "inputdataconfig.json")), json::object());
 }
 
+TEST_F(JobDirTest, ASpareFoldersConfigFilesAreOverwrittenInPlaceAndCutToTheNewLength) {
+  options_.spares = std::make_shared<JobDirPool>(temp_.path() / "work" / ".spare-folders", 2);
+  const fs::path hyperparameters = "input/config/hyperparameters.json";
+  std::string previous;
+  ino_t inode = 0;
+  // Longer, then shorter, then longer again than the file the spare folder kept.
+  for (const std::string value : {"0.012345678901234567890", "1", "0.5000000000"}) {
+    amt::v1::StartJob job = MakeJob(data_dir_);
+    job.set_training_job_name("tune-" + std::to_string(value.size()) + "-abcdef12");
+    (*job.mutable_hyperparameters())["learning_rate"] = value;
+    auto dir = JobDir::Create(options_, job);
+    ASSERT_THAT(dir, IsOk());
+    const fs::path file = dir->paths().root / hyperparameters;
+    const std::string text = ReadFile(file);
+    EXPECT_EQ(json::parse(text)["learning_rate"], value);
+    EXPECT_EQ(fs::file_size(file), text.size());
+    EXPECT_NE(text, previous);
+    struct stat st {};
+    ASSERT_EQ(::stat(file.c_str(), &st), 0);
+    if (inode != 0) {
+      EXPECT_EQ(st.st_ino, inode);  // the spare's file, written over
+    }
+    inode = st.st_ino;
+    previous = text;
+    options_.spares->Recycle(dir->paths());
+  }
+}
+
 TEST_F(JobDirTest, DetachMovesAFolderAwayAtOnceAndKeepMakesItASpare) {
   const fs::path spare_dir = temp_.path() / "work" / ".spare-folders";
   options_.spares = std::make_shared<JobDirPool>(spare_dir, 2);
