@@ -5,13 +5,17 @@
 //
 //   bayes_bench [--seeds 20] [--first-seed 0] [--budget 100] [--threads 2]
 //               [--functions Branin,Mixed] [--strategies Bayesian,Random]
-//               [--modes sequential,parallel]
+//               [--modes sequential,parallel] [--parallel-window FIRST:END]
 //               [--latency-sizes 100,300,750] [--latency-steps 100] [--no-regret]
 //               [--no-latency] --out results.json
 //
 // Parallel mode simulates a tuning job with 4 workers: trial i runs for a deterministic
 // pseudo-random duration TrialDuration(seed, i) in [1, 2); a new trial is suggested (with the
 // running ones pending in the history) whenever one finishes. Python uses the same durations.
+// --parallel-window FIRST:END keeps the 4 workers only for trials FIRST .. END - 1 of a
+// parallel run and launches the others one at a time (each after every earlier trial has
+// finished): where in a run parallelism costs (bench/README.md, "How far the miss can be
+// trusted").
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -54,6 +58,8 @@ struct Flags {
   std::vector<std::string> functions;  // empty: all
   std::vector<std::string> strategies = {"Bayesian", "Random"};
   std::vector<std::string> modes = {"sequential", "parallel"};
+  int window_first = 0;      // --parallel-window: the trials launched
+  int window_end = 1 << 30;  // kWorkers at a time
   std::vector<int> latency_sizes = {100, 300, 750};
   int latency_steps = 100;
   bool regret = true;
@@ -95,6 +101,15 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
       flags->strategies = Split(value());
     } else if (arg == "--modes") {
       flags->modes = Split(value());
+    } else if (arg == "--parallel-window") {
+      const std::string window = value();
+      const size_t colon = window.find(':');
+      if (colon == std::string::npos) {
+        std::cerr << "--parallel-window needs FIRST:END, such as 20:35\n";
+        return false;
+      }
+      flags->window_first = std::stoi(window.substr(0, colon));
+      flags->window_end = std::stoi(window.substr(colon + 1));
     } else if (arg == "--latency-sizes") {
       flags->latency_sizes.clear();
       for (const std::string& s : Split(value())) flags->latency_sizes.push_back(std::stoi(s));
@@ -137,7 +152,7 @@ struct Job {
 // The objective values of trials 0..budget-1 in launch order, of a tuning job whose
 // MaxNumberOfTrainingJobs is `budget` (the Bayesian strategy sizes its start by it; at 100 it is
 // the size without a budget).
-std::vector<double> RunJob(const Job& job, int budget) {
+std::vector<double> RunJob(const Job& job, int budget, int window_first, int window_end) {
   std::unique_ptr<Strategy> strategy =
       search::MakeStrategy(job.strategy, job.function->space, static_cast<uint64_t>(job.seed), {},
                            budget)
@@ -150,7 +165,9 @@ std::vector<double> RunJob(const Job& job, int budget) {
   double now = 0;
   int launched = 0;
   while (launched < budget || !running.empty()) {
-    while (launched < budget && static_cast<int>(running.size()) < workers) {
+    // Outside the window one at a time: the trial waits for every earlier one to finish.
+    auto slots = [&]() { return launched >= window_first && launched < window_end ? workers : 1; };
+    while (launched < budget && static_cast<int>(running.size()) < slots()) {
       Assignment params = strategy->Suggest(history, launched).value();
       history.trials.push_back({params, TrialState::kPending, std::nullopt});
       running.push_back({now + TrialDuration(static_cast<uint64_t>(job.seed), launched), launched});
@@ -185,7 +202,8 @@ nlohmann::json RegretResults(const Flags& flags, const std::vector<TestFunction>
   auto worker = [&]() {
     for (size_t i = next++; i < jobs.size(); i = next++) {
       const auto start = std::chrono::steady_clock::now();
-      const std::vector<double> values = RunJob(jobs[i], flags.budget);
+      const std::vector<double> values =
+          RunJob(jobs[i], flags.budget, flags.window_first, flags.window_end);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       nlohmann::json r = {{"function", jobs[i].function->name},
@@ -279,6 +297,9 @@ int Main(int argc, char** argv) {
   nlohmann::json out;
   out["seeds"] = flags.seeds;
   out["first_seed"] = flags.first_seed;
+  if (flags.window_first > 0 || flags.window_end < (1 << 30)) {
+    out["parallel_window"] = {flags.window_first, flags.window_end};
+  }
   out["budget"] = flags.budget;
   out["workers"] = kWorkers;
   nlohmann::json defs = nlohmann::json::array();
