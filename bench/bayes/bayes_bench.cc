@@ -49,6 +49,8 @@ using search::Trial;
 using search::TrialState;
 
 constexpr int kWorkers = 4;
+// The end of --parallel-window when it is not given: past any budget.
+constexpr int kWholeRun = 1 << 30;
 
 struct Flags {
   int seeds = 20;
@@ -58,8 +60,9 @@ struct Flags {
   std::vector<std::string> functions;  // empty: all
   std::vector<std::string> strategies = {"Bayesian", "Random"};
   std::vector<std::string> modes = {"sequential", "parallel"};
-  int window_first = 0;      // --parallel-window: the trials launched
-  int window_end = 1 << 30;  // kWorkers at a time
+  // --parallel-window: trials window_first .. window_end - 1 run kWorkers at a time.
+  int window_first = 0;
+  int window_end = kWholeRun;
   std::vector<int> latency_sizes = {100, 300, 750};
   int latency_steps = 100;
   bool regret = true;
@@ -297,7 +300,7 @@ int Main(int argc, char** argv) {
   nlohmann::json out;
   out["seeds"] = flags.seeds;
   out["first_seed"] = flags.first_seed;
-  if (flags.window_first > 0 || flags.window_end < (1 << 30)) {
+  if (flags.window_first > 0 || flags.window_end != kWholeRun) {
     out["parallel_window"] = {flags.window_first, flags.window_end};
   }
   out["budget"] = flags.budget;
