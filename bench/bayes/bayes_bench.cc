@@ -6,6 +6,7 @@
 //   bayes_bench [--seeds 20] [--first-seed 0] [--budget 100] [--threads 2]
 //               [--functions Branin,Mixed] [--strategies Bayesian,Random]
 //               [--modes sequential,parallel] [--parallel-window FIRST:END]
+//               [--batch-lcb-kappa K]
 //               [--latency-sizes 100,300,750] [--latency-steps 100] [--no-regret]
 //               [--no-latency] --out results.json
 //
@@ -15,7 +16,8 @@
 // --parallel-window FIRST:END keeps the 4 workers only for trials FIRST .. END - 1 of a
 // parallel run and launches the others one at a time (each after every earlier trial has
 // finished): where in a run parallelism costs (bench/README.md, "How far the miss can be
-// trusted").
+// trusted"). --batch-lcb-kappa sets BayesianOptions::batch_lcb_kappa (0: penalised Expected
+// Improvement alone while trials run, the rule before session 36).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -36,6 +38,7 @@
 
 #include "bench/bayes/functions.h"
 #include "nlohmann/json.hpp"
+#include "orchestrator/search/bayesian.h"
 #include "orchestrator/search/random.h"
 #include "orchestrator/search/strategy.h"
 
@@ -63,6 +66,7 @@ struct Flags {
   // --parallel-window: trials window_first .. window_end - 1 run kWorkers at a time.
   int window_first = 0;
   int window_end = kWholeRun;
+  double batch_lcb_kappa = -1;  // < 0: BayesianOptions' default
   std::vector<int> latency_sizes = {100, 300, 750};
   int latency_steps = 100;
   bool regret = true;
@@ -113,6 +117,8 @@ bool ParseFlags(int argc, char** argv, Flags* flags) {
       }
       flags->window_first = std::stoi(window.substr(0, colon));
       flags->window_end = std::stoi(window.substr(colon + 1));
+    } else if (arg == "--batch-lcb-kappa") {
+      flags->batch_lcb_kappa = std::stod(value());
     } else if (arg == "--latency-sizes") {
       flags->latency_sizes.clear();
       for (const std::string& s : Split(value())) flags->latency_sizes.push_back(std::stoi(s));
@@ -155,11 +161,22 @@ struct Job {
 // The objective values of trials 0..budget-1 in launch order, of a tuning job whose
 // MaxNumberOfTrainingJobs is `budget` (the Bayesian strategy sizes its start by it; at 100 it is
 // the size without a budget).
-std::vector<double> RunJob(const Job& job, int budget, int window_first, int window_end) {
-  std::unique_ptr<Strategy> strategy =
-      search::MakeStrategy(job.strategy, job.function->space, static_cast<uint64_t>(job.seed), {},
-                           budget)
-          .value();
+std::unique_ptr<Strategy> MakeJobStrategy(const Job& job, int budget, const Flags& flags) {
+  const uint64_t seed = static_cast<uint64_t>(job.seed);
+  if (job.strategy != "Bayesian" || flags.batch_lcb_kappa < 0) {
+    return search::MakeStrategy(job.strategy, job.function->space, seed, {}, budget).value();
+  }
+  search::BayesianOptions options;
+  options.max_trials = budget;
+  options.batch_lcb_kappa = flags.batch_lcb_kappa;
+  return search::BayesianStrategy::Create(job.function->space, seed, options).value();
+}
+
+std::vector<double> RunJob(const Job& job, const Flags& flags) {
+  const int budget = flags.budget;
+  const int window_first = flags.window_first;
+  const int window_end = flags.window_end;
+  std::unique_ptr<Strategy> strategy = MakeJobStrategy(job, budget, flags);
   History history;
   std::vector<double> values;
   const int workers = job.mode == "parallel" ? kWorkers : 1;
@@ -205,8 +222,7 @@ nlohmann::json RegretResults(const Flags& flags, const std::vector<TestFunction>
   auto worker = [&]() {
     for (size_t i = next++; i < jobs.size(); i = next++) {
       const auto start = std::chrono::steady_clock::now();
-      const std::vector<double> values =
-          RunJob(jobs[i], flags.budget, flags.window_first, flags.window_end);
+      const std::vector<double> values = RunJob(jobs[i], flags);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       nlohmann::json r = {{"function", jobs[i].function->name},

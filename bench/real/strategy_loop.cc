@@ -56,6 +56,10 @@ bool SetOption(const std::string& assignment, search::BayesianOptions* options) 
     options->avoid_bad_bounds = value != 0;
   } else if (name == "learn_auto_scaling") {
     options->learn_auto_scaling = value != 0;
+  } else if (name == "batch_lcb_kappa") {
+    options->batch_lcb_kappa = value;
+  } else if (name == "batch_lcb_tolerance") {
+    options->batch_lcb_tolerance = value;
   } else {
     return false;
   }

@@ -4,7 +4,8 @@ be trusted"): 4 workers only for trials FIRST .. END - 1, one at a time otherwis
 with an empty window is the sequential run, trial for trial; a window covering the run is the
 plain parallel run; a window in between differs from both, and equals the sequential run before
 FIRST (trial FIRST is the first launched while an earlier one runs); a window without its colon
-exits 2.
+exits 2. And --batch-lcb-kappa 0 (BayesianOptions::batch_lcb_kappa, the rule while trials run
+before session 36) changes a parallel run but not a sequential one.
 
     bayes_bench_test.py PATH_TO_BAYES_BENCH
 """
@@ -57,6 +58,12 @@ class ParallelWindowTest(unittest.TestCase):
                                 capture_output=True, text=True)
         self.assertEqual(result.returncode, 2)
         self.assertIn("--parallel-window needs FIRST:END", result.stderr)
+
+
+class BatchLcbKappaTest(unittest.TestCase):
+    def test_kappa_0_changes_the_parallel_runs_only(self):
+        self.assertEqual(values("sequential", "--batch-lcb-kappa", "0"), values("sequential"))
+        self.assertNotEqual(values("parallel", "--batch-lcb-kappa", "0"), values("parallel"))
 
 
 if __name__ == "__main__":
