@@ -218,9 +218,10 @@ double Quantile(const Eigen::VectorXd& y, double q) {
 
 // L-BFGS starts on the acquisition: five, and past kFewerStartsAbove model points, where each
 // evaluation costs two n^2 triangular solves, three on EI (a third of a suggestion at 400
-// points) and one on the lower confidence bound (BayesianOptions::batch_lcb_kappa). With 4
-// workers (bench/README.md, "Exploiting while trials run") 2 or 3 starts on the bound found less
-// than 5 (Hartmann-6 at 60, seeds 0-79: 1.59 and 1.44 times the sequential regret against 1.39).
+// points) and none on the lower confidence bound (BayesianOptions::batch_lcb_kappa: its best
+// candidate), so that a suggestion there costs what it did without the bound. With 4 workers
+// (bench/README.md, "Exploiting while trials run") 2 or 3 starts on the bound found less than 5
+// (Hartmann-6 at 60, seeds 0-79: 1.59 and 1.44 times the sequential regret against 1.39).
 constexpr int kFewerStartsAbove = 150;
 
 // The lower confidence bound's pick is taken only this far (Euclidean, in the unit-cube
@@ -449,7 +450,7 @@ Assignment BayesianStrategy::Acquire(const Data& data, const Fit& fit,
     // the order of preference when a pick repeats a trial or lies on a bad bound.
     Model bound{gp, model.incumbents};
     bound.kappa = options_.batch_lcb_kappa;
-    Scored exploit = Ranked(bound, encoder, candidates, at_candidates, large ? 1 : starts).front();
+    Scored exploit = Ranked(bound, encoder, candidates, at_candidates, large ? 0 : starts).front();
     exploit.value = model.Score(exploit.x.transpose())[0];
     double nearest = INFINITY;
     for (const Eigen::VectorXd& x : data.pending_x) {
