@@ -311,6 +311,14 @@ std::vector<Scored> Ranked(const Model& model, const SpaceEncoder& encoder,
   return pool;
 }
 
+// Whether `x` lies at least kMinBoundSeparation from each of `running`.
+bool Separated(const Eigen::VectorXd& x, const std::vector<Eigen::VectorXd>& running) {
+  for (const Eigen::VectorXd& r : running) {
+    if ((r - x).norm() < kMinBoundSeparation) return false;
+  }
+  return true;
+}
+
 // The bounds of continuous ranges that earlier trials found bad: a (feature, 0 or 1) where every
 // trial with that feature exactly on the bound did worse than the median result (a failed trial
 // counts as the worst). A box-constrained optimiser of the acquisition lands exactly on a bound
@@ -445,19 +453,14 @@ Assignment BayesianStrategy::Acquire(const Data& data, const Fit& fit,
   const size_t starts = large ? 3 : 5;
   std::vector<Scored> pool = Ranked(model, encoder, candidates, at_candidates, starts);
   if (penalize && options_.batch_lcb_kappa > 0) {
-    // The exploiting pick (BayesianOptions::batch_lcb_kappa) goes first when the penalised EI
-    // rates it within a factor e^batch_lcb_tolerance of the best it found; the pool after it is
-    // the order of preference when a pick repeats a trial or lies on a bad bound.
+    // The exploiting pick goes first when it qualifies; the pool after it is the order of
+    // preference when a pick repeats a trial or lies on a bad bound.
     Model bound{gp, model.incumbents};
     bound.kappa = options_.batch_lcb_kappa;
     Scored exploit = Ranked(bound, encoder, candidates, at_candidates, large ? 0 : starts).front();
     exploit.value = model.Score(exploit.x.transpose())[0];
-    double nearest = INFINITY;
-    for (const Eigen::VectorXd& x : data.pending_x) {
-      nearest = std::min(nearest, (x - exploit.x).norm());
-    }
     if (exploit.value >= pool.front().value - options_.batch_lcb_tolerance &&
-        nearest >= kMinBoundSeparation) {
+        Separated(exploit.x, data.pending_x)) {
       pool.insert(pool.begin(), std::move(exploit));
     }
   }
