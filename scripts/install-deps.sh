@@ -61,7 +61,10 @@ FULL_PACKAGES=(
   # name: without recommends, podman's network stack is CNI (containernetworking-plugins), whose
   # networks have no DNS, and the two hosts of a job could not reach each other as algo-1 and
   # algo-2 (tests/integration/containers_test.py, found on a fresh machine in session 29).
-  docker.io busybox-static podman netavark aardvark-dns
+  # containernetworking-plugins: the CNI stack itself, which the case of a network without DNS
+  # switches Podman to; without it Podman cannot find the network it has just created (found on
+  # a fresh machine in session 36).
+  docker.io busybox-static podman netavark aardvark-dns containernetworking-plugins
 )
 case "$profile" in
   demo) ;;
