@@ -12,6 +12,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -115,7 +116,13 @@ class GaussianProcess {
   Eigen::MatrixXd CrossKernel(const Eigen::MatrixXd& a) const;
   // Kernel among the rows of `a`, without noise.
   Eigen::MatrixXd SelfKernel(const Eigen::MatrixXd& a) const;
-  void Factorize(const Eigen::MatrixXd& k);
+  // The same values in the lower triangle (diagonal included) plus `noise` on the diagonal;
+  // the strictly upper triangle holds scratch (the Cholesky factorisation reads only the lower
+  // one): half the kernel evaluations and no temporaries.
+  Eigen::MatrixXd LowerSelfKernel(const Eigen::MatrixXd& a, double noise) const;
+  // Sets cholesky_ to the factor of the matrix `make` returns (its lower triangle), factorised
+  // in place; while that fails, with more jitter on the diagonal of a fresh `make()`.
+  void Factorize(const std::function<Eigen::MatrixXd()>& make);
   void Solve();
 
   Eigen::MatrixXd x_;              // training points scaled by the inverse length scales

@@ -131,6 +131,28 @@ TEST(GaussianProcess, ToleratesDuplicatePoints) {
   EXPECT_NEAR(mean(0, 0), 1.0, 1e-3);
 }
 
+// Without noise, duplicate points make the kernel matrix singular: the factorisation fails on
+// the kernel itself and succeeds only after jitter is added to a freshly built one (it is
+// factorised in place, so a failed attempt has overwritten the first).
+TEST(GaussianProcess, RetriesWithJitterWhenTheKernelIsSingular) {
+  Eigen::MatrixXd x(4, 3);
+  x << 0.7, 0.7, 0.7, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3;
+  GaussianProcess gp(x, Eigen::Vector4d(-1, 1, 1.1, 0.9), kGroups, Hyper(0.2, 0.2, 0.2, 2, 0));
+  Eigen::MatrixXd points(2, 3);
+  points << 0.1, 0.2, 0.3, 0.7, 0.7, 0.7;
+  Eigen::MatrixXd mean;
+  Eigen::VectorXd variance;
+  gp.Predict(points, &mean, &variance);
+  EXPECT_NEAR(mean(0, 0), 1.0, 1e-3);  // the duplicates' mean
+  EXPECT_NEAR(mean(1, 0), -1.0, 1e-3);
+  EXPECT_LT(variance.maxCoeff(), 1e-4);
+  Eigen::MatrixXd pending(1, 3);
+  pending << 0.1, 0.2, 0.3;  // a fourth copy, conditioned on as a running trial
+  gp.Condition(pending, Eigen::MatrixXd::Constant(1, 1, 1.0));
+  gp.Predict(points, &mean, &variance);
+  EXPECT_TRUE(mean.allFinite());
+  EXPECT_NEAR(mean(0, 0), 1.0, 1e-3);
+}
 TEST(GaussianProcess, ConditioningMatchesARefit) {
   const Data d = Sample(15);
   const GpHyperparameters h = Hyper(0.3, 0.4, 1, 1.2, 1e-4);
